@@ -1,0 +1,111 @@
+"""The admin API of a running mock-clouds process (loopback only, bearer token from endpoints.json).
+
+It is how `mock-clouds inventory`, `mock-clouds faults` and `mock-clouds status` talk to a detached server:
+
+    GET  /health                 -> {"ok": true, "pid": N}
+    GET  /inventory              -> {"instances": [...]}   every instance that exists in any cloud
+    GET  /faults                 -> {"crusoe": {...}, "lambda": {...}, "nebius": {...}} settings and counters
+    POST /faults/{provider}      -> body: any of error_rate, op_failure_rate, latency_ms, drop_rate, seed
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from .core.faults import FaultInjector
+from .core.models import Faults, Provider
+from .http import BadRequestBody, HttpServer, Request, Response, Router
+
+if TYPE_CHECKING:
+    from .runner import MockClouds
+
+
+class FaultsUpdate(msgspec.Struct, forbid_unknown_fields=True):
+    error_rate: float | None = None
+    op_failure_rate: float | None = None
+    latency_ms: int | None = None
+    drop_rate: float | None = None
+    seed: int | None = None
+
+
+def inventory(clouds: MockClouds) -> list[dict[str, object]]:
+    """Ground truth for leak checks: every instance not yet deleted, in every cloud."""
+    world = clouds.world
+    rows = []
+    with world.tx():
+        for provider in Provider:
+            if provider not in world.state.providers:
+                continue
+            for vm in world.vms(provider):
+                rows.append({
+                    "provider": provider.value, "id": vm.id, "name": vm.name, "state": vm.state.value,
+                    "scope": vm.scope, "region": vm.region, "shape": vm.shape,
+                    "reservation_id": vm.reservation_id,
+                })
+    return rows
+
+
+def update_faults(clouds: MockClouds, provider: Provider, update: FaultsUpdate) -> Faults:
+    """Merge `update` into the provider's fault settings; rates must lie in [0, 1]."""
+    current = clouds.world.state.providers[provider].faults
+    changes = {k: v for k, v in msgspec.structs.asdict(update).items() if v is not None}
+    for name in ("error_rate", "op_failure_rate", "drop_rate"):
+        if name in changes and not 0.0 <= changes[name] <= 1.0:
+            raise ValueError(f"{name} must be between 0 and 1")
+    if changes.get("latency_ms", 0) < 0:
+        raise ValueError("latency_ms must not be negative")
+    faults = msgspec.structs.replace(current, **changes)
+    clouds.world.configure_faults(provider, faults)
+    return faults
+
+
+class AdminApp:
+    def __init__(self, clouds: MockClouds) -> None:
+        self.clouds = clouds
+        self.faults = FaultInjector(Faults())  # the admin API itself never injects faults
+        self.router = Router()
+        self.router.add("GET", "/health", lambda r: Response(200, {"ok": True, "pid": clouds.endpoints.get("pid")}))
+        self.router.add("GET", "/inventory", lambda r: Response(200, {"instances": inventory(clouds)}))
+        self.router.add("GET", "/faults", self._get_faults)
+        self.router.add("POST", "/faults/{provider}", self._post_faults)
+
+    def handle(self, request: Request) -> Response:
+        token = self.clouds.world.state.extra_state.get("admin_token", "")
+        supplied = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if not hmac.compare_digest(str(token).encode(), supplied.encode()):
+            return self.reject(401, "missing or wrong admin token")
+        handler, params, known = self.router.resolve(request.method, request.path)
+        if handler is None:
+            return self.reject(405 if known else 404, f"no route {request.method} {request.path}")
+        request.params = params
+        return handler(request)
+
+    def _get_faults(self, request: Request) -> Response:
+        world = self.clouds.world
+        body = {
+            p: {**msgspec.structs.asdict(world.state.providers[p].faults), "injected": world.faults[p].counts}
+            for p in world.state.providers
+        }
+        return Response(200, body)
+
+    def _post_faults(self, request: Request) -> Response:
+        try:
+            provider = Provider(request.params["provider"])
+            update = request.json(FaultsUpdate)
+            faults = update_faults(self.clouds, provider, update)
+        except (ValueError, BadRequestBody) as exc:
+            return self.reject(400, str(exc))
+        return Response(200, msgspec.structs.asdict(faults))
+
+    def reject(self, status: int, message: str) -> Response:
+        return Response(status, {"error": message})
+
+    def injected_fault(self, status: int) -> Response:
+        return self.reject(status, "internal error")
+
+
+def serve(clouds: MockClouds, host: str, port: int) -> HttpServer:
+    return HttpServer(AdminApp(clouds), host, port)

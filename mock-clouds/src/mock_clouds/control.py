@@ -1,0 +1,100 @@
+"""Finding and controlling a mock-clouds server from another process, through DIR/endpoints.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from .runner import ENDPOINTS_FILE
+
+
+class NotRunning(Exception):
+    """No live mock-clouds server owns the state directory."""
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "mock-clouds"
+
+
+def read_endpoints(state_dir: Path) -> dict[str, Any]:
+    """The endpoints document of the live server; raises NotRunning when absent or its process is gone."""
+    try:
+        endpoints = json.loads((state_dir / ENDPOINTS_FILE).read_text())
+    except (FileNotFoundError, json.JSONDecodeError) as exc:
+        raise NotRunning(f"no mock-clouds server is running for {state_dir}") from exc
+    if not pid_alive(int(endpoints.get("pid", 0))):
+        raise NotRunning(f"the mock-clouds server of {state_dir} (pid {endpoints.get('pid')}) is not running")
+    return endpoints
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def admin_call(endpoints: dict[str, Any], method: str, path: str, body: dict | None = None,
+               timeout: float = 5.0) -> Any:
+    """Call the admin API; raises NotRunning when it does not answer, RuntimeError on an error answer."""
+    admin = endpoints["admin"]
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(admin["url"] + path, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {admin['token']}")
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        raise RuntimeError(json.loads(exc.read() or b"{}").get("error", str(exc))) from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise NotRunning(f"the mock-clouds admin API at {admin['url']} does not answer: {exc}") from exc
+
+
+def wait_until_ready(state_dir: Path, pid: int, deadline: float) -> dict[str, Any]:
+    """Block until the server with `pid` answers its health check; raises TimeoutError or NotRunning."""
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            raise NotRunning(f"mock-clouds (pid {pid}) exited during start-up; see {state_dir / 'server.log'}")
+        try:
+            endpoints = read_endpoints(state_dir)
+            if endpoints.get("pid") == pid and admin_call(endpoints, "GET", "/health", timeout=1.0)["ok"]:
+                return endpoints
+        except NotRunning:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"mock-clouds (pid {pid}) did not become ready in time")
+
+
+def stop_server(state_dir: Path, timeout: float = 10.0) -> int | None:
+    """SIGTERM the server and wait for it to exit (SIGKILL after `timeout`). Returns its pid, or None."""
+    try:
+        pid = int(read_endpoints(state_dir)["pid"])
+    except NotRunning:
+        return None
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    return pid

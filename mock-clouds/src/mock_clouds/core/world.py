@@ -1,0 +1,438 @@
+"""The shared simulation: VMs, operations, capacity and reservations of all three clouds.
+
+Time is simulated lazily: an operation records when it is due, and every transaction first applies the
+operations whose time has come (`advance`). No background thread mutates the world, so what a client sees
+depends only on the wall clock and the requests made, and a restart simply resumes the schedule.
+
+All methods must be called inside `World.tx()`, which holds one re-entrant lock. Capacity and reservation usage
+are derived from the VMs that hold them, so the books cannot drift from the inventory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from . import ids
+from .faults import FaultInjector
+from .models import (
+    VM,
+    CreateFailure,
+    Operation,
+    OpError,
+    OpKind,
+    Provider,
+    ProviderConfig,
+    Reservation,
+    Shape,
+    VMState,
+    WorldState,
+)
+from .placement import Placement, PlacementError, ReservationChoice, choose_placement
+from .ratelimit import RateLimiter
+
+# Records of deleted VMs and finished operations are kept this long (real seconds) before being purged.
+RETENTION_SECONDS = 3600.0
+
+_TRANSITIONS: dict[OpKind, tuple[frozenset[VMState], VMState]] = {
+    OpKind.START: (frozenset({VMState.STOPPED}), VMState.STARTING),
+    OpKind.STOP: (frozenset({VMState.RUNNING}), VMState.STOPPING),
+    OpKind.REBOOT: (frozenset({VMState.RUNNING}), VMState.REBOOTING),
+    OpKind.RESET: (frozenset({VMState.RUNNING}), VMState.REBOOTING),
+    OpKind.RESTART: (frozenset({VMState.RUNNING}), VMState.STOPPING),
+    OpKind.UPDATE: (frozenset({VMState.RUNNING, VMState.STOPPED}), VMState.RUNNING),
+}
+
+
+class WorldError(Exception):
+    """A request the world refuses; front ends render it in the provider's error shape."""
+
+    def __init__(self, kind: str, message: str, *, resource_id: str = "", operation_id: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind  # "not_found" | "conflict" | "capacity" | "quota" | "invalid"
+        self.message = message
+        self.resource_id = resource_id
+        self.operation_id = operation_id
+
+
+class World:
+    def __init__(self, state: WorldState, *, on_change: Callable[[], None] | None = None) -> None:
+        self.state = state
+        self._lock = threading.RLock()
+        self._on_change = on_change or (lambda: None)
+        self.faults = {p: FaultInjector(state.providers[p].faults) for p in state.providers}
+        self.rate_limiter = RateLimiter()
+
+    # ----------------------------------------------------------------- transactions and time
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[World]:
+        """Hold the world lock, apply due operations first, and persist changes afterwards."""
+        with self._lock:
+            self.advance()
+            yield self
+            self._on_change()
+
+    def now(self) -> float:
+        return time.time()
+
+    def snapshot(self) -> bytes:
+        """The whole world as JSON, taken under the lock so it is consistent."""
+        import msgspec
+
+        with self._lock:
+            return msgspec.json.encode(self.state)
+
+    def configure_faults(self, provider: Provider, faults) -> None:
+        """Replace a provider's fault settings at runtime (persisted with the world)."""
+        with self._lock:
+            self.state.providers[provider].faults = faults
+            self.faults[provider].configure(faults)
+            self._on_change()
+
+    def scaled(self, seconds: float) -> float:
+        return seconds * self.state.time_scale
+
+    def advance(self) -> None:
+        now = self.now()
+        due = [op for op in self.state.operations.values() if not op.done and op.due_at <= now]
+        for op in sorted(due, key=lambda o: o.due_at):
+            self._complete(op, op.due_at)
+        self._purge(now)
+
+    # ----------------------------------------------------------------- configuration reads
+    def config(self, provider: Provider) -> ProviderConfig:
+        return self.state.providers[provider]
+
+    def shape(self, provider: Provider, key: str) -> Shape | None:
+        return next((s for s in self.config(provider).shapes if s.key == key), None)
+
+    def project(self, provider: Provider, project_id: str):
+        return next((p for p in self.config(provider).projects if p.id == project_id), None)
+
+    def owner_of(self, provider: Provider, secret: str, key_id: str = "") -> str | None:
+        """The owner a credential authenticates as, or None. Constant-time comparison of secrets."""
+        import hmac
+
+        for cred in self.state.credentials.get(provider, []):
+            if key_id and cred.key_id != key_id:
+                continue
+            if hmac.compare_digest(cred.secret.encode(), secret.encode()):
+                return cred.owner
+        return None
+
+    # ----------------------------------------------------------------- inventory reads
+    def vms(self, provider: Provider, scope: str | None = None) -> list[VM]:
+        """Live VMs (not deleted), oldest first."""
+        found = [
+            vm
+            for vm in self.state.vms.values()
+            if vm.provider == provider and vm.state != VMState.DELETED and (scope is None or vm.scope == scope)
+        ]
+        return sorted(found, key=lambda v: (v.created_at, v.id))
+
+    def vm(self, provider: Provider, vm_id: str, *, include_deleted: bool = False) -> VM | None:
+        vm = self.state.vms.get(f"{provider}:{vm_id}")
+        if vm is None or (vm.state == VMState.DELETED and not include_deleted):
+            return None
+        return vm
+
+    def vm_by_name(self, provider: Provider, scope: str, name: str) -> VM | None:
+        return next((v for v in self.vms(provider, scope) if v.name == name), None)
+
+    def operation(self, provider: Provider, op_id: str) -> Operation | None:
+        return self.state.operations.get(f"{provider}:{op_id}")
+
+    def operations(self, provider: Provider, *, scope: str | None = None, resource_id: str | None = None):
+        ops = [
+            op
+            for op in self.state.operations.values()
+            if op.provider == provider
+            and (scope is None or op.scope == scope)
+            and (resource_id is None or op.resource_id == resource_id)
+        ]
+        return sorted(ops, key=lambda o: (o.created_at, o.id))
+
+    def pending_operation(self, provider: Provider, vm_id: str) -> Operation | None:
+        return next((o for o in self.operations(provider, resource_id=vm_id) if not o.done), None)
+
+    # ----------------------------------------------------------------- capacity reads
+    def on_demand_total(self, provider: Provider, region: str, shape: str) -> int:
+        return sum(c.quantity for c in self.config(provider).capacity if c.region == region and c.shape == shape)
+
+    def on_demand_used(self, provider: Provider, region: str, shape: str) -> int:
+        return sum(
+            1
+            for vm in self.vms(provider)
+            if vm.holds_capacity and not vm.reservation_id and vm.region == region and vm.shape == shape
+        )
+
+    def on_demand_free(self, provider: Provider, region: str, shape: str) -> int:
+        return max(0, self.on_demand_total(provider, region, shape) - self.on_demand_used(provider, region, shape))
+
+    def reservation(self, provider: Provider, reservation_id: str) -> Reservation | None:
+        return next((r for r in self.config(provider).reservations if r.id == reservation_id), None)
+
+    def reservation_vms(self, provider: Provider, reservation_id: str) -> list[VM]:
+        return [vm for vm in self.vms(provider) if vm.holds_capacity and vm.reservation_id == reservation_id]
+
+    def reservation_used(self, provider: Provider, reservation_id: str) -> int:
+        """GPUs of the reservation held by VMs right now."""
+        return sum(self._gpus(vm) for vm in self.reservation_vms(provider, reservation_id))
+
+    def quota_used(self, provider: Provider, scope: str, family: str) -> int:
+        return sum(
+            self._gpus(vm)
+            for vm in self.vms(provider, scope)
+            if vm.holds_capacity and self._family(vm) == family
+        )
+
+    # ----------------------------------------------------------------- mutations
+    def create_vm(
+        self,
+        provider: Provider,
+        *,
+        scope: str,
+        region: str,
+        shape: str,
+        name: str,
+        choice: ReservationChoice,
+        on_failure: CreateFailure,
+        fail_fast: bool = False,
+        start: bool = True,
+        native: dict[str, object] | None = None,
+        op_native: dict[str, object] | None = None,
+        idempotency_key: str = "",
+        created_by: str = "",
+        vm_id: str | None = None,
+    ) -> tuple[VM, Operation]:
+        """Create a VM and the operation that finishes it.
+
+        Placement happens now, so concurrent creates see consistent capacity. Without room, a `fail_fast`
+        create raises WorldError("capacity"|"quota") and changes nothing (Lambda); otherwise the operation is
+        scheduled to fail after the create duration (Crusoe, Nebius), as the real services do.
+        """
+        now = self.now()
+        vm = VM(
+            provider=provider,
+            id=vm_id or ids.vm_id(provider),
+            name=name,
+            scope=scope,
+            region=region,
+            shape=shape,
+            state=VMState.CREATING if start else VMState.STOPPED,
+            created_at=now,
+            updated_at=now,
+            reservation_candidates=choice.candidates,
+            use_reservations=choice.use_reservations,
+            on_demand_fallback=choice.on_demand_fallback,
+            native=native or {},
+        )
+        error: tuple[OpError, str] | None = None
+        if start:
+            try:
+                self._hold(vm, self._place(vm, preferred=""))
+            except PlacementError as exc:
+                if fail_fast:
+                    raise WorldError(exc.kind, exc.message) from exc
+                error = (OpError(exc.kind), exc.message)
+        self.state.vms[f"{provider}:{vm.id}"] = vm
+        op = self._new_op(vm, OpKind.CREATE, error, op_native, idempotency_key, created_by)
+        op.native["on_failure"] = on_failure.value
+        if not start:
+            op.due_at = now
+        return vm, op
+
+    def begin(
+        self, provider: Provider, vm_id: str, kind: OpKind, *, created_by: str = "",
+        op_native: dict[str, object] | None = None, idempotency_key: str = "",
+    ) -> Operation:
+        """Start a lifecycle operation (start/stop/reboot/reset/restart/update/delete) on a VM.
+
+        Raises WorldError("not_found") for an unknown VM and WorldError("conflict") when the VM is in a state
+        that forbids the action or another operation is in flight. A delete is always accepted: it aborts the
+        operation in flight, so a half-created VM can always be cleaned up.
+        """
+        vm = self.vm(provider, vm_id)
+        if vm is None:
+            raise WorldError("not_found", f"instance {vm_id} not found", resource_id=vm_id)
+        pending = self.pending_operation(provider, vm_id)
+        if kind == OpKind.DELETE:
+            return self._begin_delete(vm, pending, created_by, op_native, idempotency_key)
+        if pending is not None:
+            raise WorldError(
+                "conflict", f"operation {pending.id} is in progress on {vm_id}",
+                resource_id=vm_id, operation_id=pending.id,
+            )
+        allowed, transitional = _TRANSITIONS[kind]
+        if vm.state not in allowed:
+            raise WorldError("conflict", f"cannot {kind.value} instance {vm_id} in state {vm.state.value}",
+                             resource_id=vm_id)
+        error = None
+        if kind == OpKind.START:
+            try:
+                self._hold(vm, self._place(vm, preferred=vm.last_reservation_id))
+            except PlacementError as exc:
+                error = (OpError(exc.kind), exc.message)
+        elif kind == OpKind.RESTART:
+            self._release(vm)
+        self._set_state(vm, transitional)
+        return self._new_op(vm, kind, error, op_native, idempotency_key, created_by)
+
+    def set_reservation(self, provider: Provider, vm_id: str, reservation_id: str | None) -> VM:
+        """Crusoe RESERVE/UNRESERVE: move a running VM into (or out of) a reservation, synchronously."""
+        vm = self.vm(provider, vm_id)
+        if vm is None:
+            raise WorldError("not_found", f"instance {vm_id} not found", resource_id=vm_id)
+        if not reservation_id:
+            if vm.holds_capacity and vm.reservation_id:
+                self._release(vm)
+                self._hold(vm, self._place_on_demand(vm))
+            vm.last_reservation_id = ""
+            return vm
+        res = self.reservation(provider, reservation_id)
+        if res is None or not self._fits(vm, res):
+            raise WorldError("capacity", f"reservation {reservation_id} cannot host {vm.shape}")
+        was_holding = vm.holds_capacity
+        self._release(vm)
+        if was_holding:
+            self._hold(vm, Placement(reservation_id=reservation_id))
+        vm.last_reservation_id = reservation_id
+        return vm
+
+    def record_idempotency(self, provider: Provider, owner: str, key: str, op: Operation) -> None:
+        self.state.idempotency[f"{provider}:{owner}:{key}"] = f"{provider}:{op.id}"
+
+    def replay_idempotent(self, provider: Provider, owner: str, key: str) -> Operation | None:
+        op_key = self.state.idempotency.get(f"{provider}:{owner}:{key}")
+        return self.state.operations.get(op_key) if op_key else None
+
+    # ----------------------------------------------------------------- internals
+    def _begin_delete(self, vm: VM, pending: Operation | None, created_by: str,
+                      op_native: dict[str, object] | None, idempotency_key: str) -> Operation:
+        if vm.state == VMState.DELETING and pending is not None and pending.kind == OpKind.DELETE:
+            return pending
+        if pending is not None:
+            pending.done, pending.finished_at = True, self.now()
+            pending.error, pending.message = OpError.ABORTED, "aborted by a delete of the same resource"
+        self._set_state(vm, VMState.DELETING)
+        return self._new_op(vm, OpKind.DELETE, None, op_native, idempotency_key, created_by)
+
+    def _new_op(self, vm: VM, kind: OpKind, error: tuple[OpError, str] | None,
+                native: dict[str, object] | None, idempotency_key: str, created_by: str) -> Operation:
+        now = self.now()
+        duration = self.scaled(getattr(self.config(vm.provider).durations, kind.value))
+        op = Operation(
+            provider=vm.provider, id=ids.operation_id(vm.provider), scope=vm.scope, kind=kind,
+            resource_id=vm.id, created_at=now, due_at=now + duration, native=dict(native or {}),
+            idempotency_key=idempotency_key, created_by=created_by,
+        )
+        if error is not None:
+            op.error, op.message = error
+        elif kind != OpKind.DELETE and self.faults[vm.provider].roll_op_failure():
+            op.error, op.message = OpError.INTERNAL, "injected operation failure"
+        self.state.operations[f"{vm.provider}:{op.id}"] = op
+        return op
+
+    def _complete(self, op: Operation, at: float) -> None:
+        op.done, op.finished_at = True, at
+        vm = self.state.vms.get(f"{op.provider}:{op.resource_id}")
+        if vm is None or vm.state == VMState.DELETED:
+            return
+        if op.error is not None:
+            self._fail(vm, op)
+        else:
+            self._succeed(vm, op)
+        vm.updated_at = at
+
+    def _succeed(self, vm: VM, op: Operation) -> None:
+        if op.kind == OpKind.DELETE:
+            self._release(vm)
+            vm.state, vm.deleted_at = VMState.DELETED, op.finished_at
+        elif op.kind == OpKind.STOP:
+            self._release(vm)
+            vm.state = VMState.STOPPED
+        elif op.kind == OpKind.RESTART:
+            try:
+                self._hold(vm, self._place(vm, preferred=vm.last_reservation_id))
+                vm.state = VMState.RUNNING
+            except PlacementError as exc:
+                vm.state = VMState.STOPPED
+                op.error, op.message = OpError(exc.kind), exc.message
+        elif op.kind == OpKind.CREATE and not vm.holds_capacity and vm.state == VMState.STOPPED:
+            pass  # created stopped on purpose (Nebius spec.stopped)
+        else:
+            vm.state = VMState.RUNNING
+
+    def _fail(self, vm: VM, op: Operation) -> None:
+        if op.kind == OpKind.CREATE:
+            failure = CreateFailure(str(op.native.get("on_failure", CreateFailure.REMOVE.value)))
+            self._release(vm)
+            if failure == CreateFailure.REMOVE:
+                vm.state, vm.deleted_at = VMState.DELETED, op.finished_at
+            elif failure == CreateFailure.STOP:
+                vm.state = VMState.STOPPED
+            else:
+                vm.state = VMState.ERROR
+        elif op.kind == OpKind.START:
+            self._release(vm)
+            vm.state = VMState.STOPPED
+        elif op.kind == OpKind.RESTART:
+            vm.state = VMState.STOPPED
+        else:
+            vm.state = VMState.RUNNING if vm.holds_capacity else VMState.STOPPED
+
+    def _place(self, vm: VM, *, preferred: str) -> Placement:
+        shape = self.shape(vm.provider, vm.shape)
+        if shape is None:
+            raise PlacementError("capacity", f"unknown shape {vm.shape}")
+        return choose_placement(self, vm, shape, preferred=preferred)
+
+    def _place_on_demand(self, vm: VM) -> Placement:
+        if self.on_demand_free(vm.provider, vm.region, vm.shape) <= 0:
+            raise WorldError("capacity", f"no on-demand capacity for {vm.shape} in {vm.region}")
+        return Placement(reservation_id="")
+
+    def _fits(self, vm: VM, res: Reservation) -> bool:
+        shape = self.shape(vm.provider, vm.shape)
+        if shape is None or shape.family != res.family or not region_matches(vm.region, res.regions):
+            return False
+        if res.scopes and vm.scope not in res.scopes:
+            return False
+        return res.quantity - self.reservation_used(vm.provider, res.id) >= shape.gpus
+
+    def _hold(self, vm: VM, placement: Placement) -> None:
+        vm.holds_capacity = True
+        vm.reservation_id = placement.reservation_id
+        if placement.reservation_id:
+            vm.last_reservation_id = placement.reservation_id
+
+    def _release(self, vm: VM) -> None:
+        vm.holds_capacity = False
+        vm.reservation_id = ""
+
+    def _set_state(self, vm: VM, state: VMState) -> None:
+        vm.state, vm.updated_at = state, self.now()
+
+    def _gpus(self, vm: VM) -> int:
+        shape = self.shape(vm.provider, vm.shape)
+        return shape.gpus if shape else 0
+
+    def _family(self, vm: VM) -> str:
+        shape = self.shape(vm.provider, vm.shape)
+        return shape.family if shape else ""
+
+    def _purge(self, now: float) -> None:
+        cutoff = now - RETENTION_SECONDS
+        for key, vm in list(self.state.vms.items()):
+            if vm.state == VMState.DELETED and vm.deleted_at < cutoff:
+                del self.state.vms[key]
+        for key, op in list(self.state.operations.items()):
+            if op.done and op.finished_at < cutoff:
+                del self.state.operations[key]
+
+
+def region_matches(region: str, allowed: list[str]) -> bool:
+    """Crusoe reservations name regions ("us-east1") while VMs name zones ("us-east1-a")."""
+    return any(region == r or region.startswith(r + "-") for r in allowed)

@@ -1,0 +1,208 @@
+"""The simulation core on its own: placement, lifecycle, reservations, quotas, timing and persistence."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+import pytest
+
+from mock_clouds.core.models import (
+    CreateFailure,
+    Faults,
+    OpError,
+    OpKind,
+    Provider,
+    Quota,
+    VMState,
+    WorldState,
+)
+from mock_clouds.core.placement import ON_DEMAND_ONLY, ReservationChoice
+from mock_clouds.core.world import World, WorldError
+from mock_clouds.scenario import load_scenario
+
+CRUSOE_PROJECT = "5d9f0f5e-8c0f-4c52-9d6e-2f7b6f0c1a01"
+H100 = "h100-80gb-sxm-ib.8x"
+CHEAP_RES = "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"
+DEAR_RES = "e384a1de-3f2c-4b5a-8d9e-0c1b2a3f4e22"
+
+
+@pytest.fixture
+def world() -> World:
+    state = load_scenario()
+    state.time_scale = 0.0  # operations are due at once; tests call advance through tx()
+    return World(state)
+
+
+def create(world: World, name: str = "vm", *, shape: str = H100, region: str = "us-east1-a",
+           choice: ReservationChoice = ReservationChoice(), on_failure: CreateFailure = CreateFailure.REMOVE,
+           fail_fast: bool = False):
+    with world.tx():
+        return world.create_vm(Provider.CRUSOE, scope=CRUSOE_PROJECT, region=region, shape=shape, name=name,
+                               choice=choice, on_failure=on_failure, fail_fast=fail_fast)
+
+
+def settle(world: World) -> None:
+    with world.tx():
+        pass
+
+
+def test_create_completes_into_running_on_cheapest_reservation(world: World) -> None:
+    vm, op = create(world)
+    assert vm.state == VMState.CREATING and not op.done
+    settle(world)
+    assert op.done and op.error is None
+    assert vm.state == VMState.RUNNING
+    assert vm.reservation_id == CHEAP_RES
+    assert world.reservation_used(Provider.CRUSOE, CHEAP_RES) == 8
+
+
+def test_cheapest_reservation_full_falls_to_next_then_on_demand(world: World) -> None:
+    vms = [create(world, f"vm{i}")[0] for i in range(7)]
+    settle(world)
+    assert [v.reservation_id for v in vms] == [CHEAP_RES] * 4 + [DEAR_RES] * 2 + [""]
+    assert world.on_demand_used(Provider.CRUSOE, "us-east1-a", H100) == 1
+
+
+def test_on_demand_choice_skips_reservations(world: World) -> None:
+    vm, _ = create(world, choice=ON_DEMAND_ONLY)
+    settle(world)
+    assert vm.reservation_id == "" and vm.state == VMState.RUNNING
+
+
+def test_capacity_shortage_fails_operation_after_duration_and_removes_vm(world: World) -> None:
+    vm, op = create(world, region="eu-iceland1-a")  # no H100 there
+    assert op.error == OpError.CAPACITY and not op.done
+    settle(world)
+    assert op.done and vm.state == VMState.DELETED
+    with world.tx():
+        assert world.vm(Provider.CRUSOE, vm.id) is None
+
+
+def test_fail_fast_capacity_changes_nothing(world: World) -> None:
+    with pytest.raises(WorldError) as err:
+        create(world, region="eu-iceland1-a", fail_fast=True)
+    assert err.value.kind == "capacity"
+    assert world.state.vms == {}
+
+
+def test_failed_create_can_leave_a_stopped_instance(world: World) -> None:
+    vm, _ = create(world, region="eu-iceland1-a", on_failure=CreateFailure.STOP)
+    settle(world)
+    assert vm.state == VMState.STOPPED and not vm.holds_capacity
+
+
+def test_stop_releases_reservation_and_start_reclaims_it(world: World) -> None:
+    vm, _ = create(world)
+    settle(world)
+    with world.tx():
+        world.begin(Provider.CRUSOE, vm.id, OpKind.STOP)
+    settle(world)
+    assert vm.state == VMState.STOPPED and vm.reservation_id == ""
+    assert world.reservation_used(Provider.CRUSOE, CHEAP_RES) == 0
+    with world.tx():
+        world.begin(Provider.CRUSOE, vm.id, OpKind.START)
+    settle(world)
+    assert vm.state == VMState.RUNNING and vm.reservation_id == CHEAP_RES
+
+
+def test_start_without_room_fails_and_stays_stopped(world: World) -> None:
+    vm, _ = create(world, choice=ReservationChoice(candidates=[CHEAP_RES], on_demand_fallback=False))
+    settle(world)
+    with world.tx():
+        world.begin(Provider.CRUSOE, vm.id, OpKind.STOP)
+    settle(world)
+    for i in range(4):  # fill the reservation while the VM is stopped
+        create(world, f"filler{i}", choice=ReservationChoice(candidates=[CHEAP_RES], on_demand_fallback=False))
+    with world.tx():
+        op = world.begin(Provider.CRUSOE, vm.id, OpKind.START)
+    settle(world)
+    assert op.error == OpError.CAPACITY and vm.state == VMState.STOPPED
+
+
+def test_restart_releases_then_reclaims(world: World) -> None:
+    vm, _ = create(world)
+    settle(world)
+    with world.tx():
+        world.begin(Provider.CRUSOE, vm.id, OpKind.RESTART)
+        assert vm.state == VMState.STOPPING and world.reservation_used(Provider.CRUSOE, CHEAP_RES) == 0
+    settle(world)
+    assert vm.state == VMState.RUNNING and vm.reservation_id == CHEAP_RES
+
+
+def test_conflicting_operation_is_refused_but_delete_aborts_it(world: World) -> None:
+    world.state.time_scale = 100.0  # keep the create in flight
+    vm, create_op = create(world)
+    with world.tx(), pytest.raises(WorldError) as err:
+        world.begin(Provider.CRUSOE, vm.id, OpKind.STOP)
+    assert err.value.kind == "conflict" and err.value.operation_id == create_op.id
+    with world.tx():
+        delete_op = world.begin(Provider.CRUSOE, vm.id, OpKind.DELETE)
+        again = world.begin(Provider.CRUSOE, vm.id, OpKind.DELETE)
+    assert create_op.done and create_op.error == OpError.ABORTED
+    assert again is delete_op and vm.state == VMState.DELETING
+    world.state.time_scale = 0.0
+    delete_op.due_at = 0.0
+    settle(world)
+    assert vm.state == VMState.DELETED and not vm.holds_capacity
+
+
+def test_invalid_transitions_and_unknown_vm(world: World) -> None:
+    vm, _ = create(world)
+    settle(world)
+    with world.tx(), pytest.raises(WorldError) as err:
+        world.begin(Provider.CRUSOE, vm.id, OpKind.START)
+    assert err.value.kind == "conflict"
+    with world.tx(), pytest.raises(WorldError) as missing:
+        world.begin(Provider.CRUSOE, "nope", OpKind.STOP)
+    assert missing.value.kind == "not_found"
+
+
+def test_quota_limits_gpus_per_scope_and_family(world: World) -> None:
+    world.state.providers["crusoe"].quotas = [Quota(scope=CRUSOE_PROJECT, family="h100", max_gpus=8)]
+    create(world, "first")
+    with pytest.raises(WorldError) as err:
+        create(world, "second", fail_fast=True)
+    assert err.value.kind == "quota"
+
+
+def test_operations_complete_only_when_due() -> None:
+    state = load_scenario()
+    state.time_scale = 0.01  # create takes 0.9 s
+    world = World(state)
+    vm, op = create(world)
+    settle(world)
+    assert not op.done and vm.state == VMState.CREATING
+    deadline = time.monotonic() + 30
+    while not op.done and time.monotonic() < deadline:
+        time.sleep(0.05)
+        settle(world)
+    assert op.done and vm.state == VMState.RUNNING
+    assert op.finished_at == pytest.approx(op.due_at)
+
+
+def test_injected_operation_failures_follow_the_seed(world: World) -> None:
+    world.configure_faults(Provider.CRUSOE, Faults(op_failure_rate=1.0, seed=3))
+    vm, op = create(world)
+    settle(world)
+    assert op.error == OpError.INTERNAL and vm.state == VMState.DELETED
+    assert world.faults[Provider.CRUSOE].counts["op_failure"] == 1
+
+
+def test_reserve_and_unreserve_move_a_running_vm(world: World) -> None:
+    vm, _ = create(world, choice=ON_DEMAND_ONLY)
+    settle(world)
+    with world.tx():
+        world.set_reservation(Provider.CRUSOE, vm.id, DEAR_RES)
+    assert vm.reservation_id == DEAR_RES and world.reservation_used(Provider.CRUSOE, DEAR_RES) == 8
+    with world.tx():
+        world.set_reservation(Provider.CRUSOE, vm.id, None)
+    assert vm.reservation_id == "" and vm.holds_capacity
+
+
+def test_world_state_roundtrips_through_json(world: World) -> None:
+    create(world, "persisted")
+    settle(world)
+    restored = msgspec.json.decode(world.snapshot(), type=WorldState)
+    assert [v.name for v in restored.vms.values()] == ["persisted"]
+    assert restored.credentials == world.state.credentials

@@ -6,7 +6,6 @@ import time
 
 import msgspec
 import pytest
-
 from mock_clouds.core.models import (
     CreateFailure,
     Faults,
@@ -21,6 +20,7 @@ from mock_clouds.core.placement import ON_DEMAND_ONLY, ReservationChoice
 from mock_clouds.core.world import World, WorldError
 from mock_clouds.scenario import load_scenario
 
+ANY_RESERVATION = ReservationChoice()
 CRUSOE_PROJECT = "5d9f0f5e-8c0f-4c52-9d6e-2f7b6f0c1a01"
 H100 = "h100-80gb-sxm-ib.8x"
 CHEAP_RES = "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"
@@ -35,7 +35,7 @@ def world() -> World:
 
 
 def create(world: World, name: str = "vm", *, shape: str = H100, region: str = "us-east1-a",
-           choice: ReservationChoice = ReservationChoice(), on_failure: CreateFailure = CreateFailure.REMOVE,
+           choice: ReservationChoice = ANY_RESERVATION, on_failure: CreateFailure = CreateFailure.REMOVE,
            fail_fast: bool = False):
     with world.tx():
         return world.create_vm(Provider.CRUSOE, scope=CRUSOE_PROJECT, region=region, shape=shape, name=name,

@@ -172,15 +172,19 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # listen backlog: bursts of hundreds of new connections must not be reset
+
+
 class HttpServer:
     """A RestApp served on host:port (0 = any free port) from a background thread."""
 
     def __init__(self, app: RestApp, host: str = "127.0.0.1", port: int = 0) -> None:
         handler = type("BoundHandler", (_Handler,), {"app": app})
-        self._server = ThreadingHTTPServer((host, port), handler)
-        self._server.daemon_threads = True
-        self._server.request_queue_size = 256
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"http-{port}", daemon=True)
+        self._server = _Server((host, port), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"http-{port}", daemon=True)
         self._thread.start()
 
     @property

@@ -102,6 +102,7 @@ class MockClouds:
         base = f"http://{self.host}"
         document = {
             "pid": os.getpid(),
+            "time_scale": state.time_scale,
             "crusoe": {
                 "url": f"{base}:{self._port_or_0('crusoe')}/v1alpha5",
                 "access_key_id": crusoe_cred.key_id,
@@ -117,12 +118,18 @@ class MockClouds:
                 "target": f"{self.host}:{self._port_or_0('nebius')}",
                 "token": self._credential(Provider.NEBIUS, nebius_tenant).secret,
                 "project_id": nebius_projects[0].id,
+                "subnet_id": self._nebius_subnet(nebius_projects[0].id),
                 # mock extension: a tenant has one project per region, as on the real cloud
                 "projects": {p.region: p.id for p in nebius_projects if p.owner == nebius_tenant},
             },
             "admin": {"url": f"{base}:{self.port('admin')}", "token": state.extra_state["admin_token"]},
         }
-        return {k: v for k, v in document.items() if k in ("pid", "admin") or k in self._servers}
+        return {k: v for k, v in document.items() if k in ("pid", "time_scale", "admin") or k in self._servers}
+
+    def _nebius_subnet(self, project_id: str) -> str:
+        """The default subnet of a Nebius project (instances need one for their network interface)."""
+        subnets = self.world.state.providers[Provider.NEBIUS].extra.get("subnets", [])
+        return next((s["id"] for s in subnets if s.get("project") == project_id), "")  # type: ignore[index]
 
     def _credential(self, provider: Provider, owner: str):
         return next(c for c in self.world.state.credentials[provider] if c.owner == owner)

@@ -47,9 +47,9 @@ def choose_placement(world: World, vm: VM, shape: Shape, *, preferred: str = "")
         for res in _ordered_candidates(world, vm, shape, preferred):
             if _free_gpus(world, vm, res) >= shape.gpus:
                 return Placement(reservation_id=res.id)
-    if not vm.use_reservations or vm.on_demand_fallback:
-        if world.on_demand_free(vm.provider, vm.region, vm.shape) > 0:
-            return Placement(reservation_id="")
+    on_demand_allowed = not vm.use_reservations or vm.on_demand_fallback
+    if on_demand_allowed and world.on_demand_free(vm.provider, vm.region, vm.shape) > 0:
+        return Placement(reservation_id="")
     where = "the requested reservations" if vm.use_reservations and not vm.on_demand_fallback else vm.region
     raise PlacementError("capacity", f"not enough capacity for {shape.key} in {where}")
 

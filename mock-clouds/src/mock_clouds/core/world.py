@@ -36,13 +36,14 @@ from .ratelimit import RateLimiter
 # Records of deleted VMs and finished operations are kept this long (real seconds) before being purged.
 RETENTION_SECONDS = 3600.0
 
-_TRANSITIONS: dict[OpKind, tuple[frozenset[VMState], VMState]] = {
+# kind -> (states it may start from, state while it runs; None keeps the current state)
+_TRANSITIONS: dict[OpKind, tuple[frozenset[VMState], VMState | None]] = {
     OpKind.START: (frozenset({VMState.STOPPED}), VMState.STARTING),
     OpKind.STOP: (frozenset({VMState.RUNNING}), VMState.STOPPING),
     OpKind.REBOOT: (frozenset({VMState.RUNNING}), VMState.REBOOTING),
     OpKind.RESET: (frozenset({VMState.RUNNING}), VMState.REBOOTING),
     OpKind.RESTART: (frozenset({VMState.RUNNING}), VMState.STOPPING),
-    OpKind.UPDATE: (frozenset({VMState.RUNNING, VMState.STOPPED}), VMState.RUNNING),
+    OpKind.UPDATE: (frozenset({VMState.RUNNING, VMState.STOPPED}), None),
 }
 
 
@@ -246,9 +247,12 @@ class World:
 
     def begin(
         self, provider: Provider, vm_id: str, kind: OpKind, *, created_by: str = "",
-        op_native: dict[str, object] | None = None, idempotency_key: str = "",
+        op_native: dict[str, object] | None = None, idempotency_key: str = "", synchronous: bool = False,
     ) -> Operation:
         """Start a lifecycle operation (start/stop/reboot/reset/restart/update/delete) on a VM.
+
+        A `synchronous` operation (e.g. Crusoe RESERVE, Nebius Update) is returned already completed and is
+        never failed by fault injection.
 
         Raises WorldError("not_found") for an unknown VM and WorldError("conflict") when the VM is in a state
         that forbids the action or another operation is in flight. A delete is always accepted: it aborts the
@@ -277,8 +281,25 @@ class World:
                 error = (OpError(exc.kind), exc.message)
         elif kind == OpKind.RESTART:
             self._release(vm)
-        self._set_state(vm, transitional)
-        return self._new_op(vm, kind, error, op_native, idempotency_key, created_by)
+        if transitional is not None:
+            self._set_state(vm, transitional)
+        op = self._new_op(vm, kind, error, op_native, idempotency_key, created_by, roll_faults=not synchronous)
+        if synchronous:
+            op.due_at = op.created_at
+            self._complete(op, op.created_at)
+        return op
+
+    def resize(self, provider: Provider, vm_id: str, shape: str) -> VM:
+        """Change the shape of a stopped VM (it holds no capacity, so nothing else changes)."""
+        vm = self.vm(provider, vm_id)
+        if vm is None:
+            raise WorldError("not_found", f"instance {vm_id} not found", resource_id=vm_id)
+        if self.shape(provider, shape) is None:
+            raise WorldError("invalid", f"unknown shape {shape}")
+        if vm.state != VMState.STOPPED or vm.holds_capacity:
+            raise WorldError("conflict", f"instance {vm_id} must be stopped to change its shape", resource_id=vm_id)
+        vm.shape, vm.updated_at = shape, self.now()
+        return vm
 
     def set_reservation(self, provider: Provider, vm_id: str, reservation_id: str | None) -> VM:
         """Crusoe RESERVE/UNRESERVE: move a running VM into (or out of) a reservation, synchronously."""
@@ -292,7 +313,9 @@ class World:
             vm.last_reservation_id = ""
             return vm
         res = self.reservation(provider, reservation_id)
-        if res is None or not self._fits(vm, res):
+        if res is None:
+            raise WorldError("not_found", f"reservation {reservation_id} not found")
+        if not self._fits(vm, res):
             raise WorldError("capacity", f"reservation {reservation_id} cannot host {vm.shape}")
         was_holding = vm.holds_capacity
         self._release(vm)
@@ -320,7 +343,8 @@ class World:
         return self._new_op(vm, OpKind.DELETE, None, op_native, idempotency_key, created_by)
 
     def _new_op(self, vm: VM, kind: OpKind, error: tuple[OpError, str] | None,
-                native: dict[str, object] | None, idempotency_key: str, created_by: str) -> Operation:
+                native: dict[str, object] | None, idempotency_key: str, created_by: str,
+                *, roll_faults: bool = True) -> Operation:
         now = self.now()
         duration = self.scaled(getattr(self.config(vm.provider).durations, kind.value))
         op = Operation(
@@ -330,7 +354,7 @@ class World:
         )
         if error is not None:
             op.error, op.message = error
-        elif kind != OpKind.DELETE and self.faults[vm.provider].roll_op_failure():
+        elif roll_faults and kind != OpKind.DELETE and self.faults[vm.provider].roll_op_failure():
             op.error, op.message = OpError.INTERNAL, "injected operation failure"
         self.state.operations[f"{vm.provider}:{op.id}"] = op
         return op
@@ -360,8 +384,8 @@ class World:
             except PlacementError as exc:
                 vm.state = VMState.STOPPED
                 op.error, op.message = OpError(exc.kind), exc.message
-        elif op.kind == OpKind.CREATE and not vm.holds_capacity and vm.state == VMState.STOPPED:
-            pass  # created stopped on purpose (Nebius spec.stopped)
+        elif op.kind == OpKind.UPDATE or (op.kind == OpKind.CREATE and vm.state == VMState.STOPPED):
+            return  # an update keeps the state; a VM created stopped on purpose stays stopped
         else:
             vm.state = VMState.RUNNING
 
@@ -380,7 +404,7 @@ class World:
             vm.state = VMState.STOPPED
         elif op.kind == OpKind.RESTART:
             vm.state = VMState.STOPPED
-        else:
+        elif op.kind != OpKind.UPDATE:
             vm.state = VMState.RUNNING if vm.holds_capacity else VMState.STOPPED
 
     def _place(self, vm: VM, *, preferred: str) -> Placement:

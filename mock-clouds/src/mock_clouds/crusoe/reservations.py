@@ -1,0 +1,45 @@
+"""`/organizations/{organization_id}/reservations[/{reservation_id}]`: read-only; reservations are sold by
+Crusoe, not created through the API. Both endpoints answer `{"items": [Reservation]}`."""
+
+from __future__ import annotations
+
+from ..core.models import Provider, Reservation
+from ..http import Response
+from . import access, render
+from .access import Call
+from .errors import bad_request, not_found
+
+CRUSOE = Provider.CRUSOE
+
+
+def list_reservations(call: Call) -> Response:
+    """`?status=effective` keeps reservations whose contract covers now; other statuses are not modelled."""
+    access.organization(call)
+    status = call.query("status")
+    if status not in ("", "effective"):
+        raise bad_request(f"invalid status {status!r}")  # mock limitation: only `effective` is modelled
+    now = call.world.now()
+    reservations = [
+        r
+        for r in call.world.config(CRUSOE).reservations
+        if access.reservation_visible(call, r) and (not status or _effective(r, now))
+    ]
+    return Response(200, {"items": [_render(call, r) for r in reservations]})
+
+
+def get_reservation(call: Call) -> Response:
+    access.organization(call)
+    reservation_id = access.require_uuid(call.params["reservation_id"], "reservation id")
+    res = call.world.reservation(CRUSOE, reservation_id)
+    if res is None or not access.reservation_visible(call, res):
+        raise not_found(f"reservation {reservation_id} not found")
+    return Response(200, {"items": [_render(call, res)]})
+
+
+def _effective(res: Reservation, now: float) -> bool:
+    start, end = render.contract_period(res)
+    return start <= now <= end
+
+
+def _render(call: Call, res: Reservation) -> dict[str, object]:
+    return render.reservation(call.world, res, [p.id for p in access.org_projects(call)])

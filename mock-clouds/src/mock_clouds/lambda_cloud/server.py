@@ -1,0 +1,11 @@
+"""Entry point used by `mock_clouds.runner`: serve the Lambda Cloud mock on host:port (0 = a free port)."""
+
+from __future__ import annotations
+
+from ..core.world import World
+from ..http import HttpServer
+from .app import LambdaApp
+
+
+def serve(world: World, host: str, port: int) -> HttpServer:
+    return HttpServer(LambdaApp(world), host, port)

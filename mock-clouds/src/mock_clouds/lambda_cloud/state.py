@@ -1,0 +1,143 @@
+"""Lambda records the core does not model: SSH keys, file systems, images and per-instance launch details.
+
+Keys and file systems are per account and live in `world.state.extra_state["lambda"]`, so they survive
+restarts.
+Seed data (scenario `[lambda.extra]`) is copied into each account the first time that account is served, so
+every account starts with the seeded keys and file systems and may delete them independently.
+Instance details (keys, mounts, addresses...) are kept in `VM.native`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import msgspec
+
+from ..core.models import VM, Provider
+from ..core.world import World
+
+EXTRA_STATE_KEY = "lambda"
+
+
+class SSHKeyRecord(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    public_key: str
+
+
+class FileSystemRecord(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    region: str
+    created: float = 0.0
+    bytes_used: int = 0
+
+
+class ImageRecord(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    family: str
+    version: str
+    architecture: str = "x86_64"
+    description: str = ""
+    created_time: str = "2025-07-02T00:00:00+00:00"
+    updated_time: str = "2025-07-02T00:00:00+00:00"
+
+
+class Seed(msgspec.Struct, kw_only=True):
+    """The `[lambda.extra]` section of a scenario."""
+
+    ssh_keys: list[SSHKeyRecord] = []
+    file_systems: list[FileSystemRecord] = []
+    images: list[ImageRecord] = []
+
+
+class AccountState(msgspec.Struct, kw_only=True):
+    ssh_keys: list[SSHKeyRecord] = []
+    file_systems: list[FileSystemRecord] = []
+
+
+class LambdaState(msgspec.Struct, kw_only=True):
+    accounts: dict[str, AccountState] = {}
+    launches: int = 0  # instances launched so far; numbers their IP addresses
+
+
+class Mount(msgspec.Struct, kw_only=True):
+    mount_point: str
+    file_system_id: str
+
+
+class Tag(msgspec.Struct, kw_only=True):
+    key: str
+    value: str
+
+
+class InstanceDetails(msgspec.Struct, kw_only=True):
+    """What a launch fixed about an instance; stored as builtins in `VM.native`."""
+
+    ssh_key_names: list[str]
+    file_system_names: list[str] = []
+    file_system_mounts: list[Mount] = []
+    hostname: str = ""  # requested hostname; "" = IP-address based
+    image_id: str = ""
+    tags: list[Tag] = []
+    ip: str
+    private_ip: str
+    jupyter_token: str
+
+
+def instance_details(vm: VM) -> InstanceDetails:
+    return msgspec.convert(vm.native, InstanceDetails)
+
+
+class LambdaStore:
+    """The live LambdaState, kept inside `extra_state` so world snapshots persist it. Use in world.tx()."""
+
+    def __init__(self, world: World) -> None:
+        self._world = world
+        with world.tx():
+            raw = world.state.extra_state.get(EXTRA_STATE_KEY, {})
+            self.state = raw if isinstance(raw, LambdaState) else msgspec.convert(raw, LambdaState)
+            world.state.extra_state[EXTRA_STATE_KEY] = self.state
+            self.seed = msgspec.convert(world.config(Provider.LAMBDA).extra, Seed)
+
+    def account(self, account: str) -> AccountState:
+        """The account's keys and file systems, seeded on first use."""
+        found = self.state.accounts.get(account)
+        if found is None:
+            now = self._world.now()
+            found = AccountState(
+                ssh_keys=[msgspec.structs.replace(k) for k in self.seed.ssh_keys],
+                file_systems=[
+                    msgspec.structs.replace(f, created=f.created or now) for f in self.seed.file_systems
+                ],
+            )
+            self.state.accounts[account] = found
+        return found
+
+    def next_addresses(self) -> tuple[str, str]:
+        """(public, private) IPv4 addresses for the next launch; call `commit_launch` once it succeeds."""
+        return public_ip(self.state.launches), private_ip(self.state.launches)
+
+    def commit_launch(self) -> None:
+        self.state.launches += 1
+
+
+# Documentation ranges first (the spec's examples use 198.51.100.x), then the 198.18.0.0/15 benchmark range.
+_PUBLIC_POOLS = tuple(ipaddress.ip_network(n) for n in ("198.51.100.0/24", "203.0.113.0/24", "198.18.0.0/15"))
+
+
+def public_ip(number: int) -> str:
+    """The `number`-th public address (host addresses only, wrapping around after ~132k launches)."""
+    sizes = [net.num_addresses - 2 for net in _PUBLIC_POOLS]
+    number %= sum(sizes)
+    for net, size in zip(_PUBLIC_POOLS, sizes, strict=True):
+        if number < size:
+            return str(net.network_address + 1 + number)
+        number -= size
+    raise AssertionError("unreachable")
+
+
+def private_ip(number: int) -> str:
+    """The `number`-th private address, from 10.0.2.100 on (as in the spec's example)."""
+    return str(ipaddress.IPv4Address("10.0.2.100") + number % (2**24 - 1024))

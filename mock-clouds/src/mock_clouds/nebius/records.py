@@ -1,0 +1,59 @@
+"""What the Nebius front end keeps in the core records' `native` dicts (persisted with the world)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import betterproto2
+import msgspec
+
+from ..core.models import VM, Operation
+from ._pb.google.protobuf import Any as AnyMessage
+from ._pb.nebius.compute import v1 as compute
+
+
+class InstanceRecord(msgspec.Struct, kw_only=True):
+    spec: dict[str, Any] = {}  # InstanceSpec in proto-JSON form
+    labels: dict[str, str] = {}
+    resource_version: int = 1
+    starts: int = 0  # completed Start calls: a dynamic public IP changes on every start
+
+    def instance_spec(self) -> compute.InstanceSpec:
+        return compute.InstanceSpec.from_dict(self.spec)
+
+    @classmethod
+    def of(cls, vm: VM) -> InstanceRecord:
+        return msgspec.convert(vm.native, cls)
+
+    def save(self, vm: VM) -> None:
+        vm.native.update(msgspec.to_builtins(self))
+
+
+class OperationRecord(msgspec.Struct, kw_only=True):
+    request_type_url: str = ""
+    request: str = ""  # base64 of the request message that started the operation
+    request_headers: dict[str, list[str]] = {}
+    request_id: str = ""
+    preset: str = ""  # what a NotEnoughResources violation names as requested
+    quota: str = ""
+    quota_limit: int = 0
+    quota_requested: int = 0
+    aborted_by: str = ""
+
+    @classmethod
+    def of(cls, op: Operation) -> OperationRecord:
+        return msgspec.convert(op.native, cls)
+
+    def save(self, op: Operation) -> None:
+        op.native.update(msgspec.to_builtins(self))
+
+    def request_any(self) -> AnyMessage | None:
+        if not self.request_type_url:
+            return None
+        return AnyMessage(type_url=self.request_type_url, value=base64.b64decode(self.request))
+
+    @staticmethod
+    def packed(message: betterproto2.Message) -> dict[str, str]:
+        packed = AnyMessage.pack(message)
+        return {"request_type_url": packed.type_url, "request": base64.b64encode(packed.value).decode()}

@@ -1,0 +1,211 @@
+"""Core records -> Nebius messages (Instance, Operation, Platform). Call inside `world.tx()`.
+
+Instance states follow research §5: a new instance shows STOPPED with reconciling=true, then STARTING, then
+RUNNING when the create operation succeeds; a create or start that finds no capacity leaves it STOPPED with
+reconciling=false. Nebius never shows CREATING or UPDATING here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+
+import grpc
+
+from ..core.models import VM, Operation, OpError, OpKind, Provider, Shape, VMState
+from ..core.world import World
+from . import catalog, errors
+from ._pb.google.rpc import Status
+from ._pb.nebius.common import v1 as common
+from ._pb.nebius.compute import v1 as compute
+from .records import InstanceRecord, OperationRecord
+
+NEBIUS = Provider.NEBIUS
+State = compute.InstanceStatusInstanceState
+
+_STATES: dict[VMState, State] = {
+    VMState.CREATING: State.STARTING,
+    VMState.STARTING: State.STARTING,
+    VMState.RUNNING: State.RUNNING,
+    VMState.REBOOTING: State.STARTING,  # no reboot RPC on Nebius; unreachable
+    VMState.STOPPING: State.STOPPING,
+    VMState.STOPPED: State.STOPPED,
+    VMState.DELETING: State.DELETING,
+    VMState.DELETED: State.DELETING,  # never rendered: deleted instances are NOT_FOUND
+    VMState.ERROR: State.ERROR,
+}
+_PUBLIC_IP_STATES = frozenset({State.STARTING, State.RUNNING, State.STOPPING})
+
+# mock extension: the real descriptions are not documented.
+_DESCRIPTIONS: dict[OpKind, str] = {
+    OpKind.CREATE: "Create instance",
+    OpKind.UPDATE: "Update instance",
+    OpKind.DELETE: "Delete instance",
+    OpKind.START: "Start instance",
+    OpKind.STOP: "Stop instance",
+}
+
+
+def timestamp(epoch: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
+
+
+# ------------------------------------------------------------------------------------------------ instances
+def instance(world: World, vm: VM) -> compute.Instance:
+    record = InstanceRecord.of(vm)
+    spec = record.instance_spec()
+    metadata = common.ResourceMetadata(
+        id=vm.id,
+        parent_id=vm.scope,
+        name=vm.name,
+        resource_version=record.resource_version,
+        created_at=timestamp(vm.created_at),
+        updated_at=timestamp(vm.updated_at),
+        labels=dict(record.labels),
+    )
+    return compute.Instance(metadata=metadata, spec=spec, status=instance_status(world, vm, record, spec))
+
+
+def instance_status(
+    world: World, vm: VM, record: InstanceRecord, spec: compute.InstanceSpec
+) -> compute.InstanceStatus:
+    pending = world.pending_operation(NEBIUS, vm.id)
+    state = instance_state(world, vm, pending)
+    return compute.InstanceStatus(
+        state=state,
+        network_interfaces=[
+            _nic_status(vm, i, nic, record.starts, state) for i, nic in enumerate(spec.network_interfaces)
+        ],
+        reconciling=pending is not None,
+        reservation_id=vm.reservation_id if vm.holds_capacity else "",
+        disk_attachments=_disk_attachments(vm, spec),
+    )
+
+
+def instance_state(world: World, vm: VM, pending: Operation | None) -> State:
+    """The first third of a create shows STOPPED (scheduling), the rest STARTING (research §5)."""
+    if vm.state == VMState.CREATING and pending is not None:
+        scheduled_at = pending.created_at + (pending.due_at - pending.created_at) / 3
+        if world.now() < scheduled_at:
+            return State.STOPPED
+    return _STATES[vm.state]
+
+
+def _digest(*parts: object) -> bytes:
+    return hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+
+
+def _derived_id(kind: str, near: str, *parts: object) -> str:
+    """A stable Nebius-style id (`<kind>-<routing code><15 base36>`) in the region of the id `near`."""
+    routing = near.partition("-")[2][:3]
+    digits = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[b % 36] for b in _digest(kind, *parts)[:15])
+    return f"{kind}-{routing}{digits}"
+
+
+def _nic_status(
+    vm: VM, index: int, nic: compute.NetworkInterfaceSpec, starts: int, state: State
+) -> compute.NetworkInterfaceStatus:
+    """Addresses carry a /32 suffix as on the real API (mock extension: values derive from the id)."""
+    private = _digest(vm.id, "private", index)
+    status = compute.NetworkInterfaceStatus(
+        index=index,
+        name=nic.name,
+        ip_address=compute.IpAddressStatus(address=f"10.0.{private[0]}.{private[1] % 250 + 3}/32"),
+        mac_address=":".join(f"{b:02x}" for b in (0x02, *_digest(vm.id, "mac", index)[:5])),
+    )
+    public = nic.public_ip_address
+    if public is not None and (public.static or state in _PUBLIC_IP_STATES):
+        generation = 0 if public.static else starts
+        octets = _digest(vm.id, "public", index, generation)
+        status.public_ip_address = compute.PublicIpAddressStatus(
+            address=f"89.169.{octets[0]}.{octets[1] % 250 + 3}/32", static=public.static
+        )
+    return status
+
+
+def managed_disk_id(vm: VM, slot: str) -> str:
+    """mock extension: DiskService is not modelled, so a managed disk's id derives from its instance."""
+    return _derived_id("computedisk", vm.id, vm.id, slot)
+
+
+def _disk_attachments(vm: VM, spec: compute.InstanceSpec) -> list[compute.DiskAttachmentStatus]:
+    disks = [("boot", spec.boot_disk)] if spec.boot_disk is not None else []
+    disks += [(f"secondary-{i}", d) for i, d in enumerate(spec.secondary_disks)]
+    attachments = []
+    for slot, disk in disks:
+        if disk.managed_disk is not None:
+            attachments.append(
+                compute.DiskAttachmentStatus(
+                    id=managed_disk_id(vm, slot), name=disk.managed_disk.name, is_managed=True
+                )
+            )
+        elif disk.existing_disk is not None:
+            attachments.append(compute.DiskAttachmentStatus(id=disk.existing_disk.id))
+    return attachments
+
+
+# ------------------------------------------------------------------------------------------------ operations
+def operation(op: Operation) -> common.Operation:
+    record = OperationRecord.of(op)
+    return common.Operation(
+        id=op.id,
+        description=_DESCRIPTIONS.get(op.kind, f"{op.kind.value.capitalize()} instance"),
+        created_at=timestamp(op.created_at),
+        created_by=op.created_by,  # mock extension: the tenant id (the mock has no user accounts)
+        finished_at=timestamp(op.finished_at) if op.done else None,
+        request=record.request_any(),
+        request_headers={
+            k: common.OperationRequestHeader(values=v) for k, v in record.request_headers.items()
+        },
+        resource_id=op.resource_id,
+        status=operation_status(op, record) if op.done else None,
+    )
+
+
+def operation_status(op: Operation, record: OperationRecord) -> Status:
+    """Status{code 0} for success, else the failure code with its ServiceError (research §3, §6)."""
+    if op.error is None:
+        return Status(code=grpc.StatusCode.OK.value[0])
+    return _failure(op, record).status()
+
+
+def _failure(op: Operation, record: OperationRecord) -> errors.ApiError:
+    if op.error == OpError.CAPACITY:
+        return errors.not_enough_resources(record.preset)
+    if op.error == OpError.QUOTA:
+        return errors.quota_failure(record.quota, record.quota_limit, record.quota_requested)
+    if op.error == OpError.ABORTED:
+        return errors.operation_aborted(op.id, record.aborted_by, op.resource_id)
+    return errors.internal(record.request_id, op.message or "internal error")
+
+
+# ------------------------------------------------------------------------------------------------ platforms
+def platform(project_id: str, name: str, shapes: list[Shape]) -> compute.Platform:
+    """mock extension: platform ids are derived from the name; gpu_count_quota_type uses the quota name."""
+    gpus = shapes[0].gpus > 0
+    presets = [_preset(s) for s in shapes]
+    spec = compute.PlatformSpec(
+        presets=presets,
+        gpu_count_quota_type=catalog.quota_name(name) if gpus else "",
+        human_readable_name=shapes[0].description or name,
+        allow_preset_change=True,
+        short_human_readable_name=name,
+    )
+    return compute.Platform(
+        metadata=common.ResourceMetadata(
+            id=_derived_id("computeplatform", project_id, name),
+            parent_id=project_id,
+            name=name,
+            resource_version=1,
+        ),
+        spec=spec,
+        status=compute.PlatformStatus(allowed_for_preemptibles=gpus),
+    )
+
+
+def _preset(shape: Shape) -> compute.Preset:
+    _, name = catalog.split_key(shape.key)
+    resources = compute.PresetResources(
+        vcpu_count=shape.vcpus, memory_gibibytes=shape.memory_gb, gpu_count=shape.gpus
+    )
+    return compute.Preset(name=name, resources=resources, allow_gpu_clustering=shape.gpus >= 8)

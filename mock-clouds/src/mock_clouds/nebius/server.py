@@ -1,0 +1,177 @@
+"""The Nebius mock's gRPC server: one grpcio server, three services, betterproto2 messages.
+
+Every call goes through `Dispatcher.serve`, which does what `mock_clouds.http` does for the REST mocks plus
+the gRPC specifics: `x-request-id`/`x-trace-id` initial metadata, injected latency and errors, strict request
+decoding (INVALID_ARGUMENT, never INTERNAL or UNKNOWN), bearer authentication, per-tenant rate limits, rich
+error status in `grpc-status-details-bin`, and dropped responses (the action happened, the client sees
+UNAVAILABLE). A bug in a handler answers INTERNAL with an InternalError detail; no call ends in UNKNOWN.
+
+Messages larger than 4 MiB are refused by grpcio itself with RESOURCE_EXHAUSTED (gRPC's own limit; the real
+endpoint's limit is not documented).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from concurrent import futures
+from dataclasses import dataclass
+from typing import Any
+
+import betterproto2
+import grpc
+
+from ..core.models import Provider
+from ..core.world import World
+from . import auth, errors, instances, operations, platforms, wire
+from ._pb.nebius.common import v1 as common
+from ._pb.nebius.compute import v1 as compute
+from .call import Call
+
+log = logging.getLogger("mock_clouds.nebius")
+
+NEBIUS = Provider.NEBIUS
+MAX_MESSAGE_BYTES = 4 << 20
+WORKERS = 64
+
+
+@dataclass(frozen=True)
+class Rpc:
+    request: type[betterproto2.Message]
+    handler: Callable[[Call, Any], betterproto2.Message]
+    creates: bool = False  # also draws from the scenario's `create` rate-limit bucket
+
+
+SERVICES: dict[str, dict[str, Rpc]] = {
+    "nebius.compute.v1.InstanceService": {
+        "Get": Rpc(compute.GetInstanceRequest, instances.get),
+        "GetByName": Rpc(common.GetByNameRequest, instances.get_by_name),
+        "List": Rpc(compute.ListInstancesRequest, instances.list_instances),
+        "Create": Rpc(compute.CreateInstanceRequest, instances.create, creates=True),
+        "Update": Rpc(compute.UpdateInstanceRequest, instances.update),
+        "Delete": Rpc(compute.DeleteInstanceRequest, instances.delete),
+        "Start": Rpc(compute.StartInstanceRequest, instances.start),
+        "Stop": Rpc(compute.StopInstanceRequest, instances.stop),
+        "ListOperationsByParent": Rpc(
+            compute.ListOperationsByParentRequest, instances.list_operations_by_parent
+        ),
+    },
+    "nebius.common.v1.OperationService": {
+        "Get": Rpc(common.GetOperationRequest, operations.get),
+        "List": Rpc(common.ListOperationsRequest, operations.list_operations),
+    },
+    "nebius.compute.v1.PlatformService": {
+        "GetByName": Rpc(common.GetByNameRequest, platforms.get_by_name),
+        "List": Rpc(compute.ListPlatformsRequest, platforms.list_platforms),
+    },
+}
+
+
+class Dispatcher:
+    """Runs one RPC with the mock's cross-cutting behaviour around the handler."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.faults = world.faults[NEBIUS]
+
+    def method_handler(self, rpc: Rpc) -> grpc.RpcMethodHandler:
+        # No (de)serializers: requests arrive as bytes so that decoding errors stay ours to report.
+        return grpc.unary_unary_rpc_method_handler(functools.partial(self.serve, rpc))
+
+    def serve(self, rpc: Rpc, raw: bytes, context: grpc.ServicerContext) -> bytes:
+        request_id = str(uuid.uuid4())
+        context.send_initial_metadata((("x-request-id", request_id), ("x-trace-id", uuid.uuid4().hex)))
+        outcome = self._outcome(rpc, raw, context, request_id)
+        if isinstance(outcome, errors.ApiError):
+            outcome.abort(context)
+        if self.faults.roll_drop():
+            errors.unavailable("connection reset by peer").abort(context)
+        return outcome  # type: ignore[return-value]
+
+    def _outcome(
+        self, rpc: Rpc, raw: bytes, context: grpc.ServicerContext, request_id: str
+    ) -> bytes | errors.ApiError:
+        try:
+            self._inject()
+            request = wire.decode(rpc.request, raw)
+            metadata = _text_metadata(context)
+            call = Call(
+                world=self.world,
+                owner=auth.authenticate(self.world, metadata),
+                request_id=request_id,
+                metadata=metadata,
+            )
+            self._rate_limit(call.owner, rpc)
+            return bytes(rpc.handler(call, request))
+        except errors.ApiError as exc:
+            return exc
+        except Exception:  # a front-end bug must not surface as UNKNOWN
+            log.exception("unhandled error in Nebius mock (request %s)", request_id)
+            return errors.internal(request_id)
+
+    def _inject(self) -> None:
+        delay = self.faults.latency_seconds()
+        if delay:
+            time.sleep(delay)
+        if self.faults.roll_error():
+            raise self.faults.pick(_INJECTED)()  # type: ignore[operator]
+
+    def _rate_limit(self, owner: str, rpc: Rpc) -> None:
+        limits = self.world.config(NEBIUS).rate_limit
+        buckets = [("request", limits.request_interval, limits.request_burst)]
+        if rpc.creates:
+            buckets.append(("create", limits.create_interval, limits.create_burst))
+        for bucket, interval, burst in buckets:
+            wait = self.world.rate_limiter.acquire(
+                (NEBIUS.value, owner, bucket), interval=self.world.scaled(interval), burst=burst
+            )
+            if wait > 0:
+                raise errors.too_many_requests(f"{bucket} rate limit exceeded, retry in {wait:.3f}s")
+
+
+_INJECTED: list[Callable[[], errors.ApiError]] = [
+    lambda: errors.unavailable("service temporarily unavailable"),
+    lambda: errors.too_many_requests("request rate limit exceeded"),
+]
+
+
+def _text_metadata(context: grpc.ServicerContext) -> dict[str, str]:
+    return {key.lower(): value for key, value in context.invocation_metadata() if isinstance(value, str)}
+
+
+class NebiusServer:
+    """A running mock; `port` is the bound port (useful when 0 was asked for)."""
+
+    def __init__(self, world: World, host: str, port: int) -> None:
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="nebius"),
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.so_reuseport", 0),  # fail loudly if the port is taken
+            ],
+        )
+        dispatcher = Dispatcher(world)
+        self._server.add_generic_rpc_handlers(
+            tuple(
+                grpc.method_handlers_generic_handler(
+                    service, {m: dispatcher.method_handler(r) for m, r in rpcs.items()}
+                )
+                for service, rpcs in SERVICES.items()
+            )
+        )
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.port = self._server.add_insecure_port(address)
+        if not self.port:
+            raise OSError(f"cannot bind the Nebius mock to {address}")
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop(grace=0.2).wait()
+
+
+def serve(world: World, host: str, port: int) -> NebiusServer:
+    """Start the Nebius mock on host:port (0 = any free port)."""
+    return NebiusServer(world, host, port)

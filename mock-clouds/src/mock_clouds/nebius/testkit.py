@@ -1,0 +1,196 @@
+"""Helpers for talking to the Nebius mock over the wire with the generated sync stubs (tests, demos).
+
+The generated stubs take only the request message, so authorization, extra metadata and the deadline are
+added by a channel interceptor (`connect`).
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from ._pb.google.rpc import Status
+from ._pb.nebius.common import v1 as common
+from ._pb.nebius.compute import v1 as compute
+from .errors import STATUS_DETAILS_KEY
+
+if TYPE_CHECKING:
+    from ..core.world import World
+    from ..runner import MockClouds
+
+DEFAULT_TIMEOUT = 10.0
+H100 = ("gpu-h100-sxm", "1gpu-16vcpu-200gb")
+H100_BLOCK = "capacityblockgroup-e00h100block000001"
+
+
+class _CallDetails(
+    collections.namedtuple("_CallDetails", "method timeout metadata credentials wait_for_ready compression"),
+    grpc.ClientCallDetails,
+):
+    pass
+
+
+class _Metadata(grpc.UnaryUnaryClientInterceptor):
+    """Adds fixed metadata and a default deadline to every unary call."""
+
+    def __init__(self, metadata: Sequence[tuple[str, str]], timeout: float) -> None:
+        self._metadata = list(metadata)
+        self._timeout = timeout
+
+    def intercept_unary_unary(self, continuation, details, request):
+        metadata = list(details.metadata or []) + self._metadata
+        timeout = details.timeout if details.timeout is not None else self._timeout
+        d = details
+        return continuation(
+            _CallDetails(d.method, timeout, metadata, d.credentials, d.wait_for_ready, d.compression), request
+        )
+
+
+class Client:
+    """Stubs of the three services over one channel, with fixed metadata."""
+
+    def __init__(self, channel: grpc.Channel, metadata: Sequence[tuple[str, str]], timeout: float) -> None:
+        self._base = channel
+        self._metadata = list(metadata)
+        self._timeout = timeout
+        intercepted = grpc.intercept_channel(channel, _Metadata(self._metadata, timeout))
+        self.channel = intercepted
+        self.instances = compute.InstanceServiceStub(intercepted)
+        self.operations = common.OperationServiceStub(intercepted)
+        self.platforms = compute.PlatformServiceStub(intercepted)
+
+    def with_metadata(self, *pairs: tuple[str, str]) -> Client:
+        """The same channel with more metadata (e.g. `("x-idempotency-key", key)`)."""
+        return Client(self._base, self._metadata + list(pairs), self._timeout)
+
+    def wait(self, op: common.Operation, timeout: float = DEFAULT_TIMEOUT) -> common.Operation:
+        """Poll OperationService.Get until the operation is done (status set)."""
+        deadline = time.monotonic() + timeout
+        while op.status is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"operation {op.id} not done after {timeout}s")
+            time.sleep(0.01)
+            op = self.operations.get(common.GetOperationRequest(id=op.id))
+        return op
+
+
+def connect(target: str, token: str | None, timeout: float = DEFAULT_TIMEOUT) -> tuple[grpc.Channel, Client]:
+    """An insecure channel to `target` and a Client sending `authorization: Bearer <token>` (if given)."""
+    channel = grpc.insecure_channel(target)
+    metadata = [("authorization", f"Bearer {token}")] if token is not None else []
+    return channel, Client(channel, metadata, timeout)
+
+
+def rpc_status(error: grpc.RpcError) -> Status | None:
+    """The google.rpc.Status a failed call carried in `grpc-status-details-bin`, if any."""
+    for key, value in error.trailing_metadata() or ():  # type: ignore[attr-defined]
+        if key == STATUS_DETAILS_KEY:
+            return Status.FromString(value)
+    return None
+
+
+def service_error(status: Status | None) -> common.ServiceError | None:
+    """The first nebius.common.v1.ServiceError among the status details."""
+    for detail in status.details if status is not None else []:
+        unpacked = detail.unpack()
+        if isinstance(unpacked, common.ServiceError):
+            return unpacked
+    return None
+
+
+def instance_spec(platform: str = H100[0], preset: str = H100[1], **fields) -> compute.InstanceSpec:
+    """A minimal valid spec: one NIC on the default subnet and an existing boot disk."""
+    return compute.InstanceSpec(
+        resources=compute.ResourcesSpec(platform=platform, preset=preset),
+        network_interfaces=[
+            compute.NetworkInterfaceSpec(
+                subnet_id="vpcsubnet-e00defaultsubnet01",
+                name="eth0",
+                ip_address=compute.IpAddress(),
+                public_ip_address=compute.PublicIpAddress(),
+            )
+        ],
+        boot_disk=compute.AttachedDiskSpec(
+            attach_mode=compute.AttachedDiskSpecAttachMode.READ_WRITE,
+            existing_disk=compute.ExistingDisk(id="computedisk-e00bootdisk0000001"),
+        ),
+        **fields,
+    )
+
+
+def create_request(parent_id: str, name: str, spec: compute.InstanceSpec | None = None, **labels: str):
+    return compute.CreateInstanceRequest(
+        metadata=common.ResourceMetadata(parent_id=parent_id, name=name, labels=labels),
+        spec=spec or instance_spec(),
+    )
+
+
+@dataclass
+class Failure:
+    """A failed call, with its rich status decoded."""
+
+    code: grpc.StatusCode
+    message: str
+    status: Status | None
+    error: common.ServiceError | None
+
+
+def failure(method: Callable[[Any], Any], request: Any) -> Failure:
+    """Call `method(request)`, which must fail, and decode the failure."""
+    try:
+        result = method(request)
+    except grpc.RpcError as exc:
+        status = rpc_status(exc)
+        return Failure(exc.code(), exc.details() or "", status, service_error(status))  # type: ignore[attr-defined]
+    raise AssertionError(f"call succeeded unexpectedly: {result!r}")
+
+
+class FrozenClock:
+    """Replaces `world.now` so a test decides when simulated operations come due."""
+
+    def __init__(self, world: World) -> None:
+        self.now = time.time()
+        world.now = self  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class Harness:
+    """A started MockClouds serving Nebius, with an authorized client for the default tenant."""
+
+    def __init__(self, clouds: MockClouds) -> None:
+        endpoint = clouds.endpoints["nebius"]
+        self.clouds = clouds
+        self.world = clouds.world
+        self.target: str = endpoint["target"]  # type: ignore[index]
+        self.project: str = endpoint["project_id"]  # type: ignore[index]
+        self.projects: dict[str, str] = endpoint["projects"]  # type: ignore[index]
+        self._channels: list[grpc.Channel] = []
+        self.client = self.connect(endpoint["token"])  # type: ignore[index]
+
+    def connect(self, token: str | None) -> Client:
+        channel, client = connect(self.target, token)
+        self._channels.append(channel)
+        return client
+
+    def token_of(self, tenant: str) -> str:
+        return next(c.secret for c in self.world.state.credentials["nebius"] if c.owner == tenant)
+
+    def create(self, name: str, spec: compute.InstanceSpec | None = None, project: str = ""):
+        return self.client.instances.create(create_request(project or self.project, name, spec))
+
+    def get(self, instance_id: str) -> compute.Instance:
+        return self.client.instances.get(compute.GetInstanceRequest(id=instance_id))
+
+    def close(self) -> None:
+        for channel in self._channels:
+            channel.close()

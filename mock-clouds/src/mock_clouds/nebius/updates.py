@@ -1,0 +1,67 @@
+"""Update semantics: full replace, where default values keep the current value unless reset (research §7).
+
+"Fields with default values are ignored unless named in X-ResetMask; lists and maps are replaced wholesale."
+Sub-messages are merged field by field; setting one member of a oneof clears the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import betterproto2
+
+from ._pb.nebius.compute import v1 as compute
+from .validate import Violation
+
+# IMMUTABLE fields of InstanceSpec (research §4).
+_IMMUTABLE: tuple[tuple[str, str], ...] = (
+    ("spec.resources.platform", "resources.platform"),
+    ("spec.service_account_id", "service_account_id"),
+    ("spec.gpu_cluster", "gpu_cluster"),
+    ("spec.recovery_policy", "recovery_policy"),
+    ("spec.preemptible", "preemptible"),
+)
+
+
+def merge(current: betterproto2.Message, update: betterproto2.Message, mask: frozenset[str], path: str):
+    """`update` applied onto a copy of `current` under the reset mask `mask`."""
+    result = current.__class__.FromString(bytes(current))
+    meta = update._betterproto
+    for field in dataclasses.fields(update):
+        field_path = f"{path}.{field.name}"
+        value = getattr(update, field.name)
+        if _is_default(value) and not _reset(field_path, mask):
+            continue
+        old = getattr(result, field.name)
+        both_messages = isinstance(value, betterproto2.Message) and isinstance(old, betterproto2.Message)
+        if both_messages and not _reset(field_path, mask):
+            value = merge(old, value, mask, field_path)
+        group = meta.meta_by_field_name[field.name].group
+        if group is not None and value is not None:
+            for sibling in meta.oneof_field_by_group[group]:
+                setattr(result, sibling.name, None)
+        setattr(result, field.name, value)
+    return result
+
+
+def _is_default(value: object) -> bool:
+    return value is None or (not isinstance(value, betterproto2.Message) and not value)
+
+
+def _reset(path: str, mask: frozenset[str]) -> bool:
+    return any(path == m or path.startswith(m + ".") for m in mask)
+
+
+def immutable_changes(old: compute.InstanceSpec, new: compute.InstanceSpec) -> list[Violation]:
+    return [
+        (path, "field is immutable")
+        for path, attr in _IMMUTABLE
+        if _fingerprint(old, attr) != _fingerprint(new, attr)
+    ]
+
+
+def _fingerprint(spec: compute.InstanceSpec, attr: str) -> object:
+    value: object = spec
+    for part in attr.split("."):
+        value = getattr(value, part, None) if value is not None else None
+    return bytes(value) if isinstance(value, betterproto2.Message) else value

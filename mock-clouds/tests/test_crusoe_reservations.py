@@ -1,0 +1,247 @@
+"""Crusoe reservations and capacity: automatic cheapest placement, opt-out, explicit ids, STOP/START,
+synchronous RESERVE/UNRESERVE, fallback to on-demand and out_of_stock failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mock_clouds.core.models import WorldState
+from mock_clouds.crusoe.testing import (
+    CHEAP_RESERVATION,
+    H100,
+    L40S_8X,
+    PRICEY_RESERVATION,
+    CrusoeEnv,
+    act,
+    create_vm,
+    get_vm,
+    instances_path,
+    reservation,
+    start_create,
+    start_env,
+    vm_path,
+    wait_operation,
+)
+
+EAST = "us-east1-a"
+
+
+@pytest.fixture
+def crusoe(mock_clouds_factory) -> CrusoeEnv:
+    return start_env(mock_clouds_factory)
+
+
+def h100(env: CrusoeEnv, name: str, **kw: Any) -> dict[str, Any]:
+    return create_vm(env.client, env.project, name, type_=H100, location=EAST, **kw)
+
+
+def on_demand_free(env: CrusoeEnv, shape: str = H100, location: str = EAST) -> int:
+    rows = env.client.get("/capacities", params={"product_name": shape, "location": location}).json()["items"]
+    assert len(rows) == 1
+    return rows[0]["quantity"]
+
+
+def small_reservations(state: WorldState) -> None:
+    """Each H100 reservation holds exactly one 8-GPU VM."""
+    for res in state.providers["crusoe"].reservations:
+        res.quantity = 8
+
+
+def test_reservation_shape_and_listing(crusoe: CrusoeEnv) -> None:
+    listed = crusoe.client.get(f"/organizations/{crusoe.org_id}/reservations").json()["items"]
+    assert [r["id"] for r in listed] == [CHEAP_RESERVATION, PRICEY_RESERVATION]
+    cheap = listed[0]
+    assert set(cheap) == {
+        "id",
+        "reservation_type",
+        "product_line",
+        "duration",
+        "quantity",
+        "used_quantity",
+        "locations",
+        "projects",
+        "contract_start_date",
+        "contract_end_date",
+        "delivery_deadline",
+        "date_delivered",
+        "vm_ids",
+        "price",
+    }
+    assert (cheap["reservation_type"], cheap["product_line"], cheap["quantity"], cheap["used_quantity"]) == (
+        "RIPA",
+        "h100",
+        32,
+        0,
+    )
+    assert (cheap["locations"], cheap["price"], cheap["vm_ids"]) == (["us-east1"], "2.65", [])
+    assert set(cheap["projects"]) == {crusoe.project, crusoe.research_project}
+    assert listed[1]["price"] == "2.90"
+    effective = crusoe.client.get(
+        f"/organizations/{crusoe.org_id}/reservations", params={"status": "effective"}
+    )
+    assert effective.json()["items"] == listed
+    assert crusoe.client.get(f"/organizations/{crusoe.org_id}/reservations/{PRICEY_RESERVATION}").json() == {
+        "items": [listed[1]]
+    }
+
+
+def test_unknown_reservation_is_not_found(crusoe: CrusoeEnv) -> None:
+    unknown = "00000000-0000-4000-8000-000000000001"
+    response = crusoe.client.get(f"/organizations/{crusoe.org_id}/reservations/{unknown}")
+    assert response.status_code == 404
+    assert response.json() == {"code": "not_found", "message": f"reservation {unknown} not found"}
+
+
+def test_default_create_lands_in_the_cheapest_reservation(crusoe: CrusoeEnv) -> None:
+    vm = h100(crusoe, "auto")
+    assert vm["reservation_id"] == CHEAP_RESERVATION
+    cheap = reservation(crusoe, CHEAP_RESERVATION)
+    assert (cheap["used_quantity"], cheap["vm_ids"]) == (8, [vm["id"]])
+    assert reservation(crusoe, PRICEY_RESERVATION)["used_quantity"] == 0
+    assert on_demand_free(crusoe) == 4  # reserved VMs do not take on-demand capacity
+
+
+def test_explicit_lowest_cost_equals_default(crusoe: CrusoeEnv) -> None:
+    vm = h100(crusoe, "lowest", reservation_specification={"selection_strategy": "lowest_cost"})
+    assert vm["reservation_id"] == CHEAP_RESERVATION
+
+
+def test_on_demand_opt_out(crusoe: CrusoeEnv) -> None:
+    vm = h100(crusoe, "od", reservation_specification={"selection_strategy": "on_demand"})
+    assert vm["reservation_id"] == ""
+    assert reservation(crusoe, CHEAP_RESERVATION)["used_quantity"] == 0
+    assert on_demand_free(crusoe) == 3
+
+
+def test_explicit_reservation_id(crusoe: CrusoeEnv) -> None:
+    vm = h100(crusoe, "pinned", reservation_specification={"id": PRICEY_RESERVATION})
+    assert vm["reservation_id"] == PRICEY_RESERVATION
+    assert reservation(crusoe, PRICEY_RESERVATION)["vm_ids"] == [vm["id"]]
+
+
+def test_stop_releases_and_start_reclaims(crusoe: CrusoeEnv) -> None:
+    vm = h100(crusoe, "cycle")
+    stopped = act(crusoe.client, crusoe.project, vm["id"], "STOP")["result"]
+    assert stopped["reservation_id"] == ""
+    released = reservation(crusoe, CHEAP_RESERVATION)
+    assert (released["used_quantity"], released["vm_ids"]) == (0, [])
+    started = act(crusoe.client, crusoe.project, vm["id"], "START")["result"]
+    assert started["reservation_id"] == CHEAP_RESERVATION
+    assert reservation(crusoe, CHEAP_RESERVATION)["used_quantity"] == 8
+
+
+def test_reboot_keeps_and_restart_reclaims_the_reservation(crusoe: CrusoeEnv) -> None:
+    vm = h100(crusoe, "power")
+    assert (
+        act(crusoe.client, crusoe.project, vm["id"], "REBOOT")["result"]["reservation_id"]
+        == CHEAP_RESERVATION
+    )
+    assert (
+        act(crusoe.client, crusoe.project, vm["id"], "RESTART")["result"]["reservation_id"]
+        == CHEAP_RESERVATION
+    )
+    assert reservation(crusoe, CHEAP_RESERVATION)["vm_ids"] == [vm["id"]]
+
+
+def test_full_reservations_fall_back_to_the_next_then_on_demand(mock_clouds_factory) -> None:
+    env = start_env(mock_clouds_factory, configure=small_reservations)
+    placed = [h100(env, f"fill-{i}")["reservation_id"] for i in range(3)]
+    assert placed == [CHEAP_RESERVATION, PRICEY_RESERVATION, ""]
+    assert on_demand_free(env) == 3
+
+
+def test_explicit_full_reservation_fails_out_of_stock_and_leaves_no_vm(mock_clouds_factory) -> None:
+    env = start_env(mock_clouds_factory, configure=small_reservations)
+    h100(env, "first", reservation_specification={"id": CHEAP_RESERVATION})
+    op = start_create(
+        env.client,
+        env.project,
+        "second",
+        type_=H100,
+        location=EAST,
+        reservation_specification={"id": CHEAP_RESERVATION},
+    )
+    failed = wait_operation(env.client, env.project, op["operation_id"])
+    assert failed["state"] == "FAILED"
+    assert failed["result"]["code"] == "out_of_stock" and failed["result"]["message"]
+    assert failed["completed_at"] != ""
+    assert env.client.get(vm_path(env.project, op["metadata"]["id"])).status_code == 404
+
+
+def test_start_without_room_fails_out_of_stock_and_stays_stopped(mock_clouds_factory) -> None:
+    env = start_env(mock_clouds_factory, configure=small_reservations)
+    vm = create_vm(
+        env.client,
+        env.project,
+        "pinned",
+        type_=H100,
+        location=EAST,
+        reservation_specification={"id": CHEAP_RESERVATION},
+    )
+    act(env.client, env.project, vm["id"], "STOP")
+    h100(env, "squatter", reservation_specification={"id": CHEAP_RESERVATION})
+    failed = act(env.client, env.project, vm["id"], "START")
+    assert (failed["state"], failed["result"]["code"]) == ("FAILED", "out_of_stock")
+    assert get_vm(env.client, env.project, vm["id"])["state"] == "STATE_STOPPED"
+
+
+def test_on_demand_capacity_exhaustion(crusoe: CrusoeEnv) -> None:
+    for name in ("big-1", "big-2"):
+        create_vm(crusoe.client, crusoe.project, name, type_=L40S_8X)
+    assert on_demand_free(crusoe, L40S_8X, "eu-iceland1-a") == 0
+    op = start_create(crusoe.client, crusoe.project, "big-3", type_=L40S_8X)
+    assert op["state"] == "IN_PROGRESS"  # the failure surfaces through the operation, as on the real API
+    failed = wait_operation(crusoe.client, crusoe.project, op["operation_id"])
+    assert failed == {**failed, "state": "FAILED", "metadata": {"id": op["metadata"]["id"]}}
+    assert failed["result"] == {
+        "code": "out_of_stock",
+        "message": "not enough capacity for l40s-48gb.8x in eu-iceland1-a",
+    }
+    listed = crusoe.client.get(instances_path(crusoe.project)).json()["items"]
+    assert sorted(v["name"] for v in listed) == ["big-1", "big-2"]
+
+
+def test_reserve_and_unreserve_are_synchronous(crusoe: CrusoeEnv) -> None:
+    client, project = crusoe.client, crusoe.project
+    vm = h100(crusoe, "moving", reservation_specification={"selection_strategy": "on_demand"})
+    response = client.patch(
+        vm_path(project, vm["id"]), {"action": "RESERVE", "reservation_id": PRICEY_RESERVATION}
+    )
+    assert response.status_code == 200
+    op = response.json()["operation"]
+    assert op["state"] == "SUCCEEDED" and op["completed_at"] != ""
+    assert op["result"]["reservation_id"] == PRICEY_RESERVATION
+    assert client.get(f"{instances_path(project)}/operations/{op['operation_id']}").json() == op
+    assert reservation(crusoe, PRICEY_RESERVATION)["vm_ids"] == [vm["id"]]
+    unreserved = client.patch(vm_path(project, vm["id"]), {"action": "UNRESERVE"}).json()["operation"]
+    assert (unreserved["state"], unreserved["result"]["reservation_id"]) == ("SUCCEEDED", "")
+    assert reservation(crusoe, PRICEY_RESERVATION)["used_quantity"] == 0
+
+
+def test_reserve_into_an_unknown_or_mismatched_reservation(crusoe: CrusoeEnv) -> None:
+    vm = create_vm(crusoe.client, crusoe.project, "l40s", type_=L40S_8X)
+    mismatched = crusoe.client.patch(
+        vm_path(crusoe.project, vm["id"]), {"action": "RESERVE", "reservation_id": CHEAP_RESERVATION}
+    )
+    assert mismatched.status_code == 400
+    assert mismatched.json()["code"] == "bad_request"
+    unknown = "00000000-0000-4000-8000-000000000002"
+    response = crusoe.client.patch(
+        vm_path(crusoe.project, vm["id"]), {"action": "RESERVE", "reservation_id": unknown}
+    )
+    assert response.json() == {
+        "code": "bad_request",
+        "message": f"bad request, check request parameters: reservation {unknown} not found",
+    }
+
+
+def test_quotas_count_gpus_of_running_vms(crusoe: CrusoeEnv) -> None:
+    h100(crusoe, "quota")
+    quotas = crusoe.client.get(f"/projects/{crusoe.project}/quotas").json()["quotas"]
+    by_name = {q["programmatic_name"]: q for q in quotas}
+    assert set(by_name) == {"h100", "l40s"}
+    h100_quota = by_name["h100"]
+    assert (h100_quota["max"], h100_quota["used"], h100_quota["available"]) == (256, 8, 248)
+    assert h100_quota["category"] == "GPU Instance" and h100_quota["type"].startswith("PROJECT_QUOTA_TYPE_")
+    assert crusoe.client.get(f"/projects/{crusoe.research_project}/quotas").json() == {"quotas": []}

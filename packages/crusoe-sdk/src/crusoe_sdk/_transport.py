@@ -1,0 +1,229 @@
+"""HTTP transport: URL building, HMAC signing, retries, error mapping and redacted debug logs.
+
+Retry rules (bounded by `RetryPolicy.max_attempts`, sleeping `RetryPolicy.delay`, Retry-After honoured):
+- RequestNotSent (connection refused, DNS, connect timeout) is retried for every call: nothing reached the
+  server, so even a create cannot be duplicated.
+- 429, 5xx (except 501) and lost responses (NoResponse) are retried only for calls marked `idempotent`
+  (GET, DELETE). A create or an instance action (POST/PATCH) is never retried after it may have reached the
+  server: Crusoe has no idempotency key, so the caller decides (see `CrusoeClient.find_instance`).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import msgspec
+import requests
+import urllib3
+
+from . import _errormap, _signing, errors
+from ._backoff import RetryPolicy
+
+log = logging.getLogger("crusoe_sdk")
+
+T = TypeVar("T")
+
+USER_AGENT = "crusoe-sdk-python/0.1.0"
+_NOT_RETRIED_5XX = frozenset({501})
+_RETRYABLE = (errors.RequestNotSent, errors.NoResponse, errors.RateLimited, errors.ServerError)
+MIN_REQUEST_TIMEOUT = 1.0  # a request near a deadline still gets this long
+# requests errors raised once a connection was attempted; any other RequestException is raised before
+_TRANSPORT_FAILURES = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One logical call, possibly sent several times (each attempt is signed afresh)."""
+
+    method: str
+    url: str  # with the canonical query
+    signed_path: str  # the URL path, version prefix included
+    query: str  # canonical query, exactly as sent
+    payload: bytes | None
+    idempotent: bool
+    deadline: float | None
+
+
+class Transport:
+    """Sends signed requests to one Crusoe endpoint. Holds the secret; never prints it."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        access_key_id: str,
+        secret_key: str,
+        session: requests.Session | None,
+        timeout: float,
+        retry: RetryPolicy,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        _signing.decode_secret(secret_key)  # fail early, without echoing the secret
+        self.base_url = base_url.rstrip("/")
+        self._base_path = urlsplit(self.base_url).path
+        self._access_key_id = access_key_id
+        self._secret_key = secret_key
+        self._owns_session = session is None
+        self._session = session if session is not None else requests.Session()
+        self._timeout = (min(10.0, timeout), timeout)
+        self.retry = retry
+        self._sleep = sleep
+        self._rng = rng
+
+    def __repr__(self) -> str:
+        return f"Transport(base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        """Close the session if this transport created it (an injected session belongs to the caller)."""
+        if self._owns_session:
+            self._session.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: _signing.QueryParams | None = None,
+        body: Any = None,
+        idempotent: bool,
+        into: type[T],
+        deadline: float | None = None,
+    ) -> T:
+        """Send one call (retrying as the module docstring says) and decode its 2xx body into `into`.
+
+        `deadline` (a `time.monotonic()` value) stops retries that would sleep past it and shortens the
+        request timeout to the time left (never below MIN_REQUEST_TIMEOUT). Raises an APIError subclass for
+        an error response (a 2xx body that does not decode is an APIError too), RequestNotSent or NoResponse
+        when no response came.
+        """
+        canonical = _signing.canonical_query(query or {})
+        call = _Call(
+            method=method, url=self.base_url + path + (f"?{canonical}" if canonical else ""),
+            signed_path=self._base_path + path, query=canonical,
+            payload=None if body is None else msgspec.json.encode(body),
+            idempotent=idempotent, deadline=deadline,
+        )
+        for attempt in itertools.count(1):
+            try:
+                return _decode(self._send(call, attempt), into, method=method, url=call.url)
+            except _RETRYABLE as exc:
+                delay = self._retry_delay(call, exc, attempt)
+                if delay is None:
+                    raise
+                log.debug("retrying %s %s in %.2fs after %s", method, call.url, delay, type(exc).__name__)
+                self._sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _retry_delay(self, call: _Call, exc: errors.CrusoeError, attempt: int) -> float | None:
+        """Seconds to wait before trying `call` again, or None when `exc` must be raised."""
+        safe = call.idempotent or isinstance(exc, errors.RequestNotSent)
+        if attempt >= self.retry.max_attempts or not safe:
+            return None
+        if isinstance(exc, errors.ServerError) and exc.status in _NOT_RETRIED_5XX:
+            return None
+        retry_after = exc.retry_after if isinstance(exc, errors.RateLimited) else None
+        if retry_after is not None and retry_after > self.retry.max_retry_after:
+            return None
+        delay = self.retry.delay(attempt, retry_after, self._rng)
+        if call.deadline is not None and time.monotonic() + delay >= call.deadline:
+            return None
+        return delay
+
+    def _request_timeout(self, deadline: float | None) -> tuple[float, float]:
+        if deadline is None:
+            return self._timeout
+        left = max(MIN_REQUEST_TIMEOUT, deadline - time.monotonic())
+        return (min(self._timeout[0], left), min(self._timeout[1], left))
+
+    def _send(self, call: _Call, attempt: int) -> requests.Response:
+        headers = self._headers(call.method, call.signed_path, call.query, call.payload is not None)
+        started = time.monotonic()
+        try:
+            response = self._session.request(
+                call.method, call.url, data=call.payload, headers=headers,
+                timeout=self._request_timeout(call.deadline), allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            log.debug("%s %s -> %s (attempt %d)", call.method, call.url, type(exc).__name__, attempt)
+            raise connection_error(exc, call.method, call.url) from exc
+        elapsed_ms = (time.monotonic() - started) * 1000
+        log.debug("%s %s -> %d (%.0f ms, attempt %d)",
+                  call.method, call.url, response.status_code, elapsed_ms, attempt)
+        if response.status_code >= 400:
+            raise _errormap.from_response(
+                response.status_code, response.content, response.headers, method=call.method, url=call.url
+            )
+        return response
+
+    def _headers(self, method: str, signed_path: str, query: str, has_body: bool) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if has_body:
+            headers["Content-Type"] = "application/json"
+        headers.update(
+            _signing.auth_headers(
+                self._access_key_id, self._secret_key, method=method, path=signed_path, query=query
+            )
+        )
+        return headers
+
+
+@functools.lru_cache(maxsize=64)
+def _decoder(into: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(into)
+
+
+def _decode(response: requests.Response, into: type[T], *, method: str, url: str) -> T:
+    """Decode a 2xx body (an empty body decodes as `{}`); an undecodable body is an APIError."""
+    try:
+        return _decoder(into).decode(response.content or b"{}")
+    except msgspec.DecodeError as exc:
+        raise errors.APIError(
+            f"unexpected response body: {exc}", status=response.status_code, method=method, url=url
+        ) from exc
+
+
+def connection_error(exc: requests.RequestException, method: str, url: str) -> errors.CrusoeError:
+    """RequestNotSent when the request provably never reached the server, else NoResponse."""
+    detail = str(exc)[:300]  # host, port and path only: requests never puts headers in messages
+    message = f"{method} {url}: {type(exc).__name__}: {detail}"
+    if _never_sent(exc):
+        return errors.RequestNotSent(f"request not sent: {message}", method=method, url=url)
+    return errors.NoResponse(f"no response (the action may have happened): {message}", method=method, url=url)
+
+
+def _never_sent(exc: requests.RequestException) -> bool:
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    if not isinstance(exc, _TRANSPORT_FAILURES):
+        return True  # invalid URL/header/schema: requests refused before connecting
+    return any(isinstance(cause, urllib3.exceptions.NewConnectionError) for cause in _causes(exc))
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and what it wraps: args, urllib3's MaxRetryError.reason, __cause__/__context__ (bounded walk)."""
+    pending: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while pending and len(seen) < 32:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        pending.extend(arg for arg in current.args if isinstance(arg, BaseException))
+        for linked in (getattr(current, "reason", None), current.__cause__, current.__context__):
+            if isinstance(linked, BaseException):
+                pending.append(linked)

@@ -1,0 +1,438 @@
+"""`CrusoeClient`: the one public client of the Crusoe Cloud REST API (v1alpha5).
+
+Verbs: `get_x` raises NotFound when x is missing; `find_x` returns None; `list_xs` returns a lazy Pager;
+`begin_x` starts an asynchronous operation and returns an Operation at once (it never waits); `delete_x`
+blocks until x is gone and succeeds when x was already missing (unless `missing_ok=False`).
+
+Creates and instance actions are never retried after they may have reached the server (Crusoe has no
+idempotency key): after RequestNotSent nothing happened; after NoResponse or a 5xx, call `find_instance(name)`
+before creating again.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import quote
+
+import msgspec
+
+from . import _errormap, errors
+from ._backoff import PollPolicy, RetryPolicy
+from ._operation import Operation
+from ._pager import Page, Pager
+from ._transport import Transport
+from .models import (
+    Capacity,
+    CreateInstanceRequest,
+    DiskAttachment,
+    Instance,
+    InstanceAction,
+    InstanceState,
+    ItemsPage,
+    OperationEnvelope,
+    OperationRecord,
+    OperationState,
+    Project,
+    Quota,
+    QuotasResponse,
+    Reservation,
+    ReservationSpecification,
+    VMType,
+)
+
+if TYPE_CHECKING:
+    import requests
+
+T = TypeVar("T")
+
+DEFAULT_BASE_URL = "https://api.cloud.crusoe.ai/v1alpha5"
+DEFAULT_SORT = "created_at"  # the API has no deterministic default order: pages would skip or repeat VMs
+
+
+class CrusoeClient:
+    """A client of one Crusoe endpoint with one access key.
+
+    Credentials come from the arguments or CRUSOE_ACCESS_KEY_ID / CRUSOE_SECRET_KEY; `base_url` from the
+    argument, CRUSOE_API_ENDPOINT, or the public endpoint; the default project from `project_id` or
+    CRUSOE_DEFAULT_PROJECT. Nothing is read from files. Raises ValueError when credentials are missing or the
+    secret is not base64url. Every request has a timeout (`timeout` seconds).
+
+    Thread-safety: as safe as the `requests.Session` it uses (pass one session per thread if in doubt).
+    """
+
+    def __init__(
+        self,
+        access_key_id: str | None = None,
+        secret_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        project_id: str | None = None,
+        organization_id: str | None = None,
+        session: requests.Session | None = None,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        poll: PollPolicy | None = None,
+        _sleep: Callable[[float], None] = time.sleep,
+        _rng: random.Random | None = None,
+    ) -> None:
+        access_key_id = access_key_id or os.environ.get("CRUSOE_ACCESS_KEY_ID", "")
+        secret_key = secret_key or os.environ.get("CRUSOE_SECRET_KEY", "")
+        if not access_key_id or not secret_key:
+            raise ValueError("Crusoe credentials missing: pass access_key_id= and secret_key=, or set "
+                             "CRUSOE_ACCESS_KEY_ID and CRUSOE_SECRET_KEY")
+        self._transport = Transport(
+            base_url=base_url or os.environ.get("CRUSOE_API_ENDPOINT") or DEFAULT_BASE_URL,
+            access_key_id=access_key_id,
+            secret_key=secret_key,
+            session=session,
+            timeout=timeout,
+            retry=retry or RetryPolicy(),
+            sleep=_sleep,
+            rng=_rng,
+        )
+        self.project_id = project_id or os.environ.get("CRUSOE_DEFAULT_PROJECT") or None
+        self._organization_id = organization_id
+        self._poll = poll or PollPolicy()
+        self._sleep = _sleep
+        self._rng = _rng
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    def __repr__(self) -> str:
+        return f"CrusoeClient(base_url={self.base_url!r}, project_id={self.project_id!r})"
+
+    def close(self) -> None:
+        """Close the HTTP session if the client created it."""
+        self._transport.close()
+
+    def __enter__(self) -> CrusoeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------ plumbing
+    def _get(self, path: str, into: type[T], query: dict[str, str] | None = None) -> T:
+        return self._transport.request("GET", path, query=query, idempotent=True, into=into)
+
+    def _project(self, project_id: str | None) -> str:
+        project = project_id or self.project_id
+        if not project:
+            raise ValueError("no project: pass project_id= or set CRUSOE_DEFAULT_PROJECT")
+        return project
+
+    def _vms(self, project_id: str | None, *parts: str) -> tuple[str, str]:
+        """(project id, path) of `/projects/{p}/compute/vms/<parts...>`."""
+        project = self._project(project_id)
+        tail = "".join(f"/{_segment(part)}" for part in parts)
+        return project, f"/projects/{_segment(project)}/compute/vms{tail}"
+
+    def _single_page(self, path: str, into: type[ItemsPage[T]], query: dict[str, str] | None = None,
+                     ) -> Pager[T]:
+        """A pager over an endpoint that returns everything in one `{"items": [...]}` response."""
+        return Pager(lambda _token: Page(self._get(path, into, query).items), description=path)
+
+    # ------------------------------------------------------------------------------------------ projects
+    def list_projects(self, *, organization_id: str | None = None, name: str | None = None) -> Pager[Project]:
+        """Projects the key can see, optionally of one organisation or with one name. Lazy; one page."""
+        query = _drop_empty({"org_id": organization_id or "", "project_name": name or ""})
+        return self._single_page("/organizations/projects", ItemsPage[Project], query)
+
+    def get_project(self, project_id: str | None = None) -> Project:
+        """One project (default: the client's). Raises NotFound, or PermissionDenied for another org's."""
+        return self._get(f"/organizations/projects/{_segment(self._project(project_id))}", Project)
+
+    def organization_id(self) -> str:
+        """The organisation of the client: the constructor's, else read once from the default project."""
+        if not self._organization_id:
+            self._organization_id = self.get_project().organization_id
+        return self._organization_id
+
+    # ------------------------------------------------------------------------------------------ catalogue
+    def list_locations(self) -> Pager[str]:
+        """Location names such as `us-east1-a` (not project-scoped)."""
+        return self._single_page("/locations", ItemsPage[str])
+
+    def list_capacities(
+        self, *, types: Iterable[str] = (), locations: Iterable[str] = ()
+    ) -> Pager[Capacity]:
+        """Hardware availability per (type, location), optionally filtered. Capacity is not quota."""
+        query = _drop_empty({"product_name": _csv(types), "location": _csv(locations)})
+        return self._single_page("/capacities", ItemsPage[Capacity], query)
+
+    def list_vm_types(self, *, project_id: str | None = None) -> Pager[VMType]:
+        """Instance types the project can use."""
+        return self._single_page(self._vms(project_id, "types")[1], ItemsPage[VMType])
+
+    def list_quotas(self, *, project_id: str | None = None) -> Pager[Quota]:
+        """The project's quotas (max/used/available per instance family)."""
+        path = f"/projects/{_segment(self._project(project_id))}/quotas"
+        return Pager(lambda _token: Page(self._get(path, QuotasResponse).quotas), description=path)
+
+    # ------------------------------------------------------------------------------------------ instances
+    def list_instances(
+        self,
+        *,
+        ids: Iterable[str] = (),
+        names: Iterable[str] = (),
+        types: Iterable[str] = (),
+        locations: Iterable[str] = (),
+        states: Iterable[InstanceState | str] = (),
+        sort: str | None = DEFAULT_SORT,
+        page_size: int | None = None,
+        project_id: str | None = None,
+    ) -> Pager[Instance]:
+        """VMs of the project matching every given filter, lazily paged over `limit`/`next_token`.
+
+        `sort` defaults to `created_at` because the API has no stable default order; pass None to omit it.
+        """
+        project, path = self._vms(project_id, "instances")
+        query = _drop_empty({
+            "ids": _csv(ids), "names": _csv(names), "types": _csv(types), "locations": _csv(locations),
+            "states": _csv(_wire(s) for s in states), "sort": sort or "",
+            "limit": str(page_size) if page_size else "",
+        })
+
+        def fetch(token: str | None) -> Page[Instance]:
+            page = self._get(path, ItemsPage[Instance], {**query, **({"next_token": token} if token else {})})
+            return Page(page.items, page.next_page_token)
+
+        return Pager(fetch, description=f"instances of project {project}")
+
+    def get_instance(self, instance_id: str, *, project_id: str | None = None) -> Instance:
+        """One VM. Raises NotFound when it does not exist (on the real API also briefly after a create)."""
+        return self._get(self._vms(project_id, "instances", instance_id)[1], Instance)
+
+    def find_instance(self, name: str, *, project_id: str | None = None) -> Instance | None:
+        """The oldest VM named exactly `name`, or None. Use it to reconcile after an ambiguous create."""
+        matches = self.list_instances(names=[name], project_id=project_id)
+        return next((vm for vm in matches if vm.name == name), None)
+
+    def begin_create_instance(
+        self,
+        *,
+        name: str,
+        type: str,
+        location: str,
+        ssh_public_key: str,
+        image: str = "",
+        custom_image: str = "",
+        reservation_specification: ReservationSpecification | None = None,
+        startup_script: str = "",
+        shutdown_script: str = "",
+        disks: Iterable[DiskAttachment] = (),
+        maintenance_policy: str = "",
+        project_id: str | None = None,
+    ) -> Operation[Instance]:
+        """Ask for a VM; returns at once with an Operation whose `resource_id` is the new VM's id.
+
+        Without `reservation_specification` the server's default (`lowest_cost`) applies. Never retried after
+        it may have reached the server (see the module docstring). `result()` raises CapacityError when the
+        cloud is out of stock; the VM then does not exist.
+        """
+        project, path = self._vms(project_id, "instances")
+        reservation = reservation_specification.to_wire() if reservation_specification else {}
+        request = CreateInstanceRequest(
+            name=name, type=type, location=location, ssh_public_key=ssh_public_key, image=image,
+            custom_image=custom_image, startup_script=startup_script, shutdown_script=shutdown_script,
+            disks=list(disks), maintenance_policy=maintenance_policy,
+            reservation_specification=reservation,
+        )
+        envelope = self._transport.request(
+            "POST", path, body=request, idempotent=False, into=OperationEnvelope
+        )
+        return self._operation(envelope.operation, project, self._instance_result(project))
+
+    def begin_start_instance(self, instance_id: str, *, project_id: str | None = None) -> Operation[Instance]:
+        """START a stopped VM; it tries to take back its reservation. Raises Conflict unless stopped."""
+        return self._action(instance_id, InstanceAction.START, project_id)
+
+    def begin_stop_instance(self, instance_id: str, *, project_id: str | None = None) -> Operation[Instance]:
+        """STOP a running VM; this releases its reserved capacity. Raises Conflict unless running."""
+        return self._action(instance_id, InstanceAction.STOP, project_id)
+
+    def begin_reset_instance(self, instance_id: str, *, project_id: str | None = None) -> Operation[Instance]:
+        """RESET: a hard reset of a running VM (the real API's only reboot-like action)."""
+        return self._action(instance_id, InstanceAction.RESET, project_id)
+
+    def begin_reboot_instance(
+        self, instance_id: str, *, project_id: str | None = None
+    ) -> Operation[Instance]:
+        """REBOOT (mock-clouds extension): a guest reboot that keeps the reservation."""
+        return self._action(instance_id, InstanceAction.REBOOT, project_id)
+
+    def begin_restart_instance(
+        self, instance_id: str, *, project_id: str | None = None
+    ) -> Operation[Instance]:
+        """RESTART (mock-clouds extension): stop then start; releases, then reclaims, reserved capacity."""
+        return self._action(instance_id, InstanceAction.RESTART, project_id)
+
+    def begin_reserve_instance(
+        self, instance_id: str, reservation_id: str, *, project_id: str | None = None
+    ) -> Operation[Instance]:
+        """RESERVE: move the VM into a reservation. Synchronous on Crusoe: the operation is already done."""
+        return self._action(instance_id, InstanceAction.RESERVE, project_id, reservation_id=reservation_id)
+
+    def begin_unreserve_instance(
+        self, instance_id: str, *, project_id: str | None = None
+    ) -> Operation[Instance]:
+        """UNRESERVE: move the VM out of its reservation to on-demand. Synchronous (already done)."""
+        return self._action(instance_id, InstanceAction.UNRESERVE, project_id)
+
+    def _action(self, instance_id: str, action: InstanceAction, project_id: str | None,
+                **extra: str) -> Operation[Instance]:
+        project, path = self._vms(project_id, "instances", instance_id)
+        body = {"action": action.value, **extra}
+        envelope = self._transport.request("PATCH", path, body=body, idempotent=False, into=OperationEnvelope)
+        return self._operation(envelope.operation, project, self._instance_result(project))
+
+    def begin_delete_instance(
+        self, instance_id: str, *, missing_ok: bool = True, project_id: str | None = None
+    ) -> Operation[None]:
+        """Ask to delete a VM (its OS disk goes with it; data disks stay).
+
+        When the VM does not exist: with `missing_ok` (default) returns `Operation.finished` — already
+        SUCCEEDED, `id == ""`; otherwise raises NotFound. Deleting a VM that is being deleted returns the
+        delete in progress. Retried like a read: a repeated DELETE is harmless.
+        """
+        project, path = self._vms(project_id, "instances", instance_id)
+        try:
+            envelope = self._transport.request("DELETE", path, idempotent=True, into=OperationEnvelope)
+        except errors.NotFound:
+            if not missing_ok:
+                raise
+            return Operation.finished(instance_id, None, project_id=project)
+        return self._operation(envelope.operation, project, lambda _record: None)
+
+    def delete_instance(
+        self, instance_id: str, *, missing_ok: bool = True, timeout: float | None = None,
+        project_id: str | None = None,
+    ) -> None:
+        """Delete a VM and block until it is gone (OperationTimeout after `timeout`)."""
+        self.begin_delete_instance(instance_id, missing_ok=missing_ok, project_id=project_id).result(timeout)
+
+    # ------------------------------------------------------------------------------------------ operations
+    def get_operation(self, operation_id: str, *, project_id: str | None = None) -> OperationRecord:
+        """The current record of a VM operation.
+
+        Raises OperationUnavailable (403) when the operation is unknown, expired, or not started by this key.
+        """
+        return self._read_operation(operation_id, self._project(project_id), None)
+
+    def _read_operation(self, operation_id: str, project: str, deadline: float | None) -> OperationRecord:
+        path = self._vms(project, "instances", "operations", operation_id)[1]
+        try:
+            return self._transport.request(
+                "GET", path, idempotent=True, into=OperationRecord, deadline=deadline
+            )
+        except errors.PermissionDenied as exc:
+            raise errors.OperationUnavailable(
+                f"operation {operation_id} does not exist, has expired, or was not started by this key "
+                f"(server said: {exc.message})",
+                status=exc.status, code=exc.code, request_id=exc.request_id, method=exc.method, url=exc.url,
+            ) from exc
+
+    def list_operations(
+        self, *, resource_id: str | None = None, states: Iterable[OperationState | str] = (),
+        project_id: str | None = None,
+    ) -> Pager[OperationRecord]:
+        """VM operations of the project, optionally of one resource and in some states."""
+        path = self._vms(project_id, "instances", "operations")[1]
+        query = _drop_empty({"resource_id": resource_id or "", "state": _csv(_wire(s) for s in states)})
+        return self._single_page(path, ItemsPage[OperationRecord], query)
+
+    def operation(self, operation_id: str, *, project_id: str | None = None) -> Operation[Instance | None]:
+        """Resume polling an operation started earlier, possibly by another process. Reads it once now.
+
+        `result()` returns the Instance the operation reported, or None when its result is empty (deletes).
+        """
+        project = self._project(project_id)
+        record = self.get_operation(operation_id, project_id=project)
+        return self._operation(record, project, _instance_or_none)
+
+    def _operation(self, record: OperationRecord, project: str,
+                   resolve: Callable[[OperationRecord], T]) -> Operation[T]:
+        op_id = record.operation_id
+        return Operation(
+            record,
+            project_id=project,
+            refresh=lambda deadline: self._read_operation(op_id, project, deadline),
+            resolve=resolve,
+            fail=lambda final: _errormap.from_operation(
+                final, method="GET", url=self._operation_url(op_id, project)
+            ),
+            policy=self._poll,
+            sleep=self._sleep,
+            rng=self._rng,
+        )
+
+    def _operation_url(self, operation_id: str, project: str) -> str:
+        return self.base_url + self._vms(project, "instances", "operations", operation_id)[1]
+
+    def _instance_result(self, project: str) -> Callable[[OperationRecord], Instance]:
+        """The VM an operation produced: from its result, else read by the operation's resource id."""
+
+        def resolve(record: OperationRecord) -> Instance:
+            return _instance_or_none(record) or self.get_instance(record.resource_id, project_id=project)
+
+        return resolve
+
+    # ------------------------------------------------------------------------------------------ reservations
+    def list_reservations(
+        self, *, status: str | None = None, organization_id: str | None = None
+    ) -> Pager[Reservation]:
+        """Reservations of the organisation (default: discovered from the client's project)."""
+        org = organization_id or self.organization_id()
+        path = f"/organizations/{_segment(org)}/reservations"
+        return self._single_page(path, ItemsPage[Reservation], _drop_empty({"status": status or ""}))
+
+    def get_reservation(self, reservation_id: str, *, organization_id: str | None = None) -> Reservation:
+        """One reservation (the API answers with a one-item list). Raises NotFound."""
+        org = organization_id or self.organization_id()
+        path = f"/organizations/{_segment(org)}/reservations/{_segment(reservation_id)}"
+        found = [r for r in self._get(path, ItemsPage[Reservation]).items if r.id == reservation_id]
+        if not found:
+            raise errors.NotFound(f"reservation {reservation_id} not in the response", status=200,
+                                  code="not_found", method="GET", url=self.base_url + path)
+        return found[0]
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _segment(value: str) -> str:
+    """One path segment; ValueError for an empty id (it would address a different resource)."""
+    if not value:
+        raise ValueError("an id in the path is empty")
+    return quote(value, safe="")
+
+
+def _wire(value: InstanceState | OperationState | str) -> str:
+    return value.value if isinstance(value, InstanceState | OperationState) else value
+
+
+def _csv(values: Iterable[str]) -> str:
+    """Crusoe's multi-value filter form `a,b`. ValueError if a value contains a comma."""
+    items = list(values)
+    if any("," in item for item in items):
+        raise ValueError(f"filter values cannot contain ',': {items}")
+    return ",".join(items)
+
+
+def _drop_empty(query: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in query.items() if value}
+
+
+def _instance_or_none(record: OperationRecord) -> Instance | None:
+    """The Instance in an operation's result, or None when the result is empty or not an instance."""
+    if not record.result:
+        return None
+    try:
+        return msgspec.convert(record.result, Instance)
+    except msgspec.ValidationError:
+        return None
+

@@ -1,0 +1,118 @@
+"""Retry, backoff and polling policies, and the client-side rate limiter (pure logic, no I/O but sleeping)."""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long a call is retried after a 429, a 5xx or a lost connection.
+
+    `max_attempts` counts every try (1 = never retry). A Retry-After header wins over the computed backoff,
+    capped at `max_retry_after` seconds.
+    """
+
+    max_attempts: int = 6
+    initial_backoff: float = 1.0
+    max_backoff: float = 30.0
+    max_retry_after: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None = None,
+              rng: random.Random | None = None) -> float:
+        """Seconds to sleep before try number `attempt + 1` (`attempt` starts at 1)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        return backoff(attempt, self.initial_backoff, self.max_backoff, rng)
+
+
+@dataclass(frozen=True)
+class PollPolicy:
+    """Intervals between polls of a launching instance: exponential from `initial` to `maximum`, jittered."""
+
+    initial: float = 5.0
+    maximum: float = 30.0
+
+    def delay(self, poll: int, rng: random.Random | None = None) -> float:
+        return backoff(poll, self.initial, self.maximum, rng)
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """Client-side spacing of requests, per client and shared by its threads.
+
+    Lambda documents "one request per second" generally and "one request per 12 seconds" for launch
+    (research lambda.md section 7). An interval of 0 disables that bucket.
+    """
+
+    request_interval: float = 1.0
+    launch_interval: float = 12.0
+
+
+def backoff(attempt: int, initial: float, maximum: float, rng: random.Random | None = None) -> float:
+    """Exponential backoff with "equal jitter": half the step fixed, half random; never above `maximum`."""
+    step = min(maximum, initial * (2 ** max(attempt - 1, 0)))
+    return step / 2 + (rng or random).uniform(0, step / 2)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After value (delta-seconds, fractions allowed, or an HTTP date), else None."""
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+class TokenBucket:
+    """A thread-safe token bucket of size 1 that hands out one token every `interval` seconds.
+
+    `acquire()` reserves the next free slot under the lock and sleeps outside it, so concurrent callers are
+    served in order, each `interval` apart, without holding the lock while they wait.
+    """
+
+    def __init__(self, interval: float, *, clock=time.monotonic, sleep=time.sleep) -> None:
+        self.interval = interval
+        self._next_free = 0.0
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._sleep = sleep
+
+    def reserve(self) -> float:
+        """Take the next slot; returns how many seconds the caller must wait before using it."""
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next_free)
+            self._next_free = slot + self.interval
+            return slot - now
+
+    def acquire(self) -> float:
+        """Block until this caller may send; returns the seconds waited."""
+        wait = self.reserve() if self.interval > 0 else 0.0
+        if wait > 0:
+            self._sleep(wait)
+        return wait
+
+    def penalize(self, seconds: float) -> None:
+        """Push the next free slot back after the server said 429 with this Retry-After."""
+        with self._lock:
+            self._next_free = max(self._next_free, self._clock() + seconds)
+
+
+class RateLimiter:
+    """The two buckets of one client: every request takes a general token, a launch also a launch token."""
+
+    def __init__(self, limit: RateLimit | None) -> None:
+        limit = limit or RateLimit(0.0, 0.0)
+        self.general = TokenBucket(limit.request_interval)
+        self.launch = TokenBucket(limit.launch_interval)

@@ -1,0 +1,229 @@
+"""HTTP transport: base URL, Bearer auth, timeouts, rate limiting, retries, and response-to-error mapping.
+
+`requests` is imported here, and this module is only imported when a client is constructed.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import logging
+import random
+import time
+from typing import Any, TypeVar
+
+import msgspec
+import requests
+import urllib3.exceptions
+
+from . import errors
+from ._policy import RateLimiter, RetryPolicy, TokenBucket, parse_retry_after
+from .models import Envelope, ErrorEnvelope
+
+log = logging.getLogger("lambda_sdk")
+
+T = TypeVar("T")
+
+# Headers that may carry a request id; Lambda does not document one, so take the first present.
+_REQUEST_ID_HEADERS = ("x-request-id", "x-amzn-requestid", "request-id", "cf-ray")
+
+
+class Retry(enum.Enum):
+    """Which failures a call may be repeated after."""
+
+    IDEMPOTENT = "idempotent"  # reads and idempotent writes: 429, 5xx and any transport failure
+    IF_NOT_APPLIED = "if-not-applied"  # creates and restarts: only when the server certainly did nothing
+
+
+class Bucket(enum.Enum):
+    GENERAL = "general"
+    LAUNCH = "launch"
+
+
+class Transport:
+    """Sends one API call with auth, rate limiting and bounded retries; decodes `{"data": ...}` or raises."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        session: requests.Session | None,
+        timeout: float | tuple[float, float],
+        limiter: RateLimiter,
+        retry: RetryPolicy,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._auth = f"Bearer {api_key}"
+        self._owns_session = session is None
+        self.session = session or requests.Session()
+        self.timeout = timeout
+        self.limiter = limiter
+        self.retry_policy = retry
+        self._rng = random.Random()
+
+    def __repr__(self) -> str:
+        return f"Transport(base_url={self.base_url!r}, api_key=<redacted>)"
+
+    def close(self) -> None:
+        if self._owns_session:
+            self.session.close()
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        type_: type[T],
+        *,
+        body: Any = None,
+        retry: Retry = Retry.IDEMPOTENT,
+        bucket: Bucket = Bucket.GENERAL,
+        params: dict[str, str] | None = None,
+        deadline: float | None = None,
+    ) -> T:
+        """Send the call; repeat it as `retry` allows, within the policy's attempts and the `deadline`.
+
+        Returns the decoded `data`. Raises an APIError subclass for an error response, RequestNotSent or
+        ResponseNotReceived when no response came back.
+        """
+        url = self.base_url + path
+        payload = None if body is None else msgspec.json.encode(body)
+        attempt = 1
+        while True:
+            try:
+                return self._once(method, url, payload, params, type_, bucket, deadline)
+            except errors.LambdaError as exc:
+                delay = self._retry_delay(exc, retry, attempt, deadline)
+                if delay is None:
+                    raise
+                log.debug("retrying %s %s in %.3fs after %s", method, url, delay, type(exc).__name__)
+                time.sleep(delay)
+                attempt += 1
+
+    def _retry_delay(self, exc: errors.LambdaError, retry: Retry, attempt: int,
+                     deadline: float | None) -> float | None:
+        """Seconds to wait before repeating after `exc`, or None when the call must not be repeated."""
+        if attempt >= self.retry_policy.max_attempts or not _retryable(exc, retry):
+            return None
+        retry_after = exc.retry_after if isinstance(exc, errors.APIError) else None
+        delay = self.retry_policy.delay(attempt, retry_after, self._rng)
+        if deadline is not None and time.monotonic() + delay > deadline:
+            return None
+        return delay
+
+    def _once(self, method: str, url: str, payload: bytes | None, params: dict[str, str] | None,
+              type_: type[T], bucket: Bucket, deadline: float | None) -> T:
+        waited = self._take_tokens(bucket)
+        started = time.monotonic()
+        response = self._send(method, url, payload, params, self._timeout_for(deadline))
+        elapsed_ms = (time.monotonic() - started) * 1000
+        log.debug("%s %s -> %d (%.0f ms, waited %.3fs for the rate limiter)",
+                  method, url, response.status_code, elapsed_ms, waited)
+        if response.status_code >= 400:
+            exc = _api_error(response, method, url)
+            if isinstance(exc, errors.RateLimited) and exc.retry_after:
+                self._bucket(bucket).penalize(exc.retry_after)
+            raise exc
+        return _decode(response, type_, method, url)
+
+    def _take_tokens(self, bucket: Bucket) -> float:
+        waited = 0.0
+        if bucket is Bucket.LAUNCH:
+            waited += self.limiter.launch.acquire()
+        return waited + self.limiter.general.acquire()
+
+    def _bucket(self, bucket: Bucket) -> TokenBucket:
+        return self.limiter.launch if bucket is Bucket.LAUNCH else self.limiter.general
+
+    def _timeout_for(self, deadline: float | None) -> float | tuple[float, float]:
+        """The configured timeout, shortened so that a call made near a deadline ends by it (at least 1 s)."""
+        if deadline is None:
+            return self.timeout
+        left = max(deadline - time.monotonic(), 1.0)
+        if isinstance(self.timeout, tuple):
+            return (min(self.timeout[0], left), min(self.timeout[1], left))
+        return min(self.timeout, left)
+
+    def _send(self, method: str, url: str, payload: bytes | None, params: dict[str, str] | None,
+              timeout: float | tuple[float, float]):
+        headers = {"Authorization": self._auth, "Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            return self.session.request(
+                method, url, data=payload, params=params, headers=headers, timeout=timeout
+            )
+        except requests.RequestException as exc:
+            raise _transport_error(exc, method, url) from exc
+
+
+def _retryable(exc: errors.LambdaError, retry: Retry) -> bool:
+    """A 429 or an unsent request never took effect, so any call may repeat; the rest only when idempotent."""
+    if isinstance(exc, (errors.RateLimited, errors.RequestNotSent)):
+        return True
+    return retry is Retry.IDEMPOTENT and isinstance(exc, (errors.ServerError, errors.ResponseNotReceived))
+
+
+def _transport_error(exc: requests.RequestException, method: str, url: str) -> errors.TransportError:
+    """RequestNotSent when no connection was made, else ResponseNotReceived (the outcome is unknown)."""
+    kind = type(exc).__name__
+    if _never_sent(exc):
+        return errors.RequestNotSent(f"request not sent: {kind}", method=method, url=url)
+    return errors.ResponseNotReceived(f"no response: {kind}", method=method, url=url)
+
+
+def _never_sent(exc: requests.RequestException) -> bool:
+    if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.InvalidURL,
+                        requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema)):
+        return True
+    if not isinstance(exc, requests.exceptions.ConnectionError):
+        return False
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError))
+
+
+def _api_error(response: requests.Response, method: str, url: str) -> errors.APIError:
+    """Build the typed error for an error response from its status and Lambda error code."""
+    try:
+        body = msgspec.json.decode(response.content, type=ErrorEnvelope).error
+        code, message, suggestion = body.code, body.message, body.suggestion or ""
+    except msgspec.DecodeError:
+        code, message, suggestion = "", response.text[:500] or response.reason or "", ""
+    cls = errors.error_class(response.status_code, code)
+    return cls(
+        message,
+        status=response.status_code,
+        code=code,
+        suggestion=suggestion,
+        request_id=_request_id(response),
+        method=method,
+        url=url,
+        retry_after=_retry_after(response),
+    )
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    """Seconds to wait: `retry-after-ms` (precise; sent by some APIs and by the mock), else `Retry-After`."""
+    millis = parse_retry_after(response.headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    return parse_retry_after(response.headers.get("Retry-After"))
+
+
+def _request_id(response: requests.Response) -> str:
+    return next((response.headers[h] for h in _REQUEST_ID_HEADERS if h in response.headers), "")
+
+
+@functools.lru_cache(maxsize=64)
+def _decoder(type_: Any) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(Envelope[type_])  # type: ignore[valid-type]
+
+
+def _decode(response: requests.Response, type_: type[T], method: str, url: str) -> T:
+    try:
+        return _decoder(type_).decode(response.content).data
+    except msgspec.DecodeError as exc:
+        raise errors.APIError(
+            f"unexpected response body: {exc}", status=response.status_code, method=method, url=url,
+            request_id=_request_id(response),
+        ) from exc

@@ -1,0 +1,57 @@
+"""The client-side limiter keeps a burst from threads under Lambda's limits; 429s are retried safely."""
+
+from __future__ import annotations
+
+import threading
+
+import requests
+from lambda_sdk import LambdaClient, RetryPolicy
+
+TIME_SCALE = 0.05  # Lambda's 1 request/s -> 50 ms, 1 launch/12 s -> 600 ms
+PATIENT_RETRY = RetryPolicy(max_attempts=30, initial_backoff=0.05, max_backoff=0.5)
+
+
+def _launch_burst(client: LambdaClient, count: int) -> list[BaseException]:
+    failures: list[BaseException] = []
+
+    def one(n: int) -> None:
+        try:
+            client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10",
+                                   ssh_key_names=["default"], name=f"burst-{n}")
+            list(client.list_instances())
+        except BaseException as exc:  # collected and asserted on by the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return failures
+
+
+def _logged_session(statuses: list[int]) -> requests.Session:
+    session = requests.Session()
+    session.hooks["response"].append(lambda r, *a, **k: statuses.append(r.status_code))
+    return session
+
+
+def test_limiter_shared_by_threads_sees_no_429(mock_clouds_factory, make_client) -> None:
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=TIME_SCALE)
+    statuses: list[int] = []
+    client = make_client(clouds, time_scale=TIME_SCALE, session=_logged_session(statuses),
+                         retry=PATIENT_RETRY)
+    assert _launch_burst(client, 4) == []
+    assert len(list(client.list_instances())) == 4
+    assert statuses and statuses.count(429) == 0
+
+
+def test_without_limiter_429s_are_retried_and_nothing_is_launched_twice(mock_clouds_factory,
+                                                                        make_client) -> None:
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=TIME_SCALE)
+    statuses: list[int] = []
+    client = make_client(clouds, rate_limit=None, session=_logged_session(statuses), retry=PATIENT_RETRY)
+    assert _launch_burst(client, 4) == []
+    assert statuses.count(429) > 0  # the server pushed back...
+    names = sorted(i.name for i in client.list_instances())
+    assert names == [f"burst-{n}" for n in range(4)]  # ...and each launch happened exactly once

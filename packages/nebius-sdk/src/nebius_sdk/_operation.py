@@ -1,0 +1,148 @@
+"""`Operation`: a handle on a `nebius.common.v1.Operation` that can be polled, waited for and resumed.
+
+An operation is complete when its `status` is set (Nebius API README). `wait()` polls `OperationService.Get`
+with exponential backoff and jitter until then, always under a deadline, and raises the typed error of a
+non-OK status. Stopping a wait (deadline, KeyboardInterrupt) never cancels the operation in the cloud: it can
+be picked up later, in another process too, with `NebiusClient.get_operation(op.id)`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from . import _status, errors
+from ._backoff import Backoff
+from ._transport import is_transient
+
+if TYPE_CHECKING:
+    from ._pb.google.rpc import Status
+    from ._pb.nebius.common.v1 import Operation as RawOperation
+
+log = logging.getLogger("nebius_sdk")
+
+T = TypeVar("T")
+
+DEFAULT_WAIT_TIMEOUT = 30 * 60.0  # seconds; Nebius GPU VMs may take minutes to be scheduled
+
+# Fetches the operation by id: (id, per-attempt timeout, max attempts or None for the client's default).
+Refresh = Callable[[str, float, "int | None"], "RawOperation"]
+# Produces the result of a successful operation from its resource id.
+ResultOf = Callable[[str], T]
+
+
+class Operation(Generic[T]):
+    """A long-running Nebius operation (create, start, stop, delete...).
+
+    `id` and `resource_id` are known at once (the instance id of a create is set before it finishes).
+    """
+
+    def __init__(
+        self,
+        raw: RawOperation,
+        *,
+        refresh: Refresh,
+        result_of: ResultOf[T],
+        poll_backoff: Backoff,
+        call_timeout: float,
+        target: str = "",
+    ) -> None:
+        self._raw = raw
+        self._refresh = refresh
+        self._result_of = result_of
+        self._poll_backoff = poll_backoff
+        self._call_timeout = call_timeout
+        self._target = target
+
+    def __repr__(self) -> str:
+        state = "done" if self._is_done() else "running"
+        return f"<Operation {self.id} {self.description!r} resource={self.resource_id} {state}>"
+
+    @property
+    def id(self) -> str:
+        return self._raw.id
+
+    @property
+    def resource_id(self) -> str:
+        return self._raw.resource_id
+
+    @property
+    def description(self) -> str:
+        return self._raw.description
+
+    @property
+    def raw(self) -> RawOperation:
+        """The last `nebius.common.v1.Operation` message received."""
+        return self._raw
+
+    @property
+    def status(self) -> Status | None:
+        """The final `google.rpc.Status`, or None while the operation runs."""
+        return self._raw.status
+
+    def done(self) -> bool:
+        """Whether the operation has finished. Polls once (blocking, one RPC) unless known to be done."""
+        if not self._is_done():
+            self.refresh()
+        return self._is_done()
+
+    def successful(self) -> bool:
+        """Finished with status OK (no RPC; call `done()` or `wait()` first)."""
+        return self._is_done() and self._raw.status.code == 0  # type: ignore[union-attr]
+
+    def error(self) -> errors.APIError | None:
+        """The typed error of a finished, failed operation; None while running or on success (no RPC)."""
+        if not self._is_done() or self.successful():
+            return None
+        status = self._raw.status
+        assert status is not None  # done
+        return _status.operation_error(status, operation_id=self.id, target=self._target)
+
+    def refresh(self, timeout: float | None = None) -> Operation[T]:
+        """Fetch the current state with one `OperationService.Get` (with the SDK's call retries)."""
+        self._raw = self._refresh(self.id, timeout or self._call_timeout, None)
+        return self
+
+    def wait(self, timeout: float | None = DEFAULT_WAIT_TIMEOUT) -> Operation[T]:
+        """Block until the operation finishes; return self.
+
+        Raises the typed `APIError` of a non-OK final status (e.g. `CapacityError` for RESOURCE_EXHAUSTED +
+        NotEnoughResources), or `OperationTimeout` once `timeout` seconds have passed. Transient poll failures
+        (UNAVAILABLE, rate limits, per-call deadlines) are retried until the deadline; other poll errors
+        propagate.
+        `timeout=None` means the default (30 min): a wait always has a deadline.
+        """
+        timeout = DEFAULT_WAIT_TIMEOUT if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        delays = self._poll_backoff.delays()
+        while not self._is_done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise errors.OperationTimeout(self.id, timeout)
+            time.sleep(min(next(delays), remaining))
+            self._poll_once(deadline)
+        failure = self.error()
+        if failure is not None:
+            raise failure
+        return self
+
+    def result(self, timeout: float | None = DEFAULT_WAIT_TIMEOUT) -> T:
+        """`wait(timeout)`, then the resulting resource (the instance, None for a delete). Raises as wait."""
+        self.wait(timeout)
+        return self._result_of(self.resource_id)
+
+    def _poll_once(self, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        try:
+            self._raw = self._refresh(self.id, min(self._call_timeout, remaining), 1)
+        except errors.NebiusError as exc:
+            if not is_transient(exc):
+                raise
+            log.debug("poll of %s failed transiently (%s); will retry", self.id, type(exc).__name__)
+
+    def _is_done(self) -> bool:
+        return self._raw.status is not None

@@ -1,0 +1,330 @@
+"""`NebiusClient`: a typed client of the Nebius AI Cloud compute API (InstanceService, OperationService,
+PlatformService) over gRPC.
+
+Every call has a deadline, carries `authorization: Bearer <token>`, and is retried on UNAVAILABLE,
+DEADLINE_EXCEEDED and rate limits with exponential backoff. Mutating calls (create, start, stop, delete) carry
+an `x-idempotency-key` that all retries of that call share, so the server runs them at most once; a create is
+never re-sent with a new key. After an error that leaves a create's outcome unknown, look the instance up with
+`find_instance(name)`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import grpc
+
+from . import specs
+from ._backoff import Backoff
+from ._operation import Operation
+from ._pager import Pager
+from ._pb.nebius.common.v1 import (
+    GetByNameRequest,
+    GetOperationRequest,
+    ListOperationsRequest,
+    OperationServiceStub,
+    ResourceMetadata,
+)
+from ._pb.nebius.common.v1 import Operation as RawOperation
+from ._pb.nebius.compute.v1 import (
+    CreateInstanceRequest,
+    DeleteInstanceRequest,
+    GetInstanceRequest,
+    Instance,
+    InstanceServiceStub,
+    InstanceSpec,
+    ListInstancesRequest,
+    ListOperationsByParentRequest,
+    ListPlatformsRequest,
+    Platform,
+    PlatformServiceStub,
+    ReservationPolicy,
+    ReservationPolicyPolicy,
+    StartInstanceRequest,
+    StopInstanceRequest,
+)
+from ._transport import DEFAULT_TARGET, Transport
+from .errors import NotFound
+
+TOKEN_ENV = "NEBIUS_IAM_TOKEN"
+DEFAULT_TIMEOUT = 20.0  # seconds per call attempt, as in pysdk/gosdk
+DEFAULT_PAGE_SIZE = 100
+DEFAULT_RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, multiplier=2.0)
+DEFAULT_POLL_BACKOFF = Backoff(initial=1.0, maximum=15.0, multiplier=1.5)
+
+
+class NebiusClient:
+    """Client of one Nebius compute endpoint. Thread-safe; close it (or use `with`) to release the channel.
+
+    `token` defaults to $NEBIUS_IAM_TOKEN. `target` is "host:port" (TLS, or plaintext for loopback addresses);
+    `channel` replaces it with a channel you own (the client then never closes it). `parent_id` is the default
+    project for lists, lookups by name and creates; `subnet_id` the default subnet of created instances (the
+    VPC API that lists subnets is not part of this SDK). `timeout` is the deadline of each call attempt;
+    `max_attempts` bounds retries of one call; `retry_backoff` / `poll_backoff` shape the pauses between
+    retries and between operation polls.
+    """
+
+    def __init__(
+        self,
+        token: str | None = None,
+        *,
+        target: str = DEFAULT_TARGET,
+        channel: grpc.Channel | None = None,
+        parent_id: str = "",
+        subnet_id: str = "",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_attempts: int = 4,
+        retry_backoff: Backoff = DEFAULT_RETRY_BACKOFF,
+        poll_backoff: Backoff = DEFAULT_POLL_BACKOFF,
+    ) -> None:
+        token = token or os.environ.get(TOKEN_ENV, "")
+        if not token:
+            raise ValueError(f"no IAM token: pass token= or set {TOKEN_ENV}")
+        self.parent_id = parent_id
+        self.subnet_id = subnet_id
+        self.poll_backoff = poll_backoff
+        self._transport = Transport(
+            token=token,
+            target=target,
+            channel=channel,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            backoff=retry_backoff,
+        )
+        self._instances = InstanceServiceStub(self._transport.channel)
+        self._operations = OperationServiceStub(self._transport.channel)
+        self._platforms = PlatformServiceStub(self._transport.channel)
+
+    def __repr__(self) -> str:
+        return f"NebiusClient(target={self._transport.target!r}, parent_id={self.parent_id!r})"
+
+    def __enter__(self) -> NebiusClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the channel (if the client opened it). Operations keep running in the cloud."""
+        self._transport.close()
+
+    # ------------------------------------------------------------------ instances: reads
+    def get_instance(self, instance_id: str, *, timeout: float | None = None) -> Instance:
+        """The instance with this id. Raises `NotFound` if it does not exist (or was deleted)."""
+        return self._transport.call(self._instances.get, GetInstanceRequest(id=instance_id), timeout=timeout)
+
+    def find_instance(
+        self, name: str, *, parent_id: str = "", timeout: float | None = None
+    ) -> Instance | None:
+        """The instance named `name` in the project (names are unique per project), or None."""
+        request = GetByNameRequest(parent_id=self._parent(parent_id), name=name)
+        try:
+            return self._transport.call(self._instances.get_by_name, request, timeout=timeout)
+        except NotFound:
+            return None
+
+    def list_instances(self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Instance]:
+        """A lazy pager over the project's instances (nothing is fetched until you iterate)."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[Instance], str]:
+            request = ListInstancesRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = self._transport.call(self._instances.list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    # ------------------------------------------------------------------ instances: operations
+    def begin_create_instance(
+        self,
+        name: str,
+        platform: str,
+        preset: str,
+        *,
+        parent_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        subnet_id: str = "",
+        boot_disk_gib: int = specs.DEFAULT_BOOT_DISK_GIB,
+        image_family: str = specs.DEFAULT_IMAGE_FAMILY,
+        public_ip: bool = True,
+        reservation: ReservationPolicy | ReservationPolicyPolicy | None = None,
+        reservation_ids: Sequence[str] = (),
+        stopped: bool = False,
+        preemptible: bool = False,
+        cloud_init_user_data: str = "",
+        timeout: float | None = None,
+    ) -> Operation[Instance]:
+        """Start creating an instance with a managed boot disk and one network interface; return at once.
+
+        `subnet_id` defaults to the client's; without one the server answers `InvalidArgument`.
+        The returned operation's `resource_id` is the new instance id. A capacity shortage usually surfaces
+        later, from `wait()`/`result()` as `CapacityError` (the instance is then left STOPPED: delete it).
+        See `build_instance_spec` for the options; use `begin_create_instance_from_spec` for full control.
+        """
+        spec = specs.build_instance_spec(
+            platform,
+            preset,
+            subnet_id=subnet_id or self.subnet_id,
+            boot_disk=specs.managed_boot_disk(
+                name=f"{name}-boot", image_family=image_family, size_gib=boot_disk_gib
+            ),
+            public_ip=public_ip,
+            reservation=reservation,
+            reservation_ids=reservation_ids,
+            stopped=stopped,
+            preemptible=preemptible,
+            cloud_init_user_data=cloud_init_user_data,
+        )
+        return self.begin_create_instance_from_spec(
+            name, spec, parent_id=parent_id, labels=labels, timeout=timeout
+        )
+
+    def begin_create_instance_from_spec(
+        self,
+        name: str,
+        spec: InstanceSpec,
+        *,
+        parent_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Operation[Instance]:
+        """Start creating an instance from a complete `InstanceSpec`; return the operation at once.
+
+        Raises `AlreadyExists` if the name is taken in the project, `InvalidArgument` for a bad spec,
+        `QuotaError`/`CapacityError` if the server refuses at once.
+        """
+        metadata = ResourceMetadata(parent_id=self._parent(parent_id), name=name, labels=dict(labels or {}))
+        request = CreateInstanceRequest(metadata=metadata, spec=spec)
+        raw = self._transport.call(self._instances.create, request, mutating=True, timeout=timeout)
+        return self._operation(raw, self._get_instance_result)
+
+    def begin_start_instance(self, instance_id: str, *, timeout: float | None = None) -> Operation[Instance]:
+        """Start a STOPPED instance. Raises `NotFound`, or `Conflict` if its state or an operation forbids."""
+        request = StartInstanceRequest(id=instance_id)
+        raw = self._transport.call(self._instances.start, request, mutating=True, timeout=timeout)
+        return self._operation(raw, self._get_instance_result)
+
+    def begin_stop_instance(self, instance_id: str, *, timeout: float | None = None) -> Operation[Instance]:
+        """Stop a RUNNING instance. Raises `NotFound`, or `Conflict` if its state or an operation forbids."""
+        request = StopInstanceRequest(id=instance_id)
+        raw = self._transport.call(self._instances.stop, request, mutating=True, timeout=timeout)
+        return self._operation(raw, self._get_instance_result)
+
+    def begin_delete_instance(
+        self, instance_id: str, *, missing_ok: bool = True, timeout: float | None = None
+    ) -> Operation[None] | None:
+        """Start deleting an instance (and its managed disks); return the operation at once.
+
+        Returns None when the instance does not exist and `missing_ok` (the default): there is nothing to wait
+        for. With `missing_ok=False` that case raises `NotFound`.
+        """
+        request = DeleteInstanceRequest(id=instance_id)
+        try:
+            raw = self._transport.call(self._instances.delete, request, mutating=True, timeout=timeout)
+        except NotFound:
+            if missing_ok:
+                return None
+            raise
+        return self._operation(raw, _no_result)
+
+    def delete_instance(
+        self, instance_id: str, *, missing_ok: bool = True, wait_timeout: float | None = None
+    ) -> None:
+        """Delete an instance and block until it is gone. Succeeds if it is already gone (unless `missing_ok`
+        is False). Raises the operation's typed error or `OperationTimeout` after `wait_timeout` seconds."""
+        operation = self.begin_delete_instance(instance_id, missing_ok=missing_ok)
+        if operation is not None:
+            operation.wait(wait_timeout)
+
+    # ------------------------------------------------------------------ operations
+    def get_operation(self, operation_id: str, *, timeout: float | None = None) -> Operation[Instance | None]:
+        """Resume an operation by id (e.g. in another process). Raises `NotFound` for an unknown id.
+
+        Its `result()` is the instance, or None for a delete or an instance that no longer exists.
+        """
+        return self._operation(
+            self._get_raw_operation(operation_id, timeout, None), self._find_instance_by_id
+        )
+
+    def list_operations_by_parent(
+        self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> Pager[Operation[Instance | None]]:
+        """A lazy pager over the compute operations of a project (InstanceService.ListOperationsByParent)."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[Operation[Instance | None]], str]:
+            request = ListOperationsByParentRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = self._transport.call(self._instances.list_operations_by_parent, request)
+            return self._operations_of(response.operations), response.next_page_token
+
+        return Pager(fetch)
+
+    def list_operations(
+        self, resource_id: str, *, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> Pager[Operation[Instance | None]]:
+        """A lazy pager over the operations of one resource (OperationService.List)."""
+
+        def fetch(token: str) -> tuple[list[Operation[Instance | None]], str]:
+            request = ListOperationsRequest(resource_id=resource_id, page_size=page_size, page_token=token)
+            response = self._transport.call(self._operations.list, request)
+            return self._operations_of(response.operations), response.next_page_token
+
+        return Pager(fetch)
+
+    # ------------------------------------------------------------------ platforms
+    def list_platforms(self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Platform]:
+        """A lazy pager over the platforms (and their presets) available to a project."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[Platform], str]:
+            request = ListPlatformsRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = self._transport.call(self._platforms.list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def get_platform(self, name: str, *, parent_id: str = "", timeout: float | None = None) -> Platform:
+        """The platform named `name` (e.g. "gpu-h100-sxm"). Raises `NotFound` if there is none."""
+        request = GetByNameRequest(parent_id=self._parent(parent_id), name=name)
+        return self._transport.call(self._platforms.get_by_name, request, timeout=timeout)
+
+    # ------------------------------------------------------------------ internals
+    def _parent(self, parent_id: str) -> str:
+        parent = parent_id or self.parent_id
+        if not parent:
+            raise ValueError("parent_id is required (pass it, or set NebiusClient(parent_id=...))")
+        return parent
+
+    def _operation(self, raw: RawOperation, result_of: Any) -> Operation[Any]:
+        return Operation(
+            raw,
+            refresh=self._get_raw_operation,
+            result_of=result_of,
+            poll_backoff=self.poll_backoff,
+            call_timeout=self._transport.timeout,
+            target=self._transport.target,
+        )
+
+    def _operations_of(self, raws: Sequence[RawOperation]) -> list[Operation[Instance | None]]:
+        return [self._operation(raw, self._find_instance_by_id) for raw in raws]
+
+    def _get_raw_operation(
+        self, operation_id: str, timeout: float | None, max_attempts: int | None
+    ) -> RawOperation:
+        request = GetOperationRequest(id=operation_id)
+        return self._transport.call(self._operations.get, request, timeout=timeout, max_attempts=max_attempts)
+
+    def _get_instance_result(self, instance_id: str) -> Instance:
+        return self.get_instance(instance_id)
+
+    def _find_instance_by_id(self, instance_id: str) -> Instance | None:
+        try:
+            return self.get_instance(instance_id)
+        except NotFound:
+            return None
+
+
+def _no_result(resource_id: str) -> None:
+    return None

@@ -1,0 +1,120 @@
+"""The SDK against the in-process Nebius mock over the wire: lifecycle, operations, paging, platforms,
+reservation policies."""
+
+from __future__ import annotations
+
+import pytest
+from nebius_sdk import NotFound, Operation
+from nebius_sdk.models import InstanceState, ReservationPolicyPolicy, instance_state, private_ip, public_ip
+
+H100 = ("gpu-h100-sxm", "1gpu-16vcpu-200gb")
+CPU = ("cpu-d3", "4vcpu-16gb")
+H100_BLOCK = "capacityblockgroup-e00h100block000001"
+WAIT = 60.0  # generous: the mock finishes a 120 s create in 0.24 s
+
+
+def test_full_lifecycle(client) -> None:
+    op = client.begin_create_instance("vm-life", *H100, labels={"fleet": "f1"})
+    assert op.id.startswith("computeoperation-") and op.resource_id.startswith("computeinstance-")
+    assert client.find_instance("vm-life").metadata.id == op.resource_id  # visible while creating
+
+    instance = op.result(timeout=WAIT)
+    assert op.done() and op.successful()
+    assert instance_state(instance) is InstanceState.RUNNING
+    assert instance.metadata.labels == {"fleet": "f1"}
+    assert public_ip(instance).count(".") == 3 and "/" not in public_ip(instance)
+    assert private_ip(instance).startswith("10.")
+    assert [i.metadata.id for i in client.list_instances()] == [op.resource_id]
+
+    stopped = client.begin_stop_instance(op.resource_id).result(timeout=WAIT)
+    assert instance_state(stopped) is InstanceState.STOPPED
+    started = client.begin_start_instance(op.resource_id).result(timeout=WAIT)
+    assert instance_state(started) is InstanceState.RUNNING
+
+    client.delete_instance(op.resource_id, wait_timeout=WAIT)
+    with pytest.raises(NotFound):
+        client.get_instance(op.resource_id)
+    assert client.find_instance("vm-life") is None
+    assert client.begin_delete_instance(op.resource_id) is None  # already gone: nothing to wait for
+    with pytest.raises(NotFound):
+        client.begin_delete_instance(op.resource_id, missing_ok=False)
+
+
+def test_created_stopped_instance_stays_stopped(client) -> None:
+    instance = client.begin_create_instance("vm-stopped", *CPU, stopped=True).result(timeout=WAIT)
+    assert instance_state(instance) is InstanceState.STOPPED and instance.spec.stopped
+
+
+def test_operation_resumes_from_its_id_in_another_client(client, client_factory, nebius_endpoint) -> None:
+    op = client.begin_create_instance("vm-resume", *CPU)
+    client.close()  # the first "process" goes away; the cloud operation keeps running
+    later = client_factory(nebius_endpoint)
+    resumed = later.get_operation(op.id)
+    assert isinstance(resumed, Operation) and resumed.resource_id == op.resource_id
+    assert resumed.result(timeout=WAIT).metadata.name == "vm-resume"
+
+    delete = later.begin_delete_instance(op.resource_id)
+    assert later.get_operation(delete.id).result(timeout=WAIT) is None  # a resumed delete yields None
+
+
+def test_get_operation_of_unknown_id_is_not_found(client) -> None:
+    with pytest.raises(NotFound):
+        client.get_operation("computeoperation-e00doesnotexist00")
+
+
+def test_list_instances_pages(client) -> None:
+    names = [f"vm-page-{i}" for i in range(5)]
+    for name in names:
+        client.begin_create_instance(name, *CPU, stopped=True)
+    pages = list(client.list_instances(page_size=2).by_page())
+    assert [len(p) for p in pages] == [2, 2, 1]
+    assert pages[-1].next_page_token == "" and all(p.next_page_token for p in pages[:-1])
+    assert [i.metadata.name for i in client.list_instances(page_size=2)] == names
+    resumed = client.list_instances(page_size=2).by_page(continuation_token=pages[0].next_page_token)
+    assert [i.metadata.name for page in resumed for i in page] == names[2:]
+
+
+def test_operations_are_listed_by_parent_and_by_resource(client) -> None:
+    op = client.begin_create_instance("vm-ops", *CPU)
+    op.wait(timeout=WAIT)
+    stop = client.begin_stop_instance(op.resource_id)
+    stop.wait(timeout=WAIT)
+    by_parent = list(client.list_operations_by_parent(page_size=1))
+    assert [o.id for o in by_parent] == [op.id, stop.id]
+    assert all(o.done() for o in by_parent)
+    assert [o.id for o in client.list_operations(op.resource_id)] == [op.id, stop.id]
+
+
+def test_platforms(client) -> None:
+    platforms = {p.metadata.name: p for p in client.list_platforms(page_size=2)}
+    assert "gpu-h100-sxm" in platforms and "cpu-d3" in platforms
+    presets = [p.name for p in platforms["gpu-h100-sxm"].spec.presets]
+    assert "1gpu-16vcpu-200gb" in presets
+    assert client.get_platform("gpu-h100-sxm").spec.presets[0].resources.gpu_count >= 1
+    with pytest.raises(NotFound):
+        client.get_platform("gpu-z999")
+
+
+@pytest.mark.parametrize(
+    ("reservation", "ids", "expected_block"),
+    [
+        (None, (), H100_BLOCK),  # AUTO (unset): any matching block first
+        (ReservationPolicyPolicy.STRICT, (H100_BLOCK,), H100_BLOCK),
+        (ReservationPolicyPolicy.FORBID, (), ""),
+    ],
+)
+def test_reservation_policy_is_honoured(client, reservation, ids, expected_block) -> None:
+    op = client.begin_create_instance("vm-res", *H100, reservation=reservation, reservation_ids=ids)
+    instance = op.result(timeout=WAIT)
+    assert instance.status.reservation_id == expected_block
+    if reservation is not None:
+        assert instance.spec.reservation_policy.policy is reservation
+
+
+def test_debug_log_names_each_call_and_its_request_id(client, caplog) -> None:
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="nebius_sdk")
+    list(client.list_instances())
+    [record] = [r for r in caplog.records if "InstanceService/List" in r.getMessage()]
+    assert "request id " in record.getMessage() and "request id ," not in record.getMessage()

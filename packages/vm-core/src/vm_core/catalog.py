@@ -1,0 +1,78 @@
+"""The GPU catalog (catalog.toml): canonical GPU names and each provider's shapes for them.
+
+`--gpu TYPE[:N]` is parsed here; N is GPUs per VM. Without N the provider's smallest shape for TYPE is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class GpuType:
+    name: str
+    aliases: tuple[str, ...]
+    memory_gb: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeEntry:
+    provider: str
+    gpu: str
+    shape: str
+    gpu_count: int
+    price_per_hour: float | None = None  # None: the provider's API reports the price
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRequest:
+    gpu: str  # canonical name
+    gpu_count: int | None  # per VM; None = smallest shape
+
+
+class Catalog:
+    def __init__(self, gpus: list[GpuType], shapes: list[ShapeEntry]) -> None:
+        self.gpus = gpus
+        self.shapes = shapes
+        self._by_alias = {alias.upper(): g for g in gpus for alias in (g.name, *g.aliases)}
+
+    def gpu(self, name: str) -> GpuType:
+        """The canonical GPU for a name or alias (case-insensitive); UsageError lists the known ones."""
+        found = self._by_alias.get(name.strip().upper())
+        if found is None:
+            known = ", ".join(g.name for g in self.gpus)
+            raise UsageError(f"unknown GPU type {name!r}; known types: {known}")
+        return found
+
+    def parse(self, text: str) -> GpuRequest:
+        """`H100` or `H100:8`. Raises UsageError for an unknown type or a bad count."""
+        name, sep, count = text.partition(":")
+        gpu = self.gpu(name)
+        if not sep:
+            return GpuRequest(gpu.name, None)
+        if not count.isdigit() or not 1 <= int(count) <= 64:
+            raise UsageError(f"bad GPU count in {text!r}: give GPUs per VM as a number from 1 to 64, e.g. H100:8")
+        return GpuRequest(gpu.name, int(count))
+
+    def shapes_for(self, provider: str, gpu: str, gpu_count: int | None = None) -> list[ShapeEntry]:
+        """The provider's shapes of `gpu` (exactly `gpu_count` GPUs if given), smallest and cheapest first."""
+        found = [s for s in self.shapes if s.provider == provider and s.gpu == gpu]
+        if gpu_count is not None:
+            found = [s for s in found if s.gpu_count == gpu_count]
+        return sorted(found, key=lambda s: (s.gpu_count, s.price_per_hour or 0.0))
+
+    def lookup(self, provider: str, shape: str) -> ShapeEntry | None:
+        return next((s for s in self.shapes if s.provider == provider and s.shape == shape), None)
+
+
+@functools.cache
+def default_catalog() -> Catalog:
+    data = tomllib.loads(resources.files("vm_core").joinpath("catalog.toml").read_text())
+    gpus = [GpuType(g["name"], tuple(g.get("aliases", ())), int(g["memory_gb"])) for g in data["gpu"]]
+    shapes = [ShapeEntry(**s) for s in data["shape"]]
+    return Catalog(gpus, shapes)

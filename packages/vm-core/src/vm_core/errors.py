@@ -1,0 +1,104 @@
+"""Normalized errors: every provider error becomes one of these at the adapter's edge.
+
+    VmError                     exit 1   anything else that went wrong
+    ├── UsageError              exit 2   bad input, rejected before any API call
+    ├── NotFound                exit 3
+    ├── ConfigError             exit 4   missing/unsafe configuration
+    │   └── AuthError           exit 4   the cloud refused the credentials
+    ├── Unsupported             exit 5   the provider has no such feature (e.g. Lambda stop)
+    ├── CapacityError           exit 6   no capacity (scope: zone, region or provider)
+    ├── QuotaError              exit 6
+    ├── PartialFailure          exit 7   some of several targets failed
+    ├── Transient               exit 8   rate limited, unavailable, lost response: retry later
+    │   └── RateLimited         exit 8
+    └── Timeout                 exit 9   a wait passed its deadline; the cloud operation goes on
+
+Adapters classify by the SDK's typed errors, never by message text.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Scope(enum.StrEnum):
+    """How much a capacity error rules out (the fleet allocator blocks that scope)."""
+
+    ZONE = "zone"
+    REGION = "region"
+    PROVIDER = "provider"
+
+
+class VmError(Exception):
+    code = "error"
+    exit_code = 1
+    retryable = False
+
+    def __init__(self, message: str, *, provider: str | None = None, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.suggestion = suggestion
+
+    def to_json(self) -> dict[str, object]:
+        body: dict[str, object] = {
+            "code": self.code, "message": self.message, "provider": self.provider, "retryable": self.retryable,
+        }
+        if self.suggestion:
+            body["suggestion"] = self.suggestion
+        return {"error": body}
+
+
+class UsageError(VmError):
+    code, exit_code = "usage", 2
+
+
+class NotFound(VmError):
+    code, exit_code = "not_found", 3
+
+
+class ConfigError(VmError):
+    code, exit_code = "config", 4
+
+
+class AuthError(ConfigError):
+    code = "auth"
+
+
+class Unsupported(VmError):
+    code, exit_code = "unsupported", 5
+
+
+class CapacityError(VmError):
+    code, exit_code = "capacity", 6
+
+    def __init__(self, message: str, *, scope: Scope = Scope.REGION, region: str | None = None,
+                 provider: str | None = None, suggestion: str | None = None) -> None:
+        super().__init__(message, provider=provider, suggestion=suggestion)
+        self.scope = scope
+        self.region = region
+
+    def to_json(self) -> dict[str, object]:
+        body = super().to_json()
+        body["error"]["scope"] = self.scope.value  # type: ignore[index]
+        return body
+
+
+class QuotaError(VmError):
+    code, exit_code = "quota", 6
+
+
+class PartialFailure(VmError):
+    code, exit_code = "partial_failure", 7
+
+
+class Transient(VmError):
+    code, exit_code, retryable = "transient", 8, True
+
+
+class RateLimited(Transient):
+    code = "rate_limited"
+
+
+class Timeout(VmError):
+    code, exit_code, retryable = "timeout", 9, True

@@ -1,0 +1,140 @@
+"""The provider-neutral model: instances, states, offers, and what a create asks for.
+
+Plain frozen dataclasses (cheap to import); every provider adapter maps its native objects into these.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+class InstanceState(enum.StrEnum):
+    """One state vocabulary for all clouds; each adapter has an explicit map with an UNKNOWN fallback."""
+
+    CREATING = "creating"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    REBOOTING = "rebooting"
+    TERMINATING = "terminating"
+    TERMINATED = "terminated"
+    ERROR = "error"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_gone(self) -> bool:
+        return self is InstanceState.TERMINATED
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A VM as vm sees it. `native` is the SDK object, for `-o json --raw`."""
+
+    provider: str
+    id: str
+    name: str
+    state: InstanceState
+    gpu: str  # canonical GPU name ("" if the shape is not in the catalog)
+    gpu_count: int  # GPUs per VM
+    region: str
+    shape: str  # native shape name (Crusoe type, Lambda instance type, Nebius "platform/preset")
+    reserved: bool = False
+    reservation_id: str = ""
+    price_per_hour: float | None = None
+    fleet: str | None = None
+    created_at: datetime | None = None
+    native: Any = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON schema of `vm ... -o json` (keys documented in the README)."""
+        return {
+            "provider": self.provider,
+            "id": self.id,
+            "name": self.name,
+            "state": self.state.value,
+            "gpu": self.gpu,
+            "gpu_count": self.gpu_count,
+            "region": self.region,
+            "reserved": self.reserved,
+            "reservation_id": self.reservation_id,
+            "price_per_hour": self.price_per_hour,
+            "fleet": self.fleet,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """Somewhere a VM of one shape could be created now, and at what price.
+
+    `capacity` is the number of VMs the cloud says it can place (None when the cloud does not say how many);
+    `available` is False when the cloud says there is none. A reserved offer names its reservation.
+    """
+
+    provider: str
+    region: str
+    gpu: str
+    gpu_count: int
+    shape: str
+    price_per_hour: float
+    capacity: int | None
+    available: bool = True
+    reservation_id: str = ""
+
+    @property
+    def reserved(self) -> bool:
+        return bool(self.reservation_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider, "region": self.region, "gpu": self.gpu, "gpu_count": self.gpu_count,
+            "shape": self.shape, "price_per_hour": self.price_per_hour, "capacity": self.capacity,
+            "available": self.available, "reserved": self.reserved, "reservation_id": self.reservation_id,
+        }
+
+
+class ReservationMode(enum.StrEnum):
+    AUTO = "auto"  # use reserved capacity the cloud picks when it can, else on-demand
+    NONE = "none"  # on-demand only
+    ID = "id"  # this reservation
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationRequest:
+    """`--reservation auto|none|ID` and `--strict` (fail rather than fall back to on-demand)."""
+
+    mode: ReservationMode = ReservationMode.AUTO
+    reservation_id: str = ""
+    strict: bool = False
+
+    @classmethod
+    def parse(cls, value: str, *, strict: bool = False) -> ReservationRequest:
+        """Raises ValueError for an empty value or `--strict` with `none`."""
+        text = value.strip()
+        if not text:
+            raise ValueError("--reservation needs auto, none or a reservation id")
+        if text.lower() in ("auto", "none"):
+            mode = ReservationMode(text.lower())
+            if mode is ReservationMode.NONE and strict:
+                raise ValueError("--strict cannot be combined with --reservation none")
+            return cls(mode=mode, strict=strict)
+        return cls(mode=ReservationMode.ID, reservation_id=text, strict=strict)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateSpec:
+    """What to create. `shape` and `region` pin an exact offer (the fleet allocator does); otherwise the
+    adapter picks the smallest shape of `gpu` with `gpu_count` GPUs per VM and a region with capacity."""
+
+    name: str
+    gpu: str
+    gpu_count: int | None = None
+    region: str | None = None
+    shape: str | None = None
+    reservation: ReservationRequest = ReservationRequest()
+    ssh_public_key: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,128 @@
+"""The extension point for clouds: one small Protocol, plus optional capability Protocols.
+
+A provider package registers a `ProviderPlugin` under the entry-point group `vm_core.providers`; vm-core's own
+adapters (crusoe, lambda, nebius) register the same way. Callers check capabilities with `isinstance`
+(`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`) and never catch NotImplementedError.
+
+Every method raises only `vm_core.errors` exceptions (adapters translate their SDK's errors at the edge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from .model import CreateSpec, Instance, Offer
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+@runtime_checkable
+class Pending(Protocol[T_co]):
+    """A long-running cloud action. Waiting never cancels the action in the cloud."""
+
+    @property
+    def id(self) -> str:
+        """The cloud's operation id (or the instance id where the cloud has no operations)."""
+        ...
+
+    @property
+    def resource_id(self) -> str:
+        """The instance the action is about; known as soon as the action was accepted."""
+        ...
+
+    def done(self) -> bool:
+        """Whether the action has finished (may make one API call; does not block otherwise)."""
+        ...
+
+    def wait(self, timeout: float) -> T_co:
+        """Block until finished or `timeout` seconds pass (then raise Timeout); raise the normalized error of a
+        failed action (CapacityError, QuotaError, VmError...)."""
+        ...
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One cloud account, connected. Methods may block on network calls; none waits for a long action."""
+
+    name: str
+
+    def list_instances(self) -> Iterator[Instance]:
+        """Every live instance the account can see (lazily paged)."""
+        ...
+
+    def get_instance(self, instance_id: str) -> Instance:
+        """Raises NotFound when it does not exist (or no longer exists)."""
+        ...
+
+    def find_instance(self, name: str) -> Instance | None:
+        """The live instance with this exact name, or None. Used to resolve ambiguous creates."""
+        ...
+
+    def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
+        """Ask for one VM. Never retried blindly after an ambiguous failure: callers resolve with
+        find_instance. Raises CapacityError/QuotaError when the cloud refuses at once."""
+        ...
+
+    def begin_destroy(self, instance_id: str) -> Pending[None]:
+        """Delete an instance; an instance that is already gone gives an already-finished Pending.
+        Raises Unsupported when the cloud refuses to delete it (e.g. a reserved Lambda instance)."""
+        ...
+
+    def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
+        """Shapes of `gpu` (with `gpu_count` GPUs per VM, or every count) in every region, with prices,
+        capacity where the cloud reports it, and the account's reservations."""
+        ...
+
+
+@runtime_checkable
+class SupportsStopStart(Protocol):
+    def begin_stop(self, instance_id: str) -> Pending[Instance]: ...
+
+    def begin_start(self, instance_id: str) -> Pending[Instance]: ...
+
+
+@runtime_checkable
+class SupportsReboot(Protocol):
+    def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationInfo:
+    provider: str
+    id: str
+    gpu: str
+    regions: tuple[str, ...]
+    total_gpus: int | None
+    used_gpus: int | None
+    price_per_gpu_hour: float | None
+    terminable: bool = True  # False where the cloud refuses to delete instances placed on it (Lambda)
+
+
+@runtime_checkable
+class SupportsReservations(Protocol):
+    def list_reservations(self) -> list[ReservationInfo]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A configuration key of a provider (from the profile or the cloud's conventional env var)."""
+
+    key: str
+    env: str = ""
+    secret: bool = False
+    required: bool = True
+    help: str = ""
+
+
+class ProviderPlugin(Protocol):
+    """What the `vm_core.providers` entry point names. Loading it must not import the cloud's SDK."""
+
+    name: str
+    title: str  # e.g. "Lambda Cloud"
+    settings: tuple[Setting, ...]
+
+    def connect(self, settings: Mapping[str, Any]) -> Provider:
+        """A connected provider (no network call yet). Raises ConfigError for missing settings."""
+        ...

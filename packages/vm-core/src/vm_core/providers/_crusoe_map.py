@@ -1,0 +1,166 @@
+"""Crusoe vocabulary as data: VM states, product lines, reservation requests and SDK errors in vm-core terms.
+
+Nothing here imports crusoe_sdk at module import time: the SDK's error and request types are loaded on the
+first translation or the first create (so `import vm_core.providers.crusoe` stays cheap).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog import Catalog
+from ..errors import (
+    AuthError,
+    CapacityError,
+    NotFound,
+    QuotaError,
+    RateLimited,
+    Scope,
+    Timeout,
+    Transient,
+    Unsupported,
+    VmError,
+)
+from ..model import InstanceState, ReservationMode, ReservationRequest
+
+NAME = "crusoe"
+TITLE = "Crusoe Cloud"
+
+# Crusoe `state` strings -> the normalized state; anything else is UNKNOWN.
+STATES: dict[str, InstanceState] = {
+    "STATE_INITIALIZING": InstanceState.CREATING,
+    "STATE_DEFINING": InstanceState.CREATING,
+    "STATE_STARTING": InstanceState.STARTING,
+    "STATE_RUNNING": InstanceState.RUNNING,
+    "STATE_SHUTDOWN": InstanceState.STOPPING,
+    "STATE_STOPPED": InstanceState.STOPPED,
+    "STATE_SHUTOFF": InstanceState.STOPPED,
+    "STATE_DELETING": InstanceState.TERMINATING,
+    "STATE_DELETED": InstanceState.TERMINATED,
+    "STATE_ERROR": InstanceState.ERROR,
+    "STATE_CRASHED": InstanceState.ERROR,
+}
+
+
+def instance_state(raw: str) -> InstanceState:
+    return STATES.get(str(raw), InstanceState.UNKNOWN)
+
+
+# Crusoe product lines (a reservation's `product_line`) -> canonical GPU. A shape belongs to the longest
+# product line that prefixes its name at a `-` or `.` boundary: `a100-80gb-sxm-ib.8x` is `a100-80gb-sxm`,
+# `a100-80gb.8x` is `a100-80gb`, so a PCIe reservation never hosts an SXM VM.
+PRODUCT_LINES: dict[str, str] = {
+    "h100": "H100",
+    "h200": "H200",
+    "a100": "A100",
+    "a100-80gb": "A100-80GB",
+    "a100-80gb-sxm": "A100-80GB",
+    "l40s": "L40S",
+}
+
+
+def product_line(shape: str) -> str:
+    """The product line of a Crusoe shape ("" when none of PRODUCT_LINES prefixes it)."""
+    lines = [line for line in PRODUCT_LINES if shape == line or shape.startswith((f"{line}-", f"{line}."))]
+    return max(lines, key=len, default="")
+
+
+def reservation_gpu(line: str, catalog: Catalog) -> str:
+    """The canonical GPU of a product line: the table above, else the first catalog shape of Crusoe that the
+    line prefixes ("" when nothing matches)."""
+    if line in PRODUCT_LINES:
+        return PRODUCT_LINES[line]
+    prefixed = (s for s in catalog.shapes if s.provider == NAME and s.shape.startswith((f"{line}-", f"{line}.")))
+    return next((s.gpu for s in prefixed), "")
+
+
+# ------------------------------------------------------------------------------------------ reservations
+def reservation_spec(request: ReservationRequest) -> Any:
+    """The SDK's `reservation_specification` for `--reservation` (table in vm_core.providers.crusoe).
+
+    Raises Unsupported for `auto --strict`: Crusoe's lowest_cost always falls back to on-demand.
+    """
+    from crusoe_sdk import ById, LowestCost, OnDemand
+
+    if request.mode is ReservationMode.AUTO and request.strict:
+        raise Unsupported("Crusoe cannot require a reservation without naming one; pass --reservation ID",
+                          provider=NAME, suggestion="list reservations with `vm offers --gpu T --provider crusoe`")
+    specs: dict[ReservationMode, Callable[[], Any]] = {
+        ReservationMode.AUTO: LowestCost,
+        ReservationMode.NONE: OnDemand,
+        ReservationMode.ID: lambda: ById(request.reservation_id),
+    }
+    return specs[request.mode]()
+
+
+# ------------------------------------------------------------------------------------------ errors
+@dataclass(frozen=True, slots=True)
+class ErrorContext:
+    """What a translated error should name: the location asked for and the action's ids."""
+
+    region: str | None = None
+    resource_id: str = ""
+
+
+Factory = Callable[[Any, ErrorContext], VmError]
+
+
+def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
+    where = f" in {ctx.region}" if ctx.region else ""
+    return CapacityError(f"Crusoe is out of stock{where}: {exc.message}", scope=Scope.REGION, region=ctx.region,
+                         provider=NAME, suggestion="try another region, or `vm offers` to see capacity")
+
+
+def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
+    target = f" on instance {ctx.resource_id}" if ctx.resource_id else ""
+    follow = f"`vm get {ctx.resource_id} --provider crusoe`" if ctx.resource_id else "`vm list --provider crusoe`"
+    return Timeout(f"Crusoe operation {exc.operation_id}{target} did not finish within {exc.timeout:g}s; it "
+                   f"continues in the cloud", provider=NAME,
+                   suggestion=f"follow it with {follow} (operation id {exc.operation_id})")
+
+
+def _plain(cls: type[VmError], what: str) -> Factory:
+    return lambda exc, ctx: cls(f"{what}: {exc}", provider=NAME)
+
+
+@functools.cache
+def translations() -> tuple[tuple[type[BaseException], Factory], ...]:
+    """SDK exception type -> vm-core error factory, most specific first (the first isinstance match wins)."""
+    from crusoe_sdk import errors as e
+
+    return (
+        (e.CapacityError, _capacity),
+        (e.QuotaError, _plain(QuotaError, "Crusoe quota exceeded")),
+        (e.OperationUnavailable, _plain(NotFound, "Crusoe no longer reports this operation; read the instance")),
+        (e.AuthError, _plain(AuthError, "Crusoe refused the credentials (check access_key_id/secret_key)")),
+        (e.NotFound, _plain(NotFound, "not found on Crusoe")),
+        (e.RateLimited, _plain(RateLimited, "Crusoe rate limit")),
+        (e.ServerError, _plain(Transient, "Crusoe server error, the action may or may not have happened")),
+        (e.NoResponse, _plain(Transient, "no response from Crusoe, the action may or may not have happened")),
+        (e.RequestNotSent, _plain(Transient, "could not reach Crusoe")),
+        (e.OperationTimeout, _timeout),
+        (e.CrusoeError, _plain(VmError, "Crusoe error")),
+    )
+
+
+def translate(exc: BaseException, ctx: ErrorContext) -> VmError | None:
+    """The vm-core error for an SDK error, or None when `exc` is not one."""
+    return next((factory(exc, ctx) for cls, factory in translations() if isinstance(exc, cls)), None)
+
+
+@contextlib.contextmanager
+def translated(ctx: ErrorContext = ErrorContext()) -> Iterator[None]:
+    """Re-raise crusoe_sdk errors raised inside the block as vm-core errors; others pass unchanged."""
+    try:
+        yield
+    except VmError:
+        raise
+    except Exception as exc:
+        error = translate(exc, ctx)
+        if error is None:
+            raise
+        raise error from exc

@@ -1,0 +1,274 @@
+"""Nebius -> vm-core tables: instance states, reservation policies, instances, and SDK errors.
+
+Importing this module is cheap: the tables that name nebius_sdk types are built on first use (after
+`connect()` loaded the SDK), so `import vm_core.providers.nebius` imports neither nebius_sdk nor grpc.
+
+Errors are translated by one table keyed by the SDK's exception classes (the most specific class of an
+exception wins, following its MRO), never by message text:
+
+    nebius_sdk                          vm_core
+    CapacityError                       CapacityError(scope=REGION, region=...)
+    QuotaError                          QuotaError
+    PermissionDenied, AuthError         AuthError
+    NotFound                            NotFound
+    AlreadyExists                       VmError (the name is taken in that project)
+    Conflict                            VmError (state or operation in flight forbids it)
+    InvalidArgument                     UsageError (with the field violations)
+    RateLimited                         RateLimited
+    Unavailable, RequestNotSent         Transient
+    OperationTimeout                    Timeout (the operation continues in the cloud)
+    OperationFailed, anything else      VmError
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog import Catalog
+from ..errors import (
+    AuthError,
+    CapacityError,
+    NotFound,
+    QuotaError,
+    RateLimited,
+    Scope,
+    Timeout,
+    Transient,
+    UsageError,
+    VmError,
+)
+from ..model import Instance, InstanceState, ReservationMode, ReservationRequest
+
+NAME = "nebius"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorContext:
+    """What the adapter knows about a call, for the messages of the errors it raises."""
+
+    region: str | None = None
+    project: str = ""
+    name: str = ""  # the instance name of a create
+    instance_id: str = ""
+
+
+# ------------------------------------------------------------------------------------------------ states
+@functools.cache
+def _state_table() -> dict[Any, InstanceState]:
+    from nebius_sdk.models import InstanceState as Native
+
+    return {
+        Native.CREATING: InstanceState.CREATING,
+        Native.STARTING: InstanceState.STARTING,
+        Native.RUNNING: InstanceState.RUNNING,
+        Native.UPDATING: InstanceState.RUNNING,
+        Native.STOPPING: InstanceState.STOPPING,
+        Native.STOPPED: InstanceState.STOPPED,
+        Native.DELETING: InstanceState.TERMINATING,
+        Native.ERROR: InstanceState.ERROR,
+    }
+
+
+def instance_state(native: Any) -> InstanceState:
+    """The normalized state; UNSPECIFIED and values newer than this table are UNKNOWN.
+
+    Nebius shows a new instance STOPPED with `reconciling` (an operation runs) while its create is being
+    scheduled, so STOPPED + reconciling is CREATING. (A stopped instance that is being started turns
+    STARTING at once.)
+    """
+    from nebius_sdk.models import InstanceState as Native
+    from nebius_sdk.models import instance_state as native_state
+
+    state = native_state(native)
+    if state == Native.STOPPED and native.status.reconciling:
+        return InstanceState.CREATING
+    return _state_table().get(state, InstanceState.UNKNOWN)
+
+
+def shape_of(native: Any) -> str:
+    """The vm-core shape name of an instance: "<platform>/<preset>"."""
+    resources = native.spec.resources if native.spec is not None else None
+    if resources is None:
+        return ""
+    return f"{resources.platform}/{resources.preset or ''}"
+
+
+def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
+    """The vm-core Instance of a Nebius instance living in `region`.
+
+    GPU, GPU count and price come from the catalog (Nebius has no price API). An instance placed in a
+    capacity block has no known price: blocks are sold by contract, at prices the API does not expose.
+    """
+    metadata, status = native.metadata, native.status
+    shape = shape_of(native)
+    entry = catalog.lookup(NAME, shape)
+    reservation_id = status.reservation_id if status is not None else ""
+    return Instance(
+        provider=NAME,
+        id=metadata.id,
+        name=metadata.name,
+        state=instance_state(native),
+        gpu=entry.gpu if entry else "",
+        gpu_count=entry.gpu_count if entry else 0,
+        region=region,
+        shape=shape,
+        reserved=bool(reservation_id),
+        reservation_id=reservation_id,
+        price_per_hour=None if reservation_id or entry is None else entry.price_per_hour,
+        created_at=metadata.created_at,
+        native=native,
+    )
+
+
+# ------------------------------------------------------------------------------------------------ reservations
+@functools.cache
+def _policy_table() -> dict[tuple[ReservationMode, bool], Any]:
+    """(--reservation mode, --strict) -> ReservationPolicy.Policy. `none` with `--strict` is refused."""
+    from nebius_sdk.models import ReservationPolicyPolicy as Policy
+
+    return {
+        (ReservationMode.AUTO, False): Policy.AUTO,  # a capacity block if one fits, else on-demand
+        (ReservationMode.AUTO, True): Policy.STRICT,  # any fitting capacity block, else fail
+        (ReservationMode.NONE, False): Policy.FORBID,  # on-demand only
+        (ReservationMode.ID, False): Policy.AUTO,  # that block first, else on-demand
+        (ReservationMode.ID, True): Policy.STRICT,  # that block, else fail
+    }
+
+
+def reservation_policy(request: ReservationRequest) -> Any:
+    """The `ReservationPolicy` of a create. Raises UsageError for `none` with `--strict`."""
+    from nebius_sdk import reservation_policy as build
+
+    policy = _policy_table().get((request.mode, request.strict))
+    if policy is None:
+        raise UsageError("--strict cannot be combined with --reservation none", provider=NAME)
+    ids = [request.reservation_id] if request.mode is ReservationMode.ID else []
+    return build(policy, ids)
+
+
+# ------------------------------------------------------------------------------------------------ errors
+Translate = Callable[[Any, ErrorContext], VmError]
+
+
+def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
+    requested = ", ".join(v.requested for v in exc.violations if v.requested) or "the requested preset"
+    where = ctx.region or "this region"
+    return CapacityError(
+        f"Nebius has no capacity for {requested} in {where} ({exc.message})",
+        scope=Scope.REGION, region=ctx.region, provider=NAME,
+        suggestion="try another region or GPU count (`vm offers --provider nebius`), or later",
+    )
+
+
+def _quota(exc: Any, ctx: ErrorContext) -> VmError:
+    parts = [f"{v.quota}: {v.requested} requested, limit {v.limit}" for v in exc.violations]
+    detail = "; ".join(parts) or exc.message
+    return QuotaError(
+        f"Nebius quota exceeded in project {ctx.project or '?'} ({detail})", provider=NAME,
+        suggestion="ask Nebius to raise the quota, or use another region",
+    )
+
+
+def _unauthenticated(exc: Any, ctx: ErrorContext) -> VmError:
+    return AuthError(
+        f"Nebius refused the IAM token ({exc.message})", provider=NAME,
+        suggestion="set NEBIUS_IAM_TOKEN or the profile's token (`nebius iam get-access-token`; tokens expire)",
+    )
+
+
+def _permission_denied(exc: Any, ctx: ErrorContext) -> VmError:
+    return AuthError(
+        f"Nebius denied access{f' to project {ctx.project}' if ctx.project else ''} ({exc.message})",
+        provider=NAME, suggestion="check the profile's project_id and projects settings",
+    )
+
+
+def _not_found(exc: Any, ctx: ErrorContext) -> VmError:
+    what = f"instance {ctx.instance_id}" if ctx.instance_id else "resource"
+    return NotFound(f"Nebius {what} not found ({exc.message})", provider=NAME)
+
+
+def _already_exists(exc: Any, ctx: ErrorContext) -> VmError:
+    return VmError(
+        f"an instance named {ctx.name!r} already exists in Nebius project {ctx.project} ({ctx.region})",
+        provider=NAME, suggestion="choose another name, or destroy the existing instance first",
+    )
+
+
+def _conflict(exc: Any, ctx: ErrorContext) -> VmError:
+    return VmError(f"Nebius refused the request now: {exc.message}", provider=NAME)
+
+
+def _invalid(exc: Any, ctx: ErrorContext) -> VmError:
+    parts = [f"{v.field}: {v.message}" for v in exc.violations]
+    return UsageError(f"Nebius rejected the request: {'; '.join(parts) or exc.message}", provider=NAME)
+
+
+def _rate_limited(exc: Any, ctx: ErrorContext) -> VmError:
+    return RateLimited(f"Nebius rate limit hit, retries exhausted ({exc.message})", provider=NAME)
+
+
+def _transient(exc: Any, ctx: ErrorContext) -> VmError:
+    return Transient(
+        f"Nebius did not answer ({exc}); the request may or may not have been carried out", provider=NAME,
+        suggestion="retry; after a failed create, look the instance up by name first",
+    )
+
+
+def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
+    follow = f"`vm get {ctx.instance_id} --provider nebius`" if ctx.instance_id else "`vm list --provider nebius`"
+    return Timeout(
+        f"Nebius operation {exc.operation_id} not finished after {exc.timeout:g} s; it continues in the cloud",
+        provider=NAME, suggestion=f"follow it with {follow}",
+    )
+
+
+def _failed(exc: Any, ctx: ErrorContext) -> VmError:
+    return VmError(f"Nebius request failed: {exc}", provider=NAME)
+
+
+@functools.cache
+def _error_table() -> dict[type, Translate]:
+    from nebius_sdk import errors as sdk
+
+    return {
+        sdk.CapacityError: _capacity,
+        sdk.QuotaError: _quota,
+        sdk.PermissionDenied: _permission_denied,
+        sdk.AuthError: _unauthenticated,
+        sdk.NotFound: _not_found,
+        sdk.AlreadyExists: _already_exists,
+        sdk.Conflict: _conflict,
+        sdk.InvalidArgument: _invalid,
+        sdk.RateLimited: _rate_limited,
+        sdk.Unavailable: _transient,
+        sdk.RequestNotSent: _transient,
+        sdk.OperationTimeout: _timeout,
+        sdk.NebiusError: _failed,  # OperationFailed, PaginationLoop, and any APIError not listed above
+    }
+
+
+def vm_error(exc: BaseException, ctx: ErrorContext = ErrorContext()) -> VmError | None:
+    """The vm-core error for a nebius_sdk exception (most specific class first); None for anything else."""
+    table = _error_table()
+    for cls in type(exc).__mro__:
+        translate = table.get(cls)
+        if translate is not None:
+            return translate(exc, ctx)
+    return None
+
+
+@contextlib.contextmanager
+def translated(ctx: ErrorContext = ErrorContext()) -> Iterator[None]:
+    """Re-raise nebius_sdk exceptions as vm-core errors (chained); other exceptions pass unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        error = vm_error(exc, ctx)
+        if error is None:
+            raise
+        raise error from exc

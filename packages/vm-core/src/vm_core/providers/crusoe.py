@@ -1,0 +1,397 @@
+"""Crusoe Cloud adapter: `plugin` (entry point `vm_core.providers: crusoe`) and `CrusoeProvider`.
+
+Importing this module does not import crusoe_sdk or requests: `plugin.connect()` does.
+
+Crusoe is asynchronous: create, stop, start, reboot and delete return an operation that `Pending.wait` polls
+(`/instances/operations/{id}`). Poll intervals and retry backoff are multiplied by the `time_scale` setting
+(1.0 for the real cloud; the mock clouds' scale in tests, so waits poll every few milliseconds there).
+
+`--reservation` on Crusoe:
+
+    vm flag             reservation_specification        when there is no room in the reservation
+    ------------------  -------------------------------  -------------------------------------------------
+    auto (default)      {"selection_strategy":           on-demand (the server's default strategy: the
+                         "lowest_cost"}                  cheapest matching reservation with room, else
+                                                         on-demand)
+    none                {"selection_strategy":           (never uses a reservation)
+                         "on_demand"}
+    ID                  {"id": ID}                       the create fails: a named reservation is strict
+    auto --strict       refused: Unsupported             Crusoe cannot require "some reservation"; name one
+
+Without `--region`, a location is chosen before the create: for auto/ID the first zone covered by a matching
+reservation with room (cheapest first, as lowest_cost would pick), else (auto/none) the first zone that
+`GET /capacities` says has the shape; none anywhere is a CapacityError of scope provider. Reservations name
+regions (`us-east1`), VMs zones (`us-east1-a`): a reservation covers the zones of its regions.
+
+The real backend has ignored `{"id": ID}` at create since early 2026 (research crusoe.md, terraform's warning);
+there a RESERVE after the create would be needed. The mocks honour it, and so does this adapter's contract.
+
+Prices: Crusoe's API has none. A VM on a reservation costs the reservation's price ($/GPU-h) x its GPUs; any
+other VM the catalog's list price. Reboot: `hard=False` sends REBOOT (a mock-clouds extension: the real API only
+has RESET), `hard=True` sends RESET.
+
+Without an `ssh_public_key` setting VMs get PLACEHOLDER_SSH_KEY: a well-formed ed25519 key nobody holds the
+private half of. It satisfies the API (and the mocks); set your own key to log in to real VMs.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..catalog import Catalog, ShapeEntry, default_catalog
+from ..errors import CapacityError, ConfigError, NotFound, Scope, UsageError
+from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
+from ..provider import Pending, ReservationInfo, Setting
+from ._crusoe_map import (
+    NAME,
+    TITLE,
+    ErrorContext,
+    instance_state,
+    product_line,
+    reservation_gpu,
+    reservation_spec,
+    translated,
+)
+
+T = TypeVar("T")
+
+PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("access_key_id", env="CRUSOE_ACCESS_KEY_ID", help="Crusoe API access key id"),
+    Setting("secret_key", env="CRUSOE_SECRET_KEY", secret=True, help="Crusoe API secret key"),
+    Setting("project_id", env="CRUSOE_DEFAULT_PROJECT", help="project that owns the VMs"),
+    Setting("api_endpoint", env="CRUSOE_API_ENDPOINT", required=False,
+            help="API base URL (default https://api.cloud.crusoe.ai/v1alpha5)"),
+    Setting("ssh_public_key", required=False, help="public key installed on new VMs (default: a placeholder)"),
+    Setting("time_scale", required=False, help="multiplies poll intervals (mock clouds only; default 1.0)"),
+)
+
+
+@dataclass(frozen=True)
+class CrusoePlugin:
+    """The `vm_core.providers` entry point of Crusoe."""
+
+    name: str = NAME
+    title: str = TITLE
+    settings: tuple[Setting, ...] = SETTINGS
+
+    def connect(self, settings: Mapping[str, Any]) -> CrusoeProvider:
+        """A provider for these settings (profile values win over the env vars). No network call.
+
+        Raises ConfigError naming a missing setting and its env var, or a malformed secret/time_scale.
+        """
+        values = {s.key: _setting(settings, s) for s in SETTINGS}
+        from crusoe_sdk import CrusoeClient
+
+        poll, retry = policies(_time_scale(values["time_scale"]))
+        try:
+            client = CrusoeClient(values["access_key_id"], values["secret_key"], project_id=values["project_id"],
+                                  base_url=values["api_endpoint"] or None, poll=poll, retry=retry)
+        except ValueError as exc:  # the SDK's message never contains the secret
+            raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
+        return CrusoeProvider(client, ssh_public_key=values["ssh_public_key"] or PLACEHOLDER_SSH_KEY)
+
+
+plugin = CrusoePlugin()
+
+
+def policies(time_scale: float) -> tuple[Any, Any]:
+    """The SDK's (PollPolicy, RetryPolicy) with every interval multiplied by `time_scale`."""
+    from crusoe_sdk import PollPolicy, RetryPolicy
+
+    poll, retry = PollPolicy(), RetryPolicy()
+    return (
+        PollPolicy(initial_interval=poll.initial_interval * time_scale, max_interval=poll.max_interval * time_scale),
+        RetryPolicy(initial_backoff=retry.initial_backoff * time_scale, max_backoff=retry.max_backoff * time_scale),
+    )
+
+
+def _setting(settings: Mapping[str, Any], setting: Setting) -> str:
+    """The profile's value, else the env var's ("" when neither is set); ConfigError if required and unset."""
+    raw = settings.get(setting.key)
+    if raw is None or raw == "":
+        raw = os.environ.get(setting.env, "") if setting.env else ""
+    value = str(raw).strip()
+    if setting.required and not value:
+        raise ConfigError(f"Crusoe setting {setting.key!r} is missing: set it in the profile or export "
+                          f"{setting.env}", provider=NAME)
+    return value
+
+
+def _time_scale(raw: str) -> float:
+    try:
+        scale = float(raw) if raw else 1.0
+    except ValueError:
+        scale = 0.0
+    if not scale > 0:
+        raise ConfigError(f"Crusoe setting 'time_scale' must be a positive number, not {raw!r}", provider=NAME)
+    return scale
+
+
+class CrusoePending(Generic[T]):
+    """A Crusoe operation as a vm-core Pending: every call translates SDK errors to vm-core errors."""
+
+    def __init__(self, operation: Any, convert: Callable[[Any], T], context: ErrorContext) -> None:
+        self._operation = operation
+        self._convert = convert
+        self._context = context
+
+    @property
+    def id(self) -> str:
+        """The operation id (the instance id when nothing had to be done, e.g. deleting a gone VM)."""
+        return str(self._operation.id or self._operation.resource_id)
+
+    @property
+    def resource_id(self) -> str:
+        return str(self._operation.resource_id)
+
+    def done(self) -> bool:
+        with translated(self._context):
+            return bool(self._operation.done())
+
+    def wait(self, timeout: float) -> T:
+        with translated(self._context):
+            return self._convert(self._operation.result(timeout))
+
+
+class CrusoeProvider:
+    """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReboot and SupportsReservations.
+
+    Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
+    Raises only vm_core.errors exceptions.
+    """
+
+    name = NAME
+
+    def __init__(self, client: Any, *, ssh_public_key: str = PLACEHOLDER_SSH_KEY,
+                 catalog: Catalog | None = None) -> None:
+        self._client = client
+        self._ssh_public_key = ssh_public_key
+        self._catalog = catalog or default_catalog()
+        self._prices: dict[str, float | None] = {}  # reservation id -> $/GPU-h (contract prices do not move)
+
+    def __repr__(self) -> str:
+        return f"CrusoeProvider({self._client!r})"
+
+    # ------------------------------------------------------------------------------------------ reads
+    def list_instances(self) -> Iterator[Instance]:
+        """Every VM of the project that is not terminated, lazily paged."""
+        with translated():
+            for vm in self._client.list_instances():
+                instance = self._instance(vm)
+                if instance.state is not InstanceState.TERMINATED:
+                    yield instance
+
+    def get_instance(self, instance_id: str) -> Instance:
+        """Raises NotFound when the VM does not exist (any more); UsageError for a malformed id."""
+        _check_id(instance_id)
+        with translated(ErrorContext(resource_id=instance_id)):
+            return self._instance(self._client.get_instance(instance_id))
+
+    def find_instance(self, name: str) -> Instance | None:
+        """The oldest VM with exactly this name that is not terminated, or None."""
+        with translated():
+            # The API's `names` filter is comma-separated: a name with a comma needs the whole list.
+            candidates = self._client.list_instances(**({} if "," in name else {"names": [name]}))
+            for vm in candidates:
+                if vm.name == name and instance_state(vm.state) is not InstanceState.TERMINATED:
+                    return self._instance(vm)
+        return None
+
+    # ------------------------------------------------------------------------------------------ create
+    def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
+        """Ask for one VM (never retried). UsageError/Unsupported before any call for a shape Crusoe does not
+        sell or `auto --strict`; CapacityError (scope provider) when no location can host it."""
+        shape = self._shape_for(spec)
+        reservation = reservation_spec(spec.reservation)
+        with translated():
+            location = spec.region or self._pick_location(shape, spec.reservation)
+        with translated(ErrorContext(region=location)):
+            operation = self._client.begin_create_instance(
+                name=spec.name, type=shape.shape, location=location,
+                ssh_public_key=spec.ssh_public_key or self._ssh_public_key, reservation_specification=reservation,
+            )
+        return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id))
+
+    def _shape_for(self, spec: CreateSpec) -> ShapeEntry:
+        """The pinned shape, else the smallest catalog shape of the GPU (UsageError listing what Crusoe sells)."""
+        gpu = self._catalog.gpu(spec.gpu).name
+        if spec.shape:
+            return self._catalog.lookup(NAME, spec.shape) or ShapeEntry(NAME, gpu, spec.shape, spec.gpu_count or 0)
+        shapes = self._catalog.shapes_for(NAME, gpu, spec.gpu_count)
+        if shapes:
+            return shapes[0]
+        sold = ", ".join(f"{s.gpu}:{s.gpu_count} ({s.shape})" for s in self._catalog.shapes if s.provider == NAME)
+        wanted = f"{gpu}:{spec.gpu_count}" if spec.gpu_count else gpu
+        raise UsageError(f"Crusoe sells no {wanted} shape; it sells {sold}", provider=NAME)
+
+    def _pick_location(self, shape: ShapeEntry, request: ReservationRequest) -> str:
+        if request.mode is not ReservationMode.NONE:
+            zone = self._reserved_zone(shape, request)
+            if zone:
+                return zone
+        free = (zone for (_shape, zone), quantity in self._capacities([shape.shape]).items() if quantity > 0)
+        zone = next(free, None)
+        if zone is None:
+            raise CapacityError(f"Crusoe has no capacity for {shape.shape} in any location",
+                                scope=Scope.PROVIDER, provider=NAME)
+        return zone
+
+    def _reserved_zone(self, shape: ShapeEntry, request: ReservationRequest) -> str | None:
+        """The first zone of the cheapest usable reservation with room for one VM of `shape` (the named one
+        for `--reservation ID`, which raises NotFound/CapacityError when it cannot host it)."""
+        usable = self._usable_reservations(shape, self._reservations())
+        if request.mode is ReservationMode.ID:
+            usable = [r for r in usable if r.id == request.reservation_id]
+            if not usable:
+                raise NotFound(f"no reservation {request.reservation_id} for {shape.shape} in this project",
+                               provider=NAME, suggestion="see `vm offers --provider crusoe` for reservations")
+        zones = self._zones()
+        with_room = (r for r in usable if r.free_quantity >= max(1, shape.gpu_count))
+        zone = next((z for r in with_room for z in _zones_of(r.locations, zones)), None)
+        if zone is None and request.mode is ReservationMode.ID:
+            raise CapacityError(f"reservation {request.reservation_id} has no room for {shape.shape}",
+                                scope=Scope.PROVIDER, provider=NAME)
+        return zone
+
+    # ------------------------------------------------------------------------------------------ actions
+    def begin_destroy(self, instance_id: str) -> Pending[None]:
+        """Delete a VM; an already-gone VM gives an already-finished Pending."""
+        return self._act(self._client.begin_delete_instance, instance_id, lambda _result: None)
+
+    def begin_stop(self, instance_id: str) -> Pending[Instance]:
+        """STOP: releases the VM's reserved capacity."""
+        return self._act(self._client.begin_stop_instance, instance_id, self._instance)
+
+    def begin_start(self, instance_id: str) -> Pending[Instance]:
+        """START: the VM tries to go back to its reservation (CapacityError from wait() when nothing fits)."""
+        return self._act(self._client.begin_start_instance, instance_id, self._instance)
+
+    def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
+        """REBOOT (soft, keeps the reservation) or RESET (`hard`)."""
+        begin = self._client.begin_reset_instance if hard else self._client.begin_reboot_instance
+        return self._act(begin, instance_id, self._instance)
+
+    def _act(self, begin: Callable[[str], Any], instance_id: str, convert: Callable[[Any], T]) -> Pending[T]:
+        _check_id(instance_id)
+        context = ErrorContext(resource_id=instance_id)
+        with translated(context):
+            return CrusoePending(begin(instance_id), convert, context)
+
+    # ------------------------------------------------------------------------------------------ offers
+    def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
+        """On-demand offers per shape and zone from `/capacities` (catalog list price), plus one reserved
+        offer per zone of each usable reservation with free GPUs. Cheapest first."""
+        shapes = self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
+        if not shapes:
+            return []
+        with translated():
+            capacity = self._capacities([s.shape for s in shapes])
+            reservations = self._reservations()
+            reserved = [(s, r) for s in shapes for r in self._usable_reservations(s, reservations) if r.free_quantity]
+            zones = self._zones() if reserved else []
+        offers = [_on_demand_offer(s, loc, qty) for s in shapes for (kind, loc), qty in capacity.items()
+                  if kind == s.shape]
+        offers += [offer for s, r in reserved for offer in self._reserved_offers(s, r, zones)]
+        return sorted(offers, key=lambda o: (o.price_per_hour, o.region, o.shape))
+
+    def _reserved_offers(self, shape: ShapeEntry, reservation: Any, zones: list[str]) -> list[Offer]:
+        per_gpu = self._prices.get(reservation.id)
+        if per_gpu is None or shape.gpu_count < 1:
+            return []
+        capacity = reservation.free_quantity // shape.gpu_count
+        return [Offer(provider=NAME, region=zone, gpu=shape.gpu, gpu_count=shape.gpu_count, shape=shape.shape,
+                      price_per_hour=round(per_gpu * shape.gpu_count, 4), capacity=capacity,
+                      available=capacity > 0, reservation_id=reservation.id)
+                for zone in _zones_of(reservation.locations, zones)]
+
+    # ------------------------------------------------------------------------------------------ reservations
+    def list_reservations(self) -> list[ReservationInfo]:
+        """The organisation's effective reservations."""
+        with translated():
+            reservations = self._reservations()
+        return [
+            ReservationInfo(provider=NAME, id=r.id, gpu=reservation_gpu(r.product_line, self._catalog),
+                            regions=tuple(r.locations), total_gpus=r.quantity, used_gpus=r.used_quantity,
+                            price_per_gpu_hour=self._prices.get(r.id))
+            for r in reservations
+        ]
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _reservations(self) -> list[Any]:
+        """Effective reservations of the organisation (fresh usage); refreshes the price cache."""
+        reservations = list(self._client.list_reservations(status="effective"))
+        self._prices.update({r.id: _price(r.price) for r in reservations})
+        return reservations
+
+    def _usable_reservations(self, shape: ShapeEntry, reservations: list[Any]) -> list[Any]:
+        """Those of `reservations` this project may use that can host `shape`, cheapest first (as lowest_cost
+        picks)."""
+        line = product_line(shape.shape)
+        project = self._client.project_id
+        usable = [r for r in reservations
+                  if line and r.product_line == line and (not r.projects or project in r.projects)]
+        return sorted(usable, key=lambda r: (self._prices.get(r.id) or float("inf"), r.id))
+
+    def _capacities(self, shapes: list[str]) -> dict[tuple[str, str], int]:
+        """(shape, zone) -> VMs `/capacities` says fit, in the API's order (largest row of duplicates)."""
+        found: dict[tuple[str, str], int] = {}
+        for row in self._client.list_capacities(types=shapes):
+            key = (row.type, row.location)
+            found[key] = max(found.get(key, 0), row.quantity)
+        return found
+
+    def _zones(self) -> list[str]:
+        return list(self._client.list_locations())
+
+    def _instance(self, vm: Any) -> Instance:
+        entry = self._catalog.lookup(NAME, vm.type)
+        return Instance(
+            provider=NAME, id=vm.id, name=vm.name, state=instance_state(vm.state),
+            gpu=entry.gpu if entry else "", gpu_count=entry.gpu_count if entry else 0, region=vm.location,
+            shape=vm.type, reserved=vm.reservation_id != "", reservation_id=vm.reservation_id,
+            price_per_hour=self._vm_price(vm.reservation_id, entry), created_at=vm.created_at, native=vm,
+        )
+
+    def _vm_price(self, reservation_id: str, entry: ShapeEntry | None) -> float | None:
+        """Reservation $/GPU-h x GPUs for a reserved VM, else the catalog's list price (None if unknown)."""
+        if entry is None:
+            return None
+        if reservation_id:
+            if reservation_id not in self._prices:
+                self._reservations()
+            per_gpu = self._prices.setdefault(reservation_id, None)
+            if per_gpu is not None:
+                return round(per_gpu * entry.gpu_count, 4)
+        return entry.price_per_hour
+
+
+def _on_demand_offer(shape: ShapeEntry, zone: str, quantity: int) -> Offer:
+    return Offer(provider=NAME, region=zone, gpu=shape.gpu, gpu_count=shape.gpu_count, shape=shape.shape,
+                 price_per_hour=shape.price_per_hour or 0.0, capacity=quantity, available=quantity > 0)
+
+
+def _zones_of(regions: Iterable[str], zones: list[str]) -> list[str]:
+    """The zones (`us-east1-a`) of Crusoe regions (`us-east1`); a zone name matches itself."""
+    wanted = list(regions)
+    return [z for z in zones if any(z == r or z.startswith(f"{r}-") for r in wanted)]
+
+
+def _price(text: str) -> float | None:
+    """A reservation's `price` string as $/GPU-h (None when absent or unreadable)."""
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _check_id(instance_id: str) -> None:
+    try:
+        uuid.UUID(instance_id)
+    except ValueError:
+        raise UsageError(f"{instance_id!r} is not a Crusoe instance id (a UUID)", provider=NAME) from None

@@ -1,0 +1,466 @@
+"""Nebius AI Cloud adapter: vm-core's Provider over nebius_sdk (the gRPC compute API).
+
+How the Nebius model maps onto vm-core:
+
+- **Regions are projects.** A Nebius project lives in exactly one region, so the `projects` setting maps
+  region -> project id; `project_id` is the default project (it must be one of `projects` when both are
+  given; its region is tried first). Without `projects` only the default project is used and its region is
+  reported as "" (the API does not say which region a project is in). Lists and lookups by name walk every
+  configured project; a lookup by id needs no project (ids are global).
+- **Create** picks the shape (`spec.shape`, else the catalog's smallest Nebius shape of the GPU and count) and
+  the region (`spec.region`, else the first configured region whose PlatformService lists that
+  platform/preset; Nebius has no capacity API). New instances get a managed boot disk and one interface on
+  the `subnet_id` setting's subnet (a string for every region, or a region -> subnet mapping: subnets belong
+  to one project). The SDK sends an idempotency key that its retries reuse, so a retried create never
+  doubles. `spec.labels` become `metadata.labels`; an `ssh_public_key` goes into cloud-init.
+- **Reservations**, `--reservation auto|none|ID [--strict]`: auto -> AUTO, none -> FORBID, ID -> AUTO with
+  that capacity block group (STRICT with `--strict`); auto + strict -> STRICT without ids. The compute API
+  cannot list capacity blocks, so this provider is not `SupportsReservations` and offers no reserved offers:
+  pass `--reservation capacityblockgroup-...` to use a block.
+- **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
+  and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
+  delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
+- **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
+  both (the start is sent only when the stop has finished, from `wait()` or `done()`; `hard` changes nothing).
+- **Offers**: Nebius exposes neither capacity nor prices: an offer is a region whose PlatformService lists the
+  preset, with `capacity=None`, `available=True` and the catalog's list price.
+
+Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ..catalog import Catalog, default_catalog
+from ..errors import CapacityError, ConfigError, Scope, UsageError, VmError
+from ..model import CreateSpec, Instance, Offer
+from ..provider import Pending, Setting
+from ._nebius_map import NAME, ErrorContext, reservation_policy, to_instance, translated
+
+if TYPE_CHECKING:
+    from nebius_sdk import Backoff, NebiusClient, Operation
+
+T = TypeVar("T")
+
+TOKEN_ENV = "NEBIUS_IAM_TOKEN"
+PROJECT_ENV = "NEBIUS_PROJECT_ID"
+DEFAULT_ENDPOINT = "compute.api.nebius.cloud:443"
+INSTANCE_ID_PREFIX = "computeinstance-"
+
+SETTINGS = (
+    Setting("token", env=TOKEN_ENV, secret=True, help="IAM access token (`nebius iam get-access-token`)"),
+    Setting("endpoint", required=False, help=f"compute API host:port (default {DEFAULT_ENDPOINT})"),
+    Setting("project_id", env=PROJECT_ENV, help="default project (project-...); its region is tried first"),
+    Setting("projects", required=False, help="region -> project id, one project per region"),
+    Setting("subnet_id", required=False,
+            help="VPC subnet of new instances (required to create): one id, or region -> subnet id"),
+    Setting("time_scale", required=False, help="multiplies retry and poll intervals (default 1)"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NebiusSettings:
+    """Validated settings. `projects` is region -> project, the default project's region first."""
+
+    token: str = field(repr=False)
+    endpoint: str
+    project_id: str
+    projects: dict[str, str]
+    subnets: dict[str, str] | str
+    time_scale: float
+
+    @classmethod
+    def parse(cls, settings: Mapping[str, Any]) -> NebiusSettings:
+        """Raises ConfigError naming the setting (and its environment variable) that is missing or wrong."""
+        token = _text(settings, "token", TOKEN_ENV)
+        project_id = _text(settings, "project_id", PROJECT_ENV)
+        return cls(
+            token=token,
+            endpoint=str(settings.get("endpoint") or DEFAULT_ENDPOINT),
+            project_id=project_id,
+            projects=_projects(settings.get("projects") or {}, project_id),
+            subnets=_subnets(settings.get("subnet_id") or ""),
+            time_scale=_time_scale(settings.get("time_scale", 1.0)),
+        )
+
+    def subnet(self, region: str) -> str:
+        """The subnet for new instances in `region`. Raises ConfigError when there is none."""
+        subnet = self.subnets if isinstance(self.subnets, str) else self.subnets.get(region, "")
+        if not subnet:
+            raise ConfigError(
+                f"Nebius needs a VPC subnet to create instances in {region or 'the default project'}: set the "
+                "profile's subnet_id (one id, or a region -> subnet id table)", provider=NAME,
+                suggestion="list subnets with `nebius vpc subnet list --parent-id <project>`",
+            )
+        return subnet
+
+
+def _text(settings: Mapping[str, Any], key: str, env: str) -> str:
+    value = settings.get(key) or os.environ.get(env, "")
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"Nebius needs {key}: set it in the profile or set {env}", provider=NAME)
+    return value.strip()
+
+
+def _projects(raw: Any, default: str) -> dict[str, str]:
+    if not isinstance(raw, Mapping) or not all(isinstance(v, str) and v for v in raw.values()):
+        raise ConfigError("Nebius projects must map each region to a project id", provider=NAME)
+    if not raw:
+        return {"": default}
+    default_region = next((region for region, project in raw.items() if project == default), None)
+    if default_region is None:
+        raise ConfigError(f"Nebius project_id {default} is not one of the projects setting's "
+                          f"({', '.join(f'{r}={p}' for r, p in raw.items())})", provider=NAME)
+    return {default_region: default, **{str(r): p for r, p in raw.items() if r != default_region}}
+
+
+def _subnets(raw: Any) -> dict[str, str] | str:
+    if isinstance(raw, str):
+        return raw.strip()
+    if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
+        return {str(region): subnet for region, subnet in raw.items()}
+    raise ConfigError("Nebius subnet_id must be a subnet id or a region -> subnet id table", provider=NAME)
+
+
+def _time_scale(raw: Any) -> float:
+    try:
+        scale = float(raw)
+    except (TypeError, ValueError):
+        scale = math.nan
+    if not math.isfinite(scale) or scale <= 0:
+        raise ConfigError(f"Nebius time_scale must be a positive number, not {raw!r}", provider=NAME)
+    return scale
+
+
+@dataclass(frozen=True)
+class NebiusPlugin:
+    """The `vm_core.providers` entry point `nebius`."""
+
+    name: str = NAME
+    title: str = "Nebius AI Cloud"
+    settings: tuple[Setting, ...] = SETTINGS
+
+    def connect(self, settings: Mapping[str, Any]) -> NebiusProvider:
+        """A provider for these settings (no network call yet). Raises ConfigError for bad settings."""
+        from nebius_sdk import NebiusClient
+        from nebius_sdk.client import DEFAULT_POLL_BACKOFF, DEFAULT_RETRY_BACKOFF
+
+        config = NebiusSettings.parse(settings)
+        client = NebiusClient(
+            config.token, target=config.endpoint, parent_id=config.project_id,
+            retry_backoff=_scaled(DEFAULT_RETRY_BACKOFF, config.time_scale),
+            poll_backoff=_scaled(DEFAULT_POLL_BACKOFF, config.time_scale),
+        )
+        return NebiusProvider(client, config)
+
+
+def _scaled(backoff: Backoff, scale: float) -> Backoff:
+    return replace(backoff, initial=backoff.initial * scale, maximum=backoff.maximum * scale)
+
+
+plugin = NebiusPlugin()
+
+
+class NebiusProvider:
+    """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot. Thread-safe.
+
+    Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
+    and raises only vm_core errors.
+    """
+
+    name = NAME
+
+    def __init__(self, client: NebiusClient, config: NebiusSettings, catalog: Catalog | None = None) -> None:
+        self._client = client
+        self._config = config
+        self._catalog = catalog or default_catalog()
+        self._region_of = {project: region for region, project in config.projects.items()}
+
+    def __repr__(self) -> str:
+        return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
+
+    def close(self) -> None:
+        """Release the gRPC channel. Operations in flight continue in the cloud."""
+        self._client.close()
+
+    # ------------------------------------------------------------------------------------------ reads
+    def list_instances(self) -> Iterator[Instance]:
+        """Every instance of every configured project (lazily paged)."""
+        for region, project in self._config.projects.items():
+            with translated(ErrorContext(region=region, project=project)):
+                for native in self._client.list_instances(project):
+                    yield self._instance(native)
+
+    def get_instance(self, instance_id: str) -> Instance:
+        """Raises NotFound when it does not exist (deleted instances are not found), UsageError for a
+        malformed id."""
+        with translated(_about(instance_id)):
+            return self._instance(self._client.get_instance(instance_id))
+
+    def find_instance(self, name: str) -> Instance | None:
+        """The instance named `name` in the first configured project that has one (GetByName), or None."""
+        if not name:
+            raise UsageError("an instance name is required", provider=NAME)
+        for region, project in self._config.projects.items():
+            with translated(ErrorContext(region=region, project=project)):
+                native = self._client.find_instance(name, parent_id=project)
+            if native is not None:
+                return self._instance(native)
+        return None
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+    def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
+        """Send the create and return at once (the operation knows the new instance id).
+
+        Raises UsageError for an unknown GPU, a shape Nebius does not sell or a region that is not configured,
+        ConfigError without a subnet, CapacityError when the chosen region does not offer the shape, and what
+        the API answers at once (VmError for a name taken in the project, QuotaError, ...).
+        """
+        if not spec.name:
+            raise UsageError("an instance name is required", provider=NAME)
+        policy = reservation_policy(spec.reservation)
+        shape = self._shape_for(spec)
+        region = self._region_for(spec.region, shape)  # reads PlatformService; the checks above call nothing
+        project, subnet = self._config.projects[region], self._config.subnet(region)
+        platform, _, preset = shape.partition("/")
+        context = ErrorContext(region=region, project=project, name=spec.name)
+        with translated(context):
+            operation = self._client.begin_create_instance(
+                spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
+                reservation=policy, cloud_init_user_data=_cloud_init(spec.ssh_public_key),
+            )
+        context = replace(context, instance_id=operation.resource_id)
+        return _OperationPending(operation, self.get_instance, context, on_failure=self._remove_failed)
+
+    def begin_destroy(self, instance_id: str) -> Pending[None]:
+        """Delete an instance and its managed disks; an instance already gone gives a finished Pending."""
+        context = _about(instance_id)
+        with translated(context):
+            operation = self._client.begin_delete_instance(instance_id)
+        if operation is None:
+            return _Finished(instance_id)
+        return _OperationPending(operation, _nothing, context)
+
+    def begin_stop(self, instance_id: str) -> Pending[Instance]:
+        """Stop a RUNNING instance; the result is the instance re-read after the stop."""
+        return self._act(lambda: self._client.begin_stop_instance(instance_id), instance_id)
+
+    def begin_start(self, instance_id: str) -> Pending[Instance]:
+        """Start a STOPPED instance; the result is the instance re-read after the start."""
+        return self._act(lambda: self._client.begin_start_instance(instance_id), instance_id)
+
+    def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
+        """Stop, then start (Nebius has no reboot). Only the stop is sent now: the start follows when the
+        stop has finished, from the Pending's `wait()` or `done()`."""
+        return _RebootPending(self.begin_stop(instance_id), self.begin_start)
+
+    # ------------------------------------------------------------------------------------------ offers
+    def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
+        """One offer per catalog shape of `gpu` and configured region whose PlatformService lists it.
+
+        Nebius reports no capacity and no prices: capacity is None and the price is the catalog's list price.
+        Raises UsageError for an unknown GPU.
+        """
+        entries = self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
+        found = []
+        for region in self._config.projects:
+            sold = self._shapes_sold(region)
+            found += [
+                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, e.price_per_hour, capacity=None)
+                for e in entries
+                if e.shape in sold and e.price_per_hour is not None  # the catalog prices every Nebius shape
+            ]
+        return found
+
+    # ------------------------------------------------------------------------------------------ internals
+    def _act(self, begin: Callable[[], Operation[Any]], instance_id: str) -> Pending[Instance]:
+        context = _about(instance_id)
+        with translated(context):
+            operation = begin()
+        return _OperationPending(operation, self.get_instance, context)
+
+    def _instance(self, native: Any) -> Instance:
+        return to_instance(native, self._region_of.get(native.metadata.parent_id, ""), self._catalog)
+
+    def _shapes_sold(self, region: str) -> set[str]:
+        """"platform/preset" of every preset the region's project may create (PlatformService.List)."""
+        project = self._config.projects[region]
+        with translated(ErrorContext(region=region, project=project)):
+            return {
+                f"{p.metadata.name}/{preset.name}"
+                for p in self._client.list_platforms(project)
+                for preset in (p.spec.presets if p.spec else ())
+            }
+
+    def _shape_for(self, spec: CreateSpec) -> str:
+        if spec.shape:
+            if "/" not in spec.shape:
+                raise UsageError(f"a Nebius shape is platform/preset (e.g. gpu-h100-sxm/8gpu-128vcpu-1600gb), "
+                                 f"not {spec.shape!r}", provider=NAME)
+            return spec.shape
+        gpu = self._catalog.gpu(spec.gpu).name
+        shapes = self._catalog.shapes_for(NAME, gpu, spec.gpu_count)
+        if not shapes:
+            per_vm = f" with {spec.gpu_count} GPUs per VM" if spec.gpu_count else ""
+            raise UsageError(f"Nebius sells no {gpu} VM{per_vm}; it sells {self._menu()}", provider=NAME)
+        return shapes[0].shape
+
+    def _menu(self) -> str:
+        counts: dict[str, list[int]] = {}
+        for s in self._catalog.shapes:
+            if s.provider == NAME:
+                counts.setdefault(s.gpu, []).append(s.gpu_count)
+        return ", ".join(f"{gpu}:{'/'.join(map(str, sorted(n)))}" for gpu, n in counts.items())
+
+    def _region_for(self, wanted: str | None, shape: str) -> str:
+        """`wanted` if configured and it sells `shape`, else the first configured region that sells it."""
+        regions = list(self._config.projects)
+        if wanted:
+            if wanted not in self._config.projects:
+                raise UsageError(f"Nebius region {wanted!r} is not configured; configured regions: "
+                                 f"{', '.join(r or '(default project)' for r in regions)}", provider=NAME,
+                                 suggestion="add its project to the profile's `projects` table")
+            if shape not in self._shapes_sold(wanted):
+                raise CapacityError(f"Nebius offers no {shape} in {wanted}", scope=Scope.REGION, region=wanted,
+                                    provider=NAME, suggestion="`vm offers --provider nebius` lists where it is sold")
+            return wanted
+        for region in regions:
+            if shape in self._shapes_sold(region):
+                return region
+        raise CapacityError(f"none of the configured Nebius regions offers {shape}", scope=Scope.PROVIDER,
+                            provider=NAME)
+
+    def _remove_failed(self, instance_id: str, error: VmError, deadline: float) -> None:
+        """Delete the instance Nebius keeps (STOPPED) after a failed create, waiting until `deadline`.
+
+        If it cannot be removed in time, `error` says so (its suggestion) instead of hiding the original error.
+        """
+        try:
+            with translated(_about(instance_id)):
+                self._client.delete_instance(instance_id, wait_timeout=max(deadline - time.monotonic(), 0.0))
+        except VmError as cleanup:
+            error.suggestion = (f"Nebius kept instance {instance_id} after the failed create and it is not gone "
+                                f"yet ({cleanup.message}); remove it with `vm destroy {instance_id} --provider "
+                                "nebius`")
+
+
+def _about(instance_id: str) -> ErrorContext:
+    """The error context of a call about one instance. Raises UsageError for a malformed id (no API call)."""
+    if not instance_id.startswith(INSTANCE_ID_PREFIX):
+        raise UsageError(f"{instance_id!r} is not a Nebius instance id ({INSTANCE_ID_PREFIX}...)", provider=NAME)
+    return ErrorContext(instance_id=instance_id)
+
+
+def _cloud_init(ssh_public_key: str | None) -> str:
+    if not ssh_public_key:
+        return ""
+    quoted = json.dumps(ssh_public_key.strip())  # a JSON string is a YAML string: nothing can be injected
+    return f"#cloud-config\nssh_authorized_keys:\n  - {quoted}\n"
+
+
+def _nothing(resource_id: str) -> None:
+    return None
+
+
+class _OperationPending(Generic[T]):
+    """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded.
+
+    `on_failure(resource_id, error, deadline)` runs when the operation itself failed (not on a timeout or a
+    failed poll), before the error is raised.
+    """
+
+    def __init__(
+        self,
+        operation: Operation[Any],
+        finish: Callable[[str], T],
+        context: ErrorContext,
+        *,
+        on_failure: Callable[[str, VmError, float], None] | None = None,
+    ) -> None:
+        self._operation = operation
+        self._finish = finish
+        self._context = context
+        self._on_failure = on_failure
+
+    def __repr__(self) -> str:
+        return f"<nebius operation {self.id} on {self.resource_id}>"
+
+    @property
+    def id(self) -> str:
+        return self._operation.id
+
+    @property
+    def resource_id(self) -> str:
+        return self._operation.resource_id
+
+    def done(self) -> bool:
+        with translated(self._context):
+            return self._operation.done()
+
+    def wait(self, timeout: float) -> T:
+        deadline = time.monotonic() + timeout
+        try:
+            with translated(self._context):
+                self._operation.wait(timeout)
+        except VmError as error:
+            if self._on_failure is not None and self._operation.error() is not None:
+                self._on_failure(self.resource_id, error, deadline)
+            raise
+        return self._finish(self.resource_id)
+
+
+class _RebootPending:
+    """Stop, then start, as one Pending. `id` is the operation running now (the stop's, then the start's)."""
+
+    def __init__(self, stop: Pending[Instance], begin_start: Callable[[str], Pending[Instance]]) -> None:
+        self._stop = stop
+        self._begin_start = begin_start
+        self._start: Pending[Instance] | None = None
+
+    @property
+    def id(self) -> str:
+        return (self._start or self._stop).id
+
+    @property
+    def resource_id(self) -> str:
+        return self._stop.resource_id
+
+    def done(self) -> bool:
+        """Polls the stop; once it has finished this sends the start (so it may make a few calls)."""
+        if self._start is None:
+            if not self._stop.done():
+                return False
+            self._stop.wait(0.0)  # raises if the stop failed
+            self._start = self._begin_start(self.resource_id)
+        return self._start.done()
+
+    def wait(self, timeout: float) -> Instance:
+        deadline = time.monotonic() + timeout
+        if self._start is None:
+            self._stop.wait(timeout)
+            self._start = self._begin_start(self.resource_id)
+        return self._start.wait(max(deadline - time.monotonic(), 0.0))
+
+
+@dataclass(frozen=True)
+class _Finished:
+    """The Pending of a destroy whose instance was already gone: `id` is the instance id."""
+
+    id: str
+
+    @property
+    def resource_id(self) -> str:
+        return self.id
+
+    def done(self) -> bool:
+        return True
+
+    def wait(self, timeout: float) -> None:
+        return None

@@ -1,0 +1,306 @@
+"""Creating a fleet: place every VM, fail over on capacity, and never lose track of one.
+
+For each slot the order is always: record the intent (store) -> call the cloud -> record the ids -> wait ->
+record the outcome. A create that fails ambiguously (lost response, 5xx, timeout) is resolved by looking the
+member up by its deterministic name before anything is retried; a final sweep looks again for every unresolved
+attempt, so a VM that shows up late is adopted or destroyed, never doubled. Below `min_count` the fleet rolls
+back: every VM it created is destroyed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
+from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
+from ..provider import Provider
+from . import members as mem
+from .naming import check_fleet_name, member_name
+from .offers import OfferCache, OfferSet
+from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+from .strategies import Blocked, FleetRequest, Strategy
+
+MAX_ATTEMPTS_PER_SLOT = 6
+# Concurrent create calls per provider (the SDKs' own limiters pace requests within these).
+DEFAULT_CONCURRENCY = {"crusoe": 8, "lambda": 4, "nebius": 8}
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    name: str
+    gpu: str
+    count: int
+    min_count: int
+    strategy: str = "spread"
+    gpu_count: int | None = None
+    providers: tuple[str, ...] | None = None
+    region: str | None = None
+    reservation: ReservationRequest = ReservationRequest()
+    allow_unterminable: bool = False
+
+    def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
+        return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,
+                            providers=self.providers, reservation=self.reservation,
+                            allow_unterminable=self.allow_unterminable, unterminable_reservations=unterminable)
+
+
+@dataclass
+class _Attempt:
+    """The result of one placement attempt of one slot."""
+
+    slot: int
+    instance: Instance | None = None
+    block: Blocked | None = None  # a new blocklist when the attempt ruled out a scope
+    note: str = ""
+
+
+@dataclass
+class CreateReport:
+    fleet: FleetRecord
+    running: list[Instance]
+    notes: list[str] = field(default_factory=list)  # per attempt, what went wrong
+    rolled_back: bool = False
+    interrupted: bool = False
+    unresolved: list[str] = field(default_factory=list)  # VMs that may exist and could not be cleaned up
+
+
+class FleetCreator:
+    """Blocking; safe to interrupt with `stop` (no new creates start; the fleet is left `interrupted`)."""
+
+    def __init__(self, store: FleetStore, providers: Mapping[str, Provider], strategy: Strategy, *,
+                 offers: OfferCache | None = None, progress: mem.Progress = lambda _: None,
+                 timeout: float = 1800.0, concurrency: Mapping[str, int] | None = None) -> None:
+        self.store, self.providers, self.strategy = store, providers, strategy
+        self.offers = offers or OfferCache()
+        self.progress, self.timeout = progress, timeout
+        caps = {**DEFAULT_CONCURRENCY, **(concurrency or {})}
+        self._gates = {name: threading.Semaphore(caps.get(name, 4)) for name in providers}
+        self.stop = threading.Event()
+        self._attempts: dict[int, int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def plan(self, spec: FleetSpec) -> tuple[list[Offer], OfferSet]:
+        """The placement the strategy would choose now (for --dry-run); changes nothing."""
+        offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
+        blocked = Blocked(providers=frozenset(offers.problems))
+        request = spec.request(spec.count, offers.unterminable_reservations)
+        return self.strategy(offers.offers, request, blocked), offers
+
+    def create(self, spec: FleetSpec) -> CreateReport:
+        """Create the fleet. Raises UsageError when the name exists; otherwise reports what happened."""
+        self._register(spec)
+        offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
+        notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
+        running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
+        running.update(self._sweep_unresolved(spec, len(running)))
+        return self._finish(spec, list(running.values()), notes)
+
+    def _register(self, spec: FleetSpec) -> None:
+        check_fleet_name(spec.name)
+        record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, requested_count=spec.count,
+                             min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
+                             region=spec.region, reservation=_reservation_text(spec.reservation),
+                             owner_pid=os.getpid())
+        try:
+            self.store.create_fleet(record)
+        except FleetExists as exc:
+            raise UsageError(f"a fleet named {spec.name!r} already exists",
+                             suggestion=f"see `vm fleet status {spec.name}`, or pick another name") from exc
+
+    # ------------------------------------------------------------------------------------------ placement
+    def _place_all(self, spec: FleetSpec, offers: OfferSet, blocked: Blocked,
+                   notes: list[str]) -> dict[int, Instance]:
+        running: dict[int, Instance] = {}
+        pending = list(range(spec.count))
+        while pending and not self.stop.is_set():
+            request = spec.request(len(pending), offers.unterminable_reservations)
+            placements = self.strategy(offers.offers, request, blocked)
+            if not placements:
+                notes.append(f"no offer left for {len(pending)} VM(s) after failover")
+                break
+            batch = list(zip(pending, placements, strict=False))
+            results = self._run_batch(spec, batch)
+            pending = pending[len(batch):]
+            progressed = False
+            for result in results:
+                if result.instance is not None:
+                    running[result.slot] = result.instance
+                    progressed = True
+                    continue
+                notes.append(result.note)
+                merged = blocked.merge(result.block) if result.block is not None else blocked
+                if merged != blocked:
+                    blocked, progressed = merged, True
+                if self._attempts[result.slot] < MAX_ATTEMPTS_PER_SLOT:
+                    pending.append(result.slot)
+            if not progressed:
+                break
+        return running
+
+    def _run_batch(self, spec: FleetSpec, batch: list[tuple[int, Offer]]) -> list[_Attempt]:
+        with ThreadPoolExecutor(max_workers=min(len(batch), 64)) as pool:
+            return list(pool.map(lambda item: self._attempt(spec, *item), batch))
+
+    def _attempt(self, spec: FleetSpec, slot: int, offer: Offer) -> _Attempt:
+        if self.stop.is_set():
+            return _Attempt(slot, note=f"slot {slot}: not started (interrupted)")
+        member = self._record_intent(spec, slot, offer)
+        provider = self.providers[offer.provider]
+        with self._gates[offer.provider]:
+            if self.stop.is_set():
+                mem.record(self.store, member, state=MemberState.FAILED, error="interrupted before the call")
+                return _Attempt(slot, note=f"{member.name}: not started (interrupted)")
+            self.progress(f"{offer.provider}: creating {member.name} in {offer.region} ({offer.shape}"
+                          f"{', reserved' if offer.reserved else ''})")
+            try:
+                pending = provider.begin_create(self._create_spec(spec, member, offer))
+            except (CapacityError, QuotaError) as exc:
+                return self._refused(member, offer, exc)
+            except (Transient, Timeout) as exc:
+                return self._ambiguous(member, provider, offer, exc)
+            except VmError as exc:
+                return self._refused(member, offer, exc)
+        member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=pending.resource_id,
+                            operation_id=pending.id)
+        try:
+            instance = pending.wait(self.timeout)
+        except (CapacityError, QuotaError) as exc:
+            return self._refused(member, offer, exc)  # the adapters leave nothing behind on capacity errors
+        except VmError as exc:
+            return self._failed_after_accept(member, provider, offer, exc)
+        return self._running(member, instance)
+
+    def _record_intent(self, spec: FleetSpec, slot: int, offer: Offer) -> MemberRecord:
+        with self._lock:
+            self._attempts[slot] += 1
+            attempt = self._attempts[slot]
+        member = MemberRecord(fleet=spec.name, slot=slot, attempt=attempt, provider=offer.provider,
+                              name=member_name(spec.name, slot, attempt), region=offer.region, shape=offer.shape,
+                              reservation_id=offer.reservation_id, price_per_hour=offer.price_per_hour)
+        self.store.add_member(member)
+        return member
+
+    def _create_spec(self, spec: FleetSpec, member: MemberRecord, offer: Offer) -> CreateSpec:
+        if offer.reserved:
+            reservation = ReservationRequest(ReservationMode.ID, offer.reservation_id, strict=True)
+        elif spec.reservation.mode is ReservationMode.AUTO:
+            reservation = ReservationRequest(ReservationMode.AUTO)
+        else:
+            reservation = ReservationRequest(ReservationMode.NONE)
+        return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
+                          shape=offer.shape, reservation=reservation, labels={"vm-fleet": spec.name})
+
+    def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
+        mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,
+                   price_per_hour=instance.price_per_hour, reservation_id=instance.reservation_id)
+        self.progress(f"{member.provider}: {member.name} running ({instance.id})")
+        return _Attempt(member.slot, instance=instance)
+
+    def _refused(self, member: MemberRecord, offer: Offer, exc: VmError) -> _Attempt:
+        """The cloud refused or failed the create and no VM exists: block the scope it names."""
+        mem.record(self.store, member, state=MemberState.FAILED, error=exc.message)
+        self.offers.invalidate(offer.provider)
+        block = _block_for(exc, offer)
+        self.progress(f"{offer.provider}: {member.name} failed: {exc.message}")
+        return _Attempt(member.slot, block=block, note=f"{member.name} ({offer.provider} {offer.region}): "
+                                                       f"{exc.message}")
+
+    def _ambiguous(self, member: MemberRecord, provider: Provider, offer: Offer, exc: VmError) -> _Attempt:
+        """No clear answer: the VM may exist. Look it up by name before anything is retried."""
+        try:
+            found = provider.find_instance(member.name)
+        except VmError:
+            found = None
+        if found is None:
+            mem.record(self.store, member, state=MemberState.UNKNOWN, error=exc.message)
+            return _Attempt(member.slot, note=f"{member.name}: {exc.message}; not found by name, will retry")
+        member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=found.id)
+        try:
+            return self._running(member, mem.wait_running(provider, found.id, self.timeout))
+        except VmError as wait_exc:
+            return self._failed_after_accept(member, provider, offer, wait_exc)
+
+    def _failed_after_accept(self, member: MemberRecord, provider: Provider, offer: Offer,
+                             exc: VmError) -> _Attempt:
+        """The VM was accepted but did not come up: destroy it before the slot is re-placed."""
+        outcome = mem.destroy(self.store, provider, member, self.timeout)
+        if outcome.ok:
+            mem.record(self.store, outcome.member, state=MemberState.FAILED, error=exc.message)
+        note = f"{member.name} ({offer.provider}): {exc.message}"
+        return _Attempt(member.slot, block=Blocked().with_offer(offer), note=note if outcome.ok
+                        else f"{note}; cleanup failed: {outcome.message}")
+
+    # ------------------------------------------------------------------------------------------ endgame
+    def _sweep_unresolved(self, spec: FleetSpec, running_count: int) -> dict[int, Instance]:
+        """Look once more for every attempt whose create was ambiguous: adopt it if a slot still needs a VM,
+        else destroy it. Returns the adopted instances by slot."""
+        adopted: dict[int, Instance] = {}
+        needed = spec.count - running_count
+        for member in self.store.members(spec.name):
+            if member.state is not MemberState.UNKNOWN:
+                continue
+            provider = self.providers[member.provider]
+            try:
+                found = mem.locate(provider, member)
+            except VmError:
+                continue  # still unresolved: the member stays UNKNOWN, so destroy/reconcile look again
+            if found is None:
+                mem.record(self.store, member, state=MemberState.FAILED, error=member.error or "never created")
+            elif needed > 0 and member.slot not in adopted and not self._slot_running(spec.name, member.slot):
+                member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=found.id)
+                adopted[member.slot] = self._running(member, mem.wait_running(provider, found.id,
+                                                                              self.timeout)).instance
+                needed -= 1
+            else:
+                mem.destroy(self.store, provider, member, self.timeout)
+        return adopted
+
+    def _slot_running(self, fleet: str, slot: int) -> bool:
+        return any(m.slot == slot and m.state is MemberState.RUNNING for m in self.store.members(fleet))
+
+    def _finish(self, spec: FleetSpec, running: list[Instance], notes: list[str]) -> CreateReport:
+        if self.stop.is_set():
+            record = self.store.update_fleet(spec.name, state=FleetState.INTERRUPTED,
+                                             message=f"interrupted with {len(running)} of {spec.count} running")
+            return CreateReport(record, running, notes, interrupted=True)
+        if len(running) >= spec.min_count:
+            state = FleetState.ACTIVE if len(running) == spec.count else FleetState.DEGRADED
+            record = self.store.update_fleet(spec.name, state=state,
+                                             message=f"{len(running)} of {spec.count} running")
+            return CreateReport(record, running, notes)
+        return self._roll_back(spec, running, notes)
+
+    def _roll_back(self, spec: FleetSpec, running: list[Instance], notes: list[str]) -> CreateReport:
+        self.progress(f"only {len(running)} of {spec.count} VMs (minimum {spec.min_count}): rolling back")
+        self.store.update_fleet(spec.name, state=FleetState.ROLLING_BACK)
+        from .destroy import FleetDestroyer
+
+        result = FleetDestroyer(self.store, self.providers, progress=self.progress, timeout=self.timeout)
+        outcomes = result.destroy_members(spec.name)
+        unresolved = [o.message for o in outcomes if not o.ok]
+        record = self.store.update_fleet(
+            spec.name, state=FleetState.FAILED,
+            message=f"{len(running)} of {spec.count} could be created (minimum {spec.min_count}); rolled back")
+        return CreateReport(record, [], notes, rolled_back=True, unresolved=unresolved)
+
+
+def _block_for(exc: VmError, offer: Offer) -> Blocked:
+    """Capacity errors block their scope; quota and auth errors block the whole provider."""
+    if isinstance(exc, QuotaError | AuthError):
+        return Blocked().with_provider(offer.provider)
+    if isinstance(exc, CapacityError):
+        if exc.scope is Scope.PROVIDER:
+            return Blocked().with_provider(offer.provider)
+        if exc.scope is Scope.REGION:
+            return Blocked().with_region(offer.provider, exc.region or offer.region)
+    return Blocked().with_offer(offer)
+
+
+def _reservation_text(reservation: ReservationRequest) -> str:
+    text = reservation.reservation_id if reservation.mode is ReservationMode.ID else reservation.mode.value
+    return f"{text} (strict)" if reservation.strict else text

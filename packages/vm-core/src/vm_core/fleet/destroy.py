@@ -1,0 +1,218 @@
+"""Destroying, inspecting and reconciling fleets against what the clouds really hold.
+
+Destroy finds every VM the fleet may have: each recorded member that may exist, plus *strays* — VMs whose
+name carries the fleet (see naming.py) on a provider the fleet tried, even if the store never learnt their
+id (the process was killed between the create call and the store write). Members are destroyed concurrently;
+a member is marked destroyed only after its provider confirmed it; failures are reported and a re-run retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..errors import NotFound, VmError
+from ..model import Instance
+from ..provider import Provider
+from . import members as mem
+from .naming import member_pattern
+from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+
+PARALLEL = 16
+
+
+@dataclass
+class DestroyReport:
+    fleet: str
+    destroyed: int
+    released: list[str] = field(default_factory=list)  # still running: the cloud refuses to delete them
+    failures: list[str] = field(default_factory=list)
+    forgotten: bool = False  # the fleet record was removed (nothing of it is left in any cloud)
+
+
+@dataclass
+class MemberView:
+    member: MemberRecord
+    instance: Instance | None
+
+
+@dataclass
+class FleetView:
+    fleet: FleetRecord
+    members: list[MemberView]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def price_per_hour(self) -> float:
+        return round(sum(v.instance.price_per_hour or 0.0 for v in self.members if v.instance), 4)
+
+
+class FleetDestroyer:
+    def __init__(self, store: FleetStore, providers: Mapping[str, Provider], *,
+                 progress: mem.Progress = lambda _: None, timeout: float = 1800.0) -> None:
+        self.store, self.providers, self.progress, self.timeout = store, providers, progress, timeout
+
+    def fleet(self, name: str) -> FleetRecord:
+        record = self.store.get_fleet(name)
+        if record is None:
+            known = ", ".join(f.name for f in self.store.list_fleets()) or "none"
+            raise NotFound(f"no fleet named {name!r} (fleets: {known})")
+        return record
+
+    def destroy(self, name: str) -> DestroyReport:
+        """Destroy every VM of the fleet; forget the fleet when nothing of it is left. Safe to re-run."""
+        self.fleet(name)
+        self.store.update_fleet(name, state=FleetState.DESTROYING)
+        outcomes, problems = self._destroy_all(name)
+        failures = problems + [o.message for o in outcomes if not o.ok]
+        released = [o.message for o in outcomes if o.released]
+        destroyed = sum(1 for o in outcomes if o.ok and not o.released)
+        report = DestroyReport(name, destroyed, released, failures)
+        if failures:
+            self.store.update_fleet(name, message=f"{len(failures)} of {len(outcomes)} failed to destroy")
+        elif released:
+            self.store.update_fleet(name, state=FleetState.DESTROYED,
+                                    message=f"{len(released)} member(s) released but still running")
+        else:
+            self.store.delete_fleet(name)
+            report.forgotten = True
+        return report
+
+    def destroy_members(self, name: str) -> list[mem.Outcome]:
+        """Destroy every member that may exist (rollback); problems finding strays become failed outcomes."""
+        outcomes, problems = self._destroy_all(name)
+        return outcomes + [mem.Outcome(MemberRecord(fleet=name, slot=-1, attempt=0, provider="", name=name),
+                                       False, p) for p in problems]
+
+    def _destroy_all(self, name: str) -> tuple[list[mem.Outcome], list[str]]:
+        strays, problems = self._adopt_strays(name)
+        targets = strays + [m for m in self.store.members(name) if m.state in MAY_EXIST]
+        targets = list({(m.slot, m.attempt): m for m in targets}.values())
+        if not targets:
+            return [], problems
+        self.progress(f"destroying {len(targets)} VM(s) of fleet {name}")
+        with ThreadPoolExecutor(max_workers=min(len(targets), PARALLEL)) as pool:
+            return list(pool.map(self._destroy_one, targets)), problems
+
+    def _destroy_one(self, member: MemberRecord) -> mem.Outcome:
+        outcome = mem.destroy(self.store, self.providers.get(member.provider), member, self.timeout)
+        self.progress(f"{member.provider}: {member.name} " + ("destroyed" if outcome.ok else "NOT destroyed"))
+        return outcome
+
+    def _adopt_strays(self, name: str) -> tuple[list[MemberRecord], list[str]]:
+        """Record VMs that carry the fleet's name but whose id the store does not know.
+
+        Only providers the fleet tried are searched. A provider that cannot be listed is reported: its strays
+        (if any) stay unknown, so the caller must not claim the fleet is gone."""
+        recorded = self.store.members(name)
+        known_ids = {m.instance_id for m in recorded if m.instance_id}
+        by_name = {(m.provider, m.name): m for m in recorded}
+        pattern = member_pattern(name)
+        adopted, problems = [], []
+        for provider_name in sorted({m.provider for m in recorded}):
+            provider = self.providers.get(provider_name)
+            if provider is None:
+                problems.append(f"provider {provider_name} is not configured: its VMs of {name} were not checked")
+                continue
+            try:
+                listed = list(provider.list_instances())
+            except VmError as exc:
+                problems.append(f"{provider_name}: cannot list instances to find strays: {exc.message}")
+                continue
+            for instance in listed:
+                match = pattern.match(instance.name)
+                if match is None or instance.id in known_ids:
+                    continue
+                adopted.append(self._adopt(name, provider_name, instance, match, by_name))
+        return adopted, problems
+
+    def _adopt(self, fleet: str, provider: str, instance: Instance, match, by_name) -> MemberRecord:
+        existing = by_name.get((provider, instance.name))
+        if existing is not None:
+            return mem.record(self.store, existing, state=MemberState.CREATING, instance_id=instance.id)
+        slot, attempt = int(match["slot"]), int(match["attempt"] or 1)
+        stray = MemberRecord(fleet=fleet, slot=slot, attempt=attempt + 1000, provider=provider,
+                             name=instance.name, region=instance.region, shape=instance.shape,
+                             state=MemberState.CREATING, instance_id=instance.id, error="stray: found in the cloud")
+        self.store.add_member(stray)
+        return stray
+
+    # ------------------------------------------------------------------------------------------ status
+    def view(self, name: str) -> FleetView:
+        """The fleet with every live member refreshed from its cloud (concurrently). A fleet whose creating
+        process died is marked interrupted."""
+        record = self.fleet(name)
+        if record.state is FleetState.CREATING and not _alive(record.owner_pid):
+            self.store.update_fleet(name, state=FleetState.INTERRUPTED,
+                                    message="the creating process stopped before it finished")
+        live = [m for m in self.store.members(name) if m.state in MAY_EXIST or m.state is MemberState.RELEASED]
+        with ThreadPoolExecutor(max_workers=max(min(len(live), PARALLEL), 1)) as pool:
+            views = list(pool.map(self._refresh, live))
+        problems = [p for _, p in views if p]
+        return FleetView(self.fleet(name), [v for v, _ in views], problems)
+
+    def _refresh(self, member: MemberRecord) -> tuple[MemberView, str]:
+        provider = self.providers.get(member.provider)
+        if provider is None:
+            return MemberView(member, None), f"{member.name}: provider {member.provider} is not configured"
+        try:
+            instance = mem.locate(provider, member)
+        except VmError as exc:
+            return MemberView(member, None), f"{member.name}: {exc.message}"
+        if instance is None and member.instance_id:
+            gone = MemberState.DESTROYED if member.state is MemberState.DESTROYING else MemberState.MISSING
+            member = mem.record(self.store, member, state=gone, error="gone from the cloud")
+        return MemberView(member, instance), ""
+
+    # ------------------------------------------------------------------------------------------ reconcile
+    def reconcile(self, name: str) -> FleetView:
+        """Make the store match the clouds: adopt strays the fleet needs, destroy the rest, mark missing
+        members, settle unresolved attempts, and recompute the fleet's state."""
+        record = self.fleet(name)
+        _, problems = self._adopt_strays(name)
+        view = self.view(name)
+        running = self._settle(record, view)
+        state = _state_for(record, running)
+        self.store.update_fleet(name, state=state, message=f"{running} of {record.requested_count} running")
+        result = self.view(name)
+        result.problems = problems + result.problems
+        return result
+
+    def _settle(self, record: FleetRecord, view: FleetView) -> int:
+        """Keep one VM per slot (the running one), destroy extra VMs, and count what runs."""
+        kept: set[int] = set()
+        for v in sorted(view.members, key=lambda v: (v.member.slot, v.member.state is not MemberState.RUNNING)):
+            if v.instance is None:
+                if v.member.state in (MemberState.INTENT, MemberState.UNKNOWN):
+                    mem.record(self.store, v.member, state=MemberState.FAILED, error="never created")
+                continue
+            wanted = record.state not in (FleetState.FAILED, FleetState.DESTROYING)
+            if wanted and v.member.slot not in kept and v.member.slot < record.requested_count:
+                kept.add(v.member.slot)
+                mem.record(self.store, v.member, state=MemberState.RUNNING, instance_id=v.instance.id)
+            else:
+                mem.destroy(self.store, self.providers.get(v.member.provider), v.member, self.timeout)
+        return len(kept)
+
+
+def _state_for(record: FleetRecord, running: int) -> FleetState:
+    if record.state in (FleetState.DESTROYING, FleetState.DESTROYED):
+        return record.state
+    if running >= record.requested_count:
+        return FleetState.ACTIVE
+    return FleetState.DEGRADED if running >= record.min_count else FleetState.FAILED
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

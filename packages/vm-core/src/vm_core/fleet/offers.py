@@ -1,0 +1,71 @@
+"""Gathering offers from every provider at once, with a short-lived cache."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..errors import VmError
+from ..model import Offer
+from ..provider import Provider, SupportsReservations
+
+CACHE_SECONDS = 30.0
+
+
+@dataclass
+class OfferSet:
+    offers: list[Offer]
+    problems: dict[str, str] = field(default_factory=dict)  # provider -> why its offers are missing
+    unterminable_reservations: frozenset[str] = frozenset()
+
+
+class OfferCache:
+    """Offers per (provider, gpu, gpu_count) for CACHE_SECONDS; one provider's failure never hides the rest."""
+
+    def __init__(self, ttl: float = CACHE_SECONDS) -> None:
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str, int | None], tuple[float, list[Offer]]] = {}
+
+    def gather(self, providers: Mapping[str, Provider], gpu: str, gpu_count: int | None) -> OfferSet:
+        """Ask every provider concurrently (blocks on the network); failures are reported, not raised."""
+        with ThreadPoolExecutor(max_workers=max(len(providers), 1)) as pool:
+            futures = {name: pool.submit(self._offers, p, gpu, gpu_count) for name, p in providers.items()}
+        result = OfferSet(offers=[])
+        for name, future in futures.items():
+            try:
+                result.offers.extend(future.result())
+            except VmError as exc:
+                result.problems[name] = exc.message
+        result.unterminable_reservations = _unterminable(providers)
+        return result
+
+    def invalidate(self, provider: str) -> None:
+        with self._lock:
+            self._entries = {k: v for k, v in self._entries.items() if k[0] != provider}
+
+    def _offers(self, provider: Provider, gpu: str, gpu_count: int | None) -> list[Offer]:
+        key = (provider.name, gpu, gpu_count)
+        with self._lock:
+            cached = self._entries.get(key)
+        if cached and time.monotonic() - cached[0] < self._ttl:
+            return cached[1]
+        offers = provider.offers(gpu, gpu_count)
+        with self._lock:
+            self._entries[key] = (time.monotonic(), offers)
+        return offers
+
+
+def _unterminable(providers: Mapping[str, Provider]) -> frozenset[str]:
+    """Reservations whose instances the cloud will not delete through its API (Lambda)."""
+    found: set[str] = set()
+    for provider in providers.values():
+        if isinstance(provider, SupportsReservations):
+            try:
+                found |= {r.id for r in provider.list_reservations() if not r.terminable}
+            except VmError:
+                continue
+    return frozenset(found)

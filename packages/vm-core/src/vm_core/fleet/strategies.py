@@ -1,0 +1,170 @@
+"""Spread strategies: pure functions that order where a fleet's VMs go.
+
+A strategy is `(offers, request, blocked) -> list[Offer]`: one offer per VM still to place, in the order to try,
+at most `request.count` long, never using an offer more often than its capacity (unknown capacity is not a
+limit). Strategies are registered under the entry-point group `vm_core.strategies`; a third-party strategy is
+any callable with this signature. `eligible` applies the rules every strategy shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..model import Offer, ReservationMode, ReservationRequest
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRequest:
+    """What is still to place. `gpu_count` None means each provider's smallest shape of `gpu`."""
+
+    gpu: str
+    count: int
+    gpu_count: int | None = None
+    region: str | None = None
+    providers: tuple[str, ...] | None = None
+    reservation: ReservationRequest = ReservationRequest()
+    # Offers on reservations whose instances the cloud will not delete (Lambda) are used only when asked.
+    allow_unterminable: bool = False
+    unterminable_reservations: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """Scopes ruled out by capacity or quota failures during this allocation."""
+
+    providers: frozenset[str] = frozenset()
+    regions: frozenset[tuple[str, str]] = frozenset()  # (provider, region)
+    offers: frozenset[tuple[str, str, str, str]] = field(default=frozenset())  # (provider, region, shape, res)
+
+    def blocks(self, offer: Offer) -> bool:
+        return (
+            offer.provider in self.providers
+            or (offer.provider, offer.region) in self.regions
+            or offer_key(offer) in self.offers
+        )
+
+    def with_provider(self, provider: str) -> Blocked:
+        return Blocked(self.providers | {provider}, self.regions, self.offers)
+
+    def with_region(self, provider: str, region: str) -> Blocked:
+        return Blocked(self.providers, self.regions | {(provider, region)}, self.offers)
+
+    def with_offer(self, offer: Offer) -> Blocked:
+        return Blocked(self.providers, self.regions, self.offers | {offer_key(offer)})
+
+    def merge(self, other: Blocked) -> Blocked:
+        return Blocked(self.providers | other.providers, self.regions | other.regions, self.offers | other.offers)
+
+
+Strategy = Callable[[Sequence[Offer], FleetRequest, Blocked], list[Offer]]
+
+
+def offer_key(offer: Offer) -> tuple[str, str, str, str]:
+    return (offer.provider, offer.region, offer.shape, offer.reservation_id)
+
+
+def price_per_gpu(offer: Offer) -> float:
+    return offer.price_per_hour / max(offer.gpu_count, 1)
+
+
+def eligible(offers: Iterable[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
+    """Offers a fleet may use: right GPU and size, allowed provider/region, available, not blocked, and
+    allowed by the reservation request. Without a GPU count, each provider's smallest size is kept."""
+    found = [o for o in offers if _fits(o, request) and not blocked.blocks(o)]
+    if request.gpu_count is None:
+        smallest: dict[str, int] = {}
+        for o in found:
+            smallest[o.provider] = min(smallest.get(o.provider, o.gpu_count), o.gpu_count)
+        found = [o for o in found if o.gpu_count == smallest[o.provider]]
+    return found
+
+
+def _fits(offer: Offer, request: FleetRequest) -> bool:
+    return (
+        offer.available
+        and offer.gpu == request.gpu
+        and (request.gpu_count is None or offer.gpu_count == request.gpu_count)
+        and (request.region is None or offer.region == request.region)
+        and (request.providers is None or offer.provider in request.providers)
+        and _reservation_allows(offer, request)
+    )
+
+
+def _reservation_allows(offer: Offer, request: FleetRequest) -> bool:
+    mode, wanted = request.reservation.mode, request.reservation.reservation_id
+    if mode is ReservationMode.NONE:
+        return not offer.reserved
+    if mode is ReservationMode.ID:
+        return offer.reservation_id == wanted or (not offer.reserved and not request.reservation.strict)
+    if offer.reservation_id in request.unterminable_reservations and not request.allow_unterminable:
+        return False
+    return not request.reservation.strict or offer.reserved
+
+
+def _fill(ordered: Sequence[Offer], count: int) -> list[Offer]:
+    """Use offers in order, each up to its capacity, until `count` VMs are placed."""
+    placed: list[Offer] = []
+    for offer in ordered:
+        room = count - len(placed) if offer.capacity is None else min(offer.capacity, count - len(placed))
+        placed.extend([offer] * max(room, 0))
+        if len(placed) >= count:
+            break
+    return placed
+
+
+def _by_price(offers: Iterable[Offer]) -> list[Offer]:
+    return sorted(offers, key=lambda o: (price_per_gpu(o), not o.reserved, o.provider, o.region, o.shape))
+
+
+def cheapest(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
+    """Lowest price per GPU-hour first; a reservation wins a tie (so cheaper reservations come first)."""
+    return _fill(_by_price(eligible(offers, request, blocked)), request.count)
+
+
+def reserved_first(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
+    """Every reserved offer (cheapest first) before any on-demand one (cheapest first)."""
+    ordered = _by_price(eligible(offers, request, blocked))
+    return _fill([o for o in ordered if o.reserved] + [o for o in ordered if not o.reserved], request.count)
+
+
+def packed(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
+    """As few providers as possible: the provider that can host the most VMs first (then the cheaper)."""
+    by_provider: dict[str, list[Offer]] = {}
+    for offer in _by_price(eligible(offers, request, blocked)):
+        by_provider.setdefault(offer.provider, []).append(offer)
+
+    def room(items: list[Offer]) -> float:
+        return sum(float("inf") if o.capacity is None else o.capacity for o in items)
+
+    order = sorted(by_provider.values(), key=lambda items: (-min(room(items), request.count),
+                                                           price_per_gpu(items[0])))
+    return _fill([o for items in order for o in items], request.count)
+
+
+def spread(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
+    """Balance VMs across providers: each next VM goes to the provider with the fewest so far that still has
+    room (ties: the cheaper provider); within a provider, cheapest offers first."""
+    queues = {p: _expand(items, request.count) for p, items in _group(eligible(offers, request, blocked))}
+    placed: list[Offer] = []
+    counts = dict.fromkeys(queues, 0)
+    while len(placed) < request.count:
+        ready = [p for p, queue in queues.items() if queue]
+        if not ready:
+            break
+        provider = min(ready, key=lambda p: (counts[p], price_per_gpu(queues[p][0]), p))
+        placed.append(queues[provider].pop(0))
+        counts[provider] += 1
+    return placed
+
+
+def _group(offers: list[Offer]) -> list[tuple[str, list[Offer]]]:
+    groups: dict[str, list[Offer]] = {}
+    for offer in _by_price(offers):
+        groups.setdefault(offer.provider, []).append(offer)
+    return list(groups.items())
+
+
+def _expand(offers: list[Offer], count: int) -> list[Offer]:
+    """One entry per VM an offer can host (unknown capacity: up to `count`)."""
+    return _fill(offers, count)

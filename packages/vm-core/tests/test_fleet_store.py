@@ -1,0 +1,104 @@
+"""The fleet store: transactional, safe across processes, private, and exact about names."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vm_core.fleet.store import FleetExists, FleetRecord, FleetState, MemberRecord, MemberState, SqliteFleetStore
+
+
+def fleet(name: str = "train", **changes) -> FleetRecord:
+    fields = {"gpu": "H100", "gpu_count": None, "requested_count": 4, "min_count": 4, "strategy": "spread"}
+    return FleetRecord(name=name, **(fields | changes))
+
+
+def test_fleet_roundtrip_and_update(tmp_path: Path) -> None:
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    store.create_fleet(fleet(providers=("crusoe", "nebius"), region="eu-north1"))
+    got = store.get_fleet("train")
+    assert got is not None and got.providers == ("crusoe", "nebius") and got.state is FleetState.CREATING
+    updated = store.update_fleet("train", state=FleetState.ACTIVE, message="4 of 4 running")
+    assert store.get_fleet("train") == updated and updated.updated_at >= got.updated_at
+    assert [f.name for f in store.list_fleets()] == ["train"]
+    assert store.get_fleet("nope") is None
+    with pytest.raises(KeyError):
+        store.update_fleet("nope", state=FleetState.FAILED)
+
+
+def test_duplicate_name_is_refused(tmp_path: Path) -> None:
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    store.create_fleet(fleet())
+    with pytest.raises(FleetExists):
+        store.create_fleet(fleet(min_count=1))
+    assert store.get_fleet("train").min_count == 4
+
+
+def test_members_record_every_attempt(tmp_path: Path) -> None:
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    store.create_fleet(fleet())
+    store.add_member(MemberRecord(fleet="train", slot=1, attempt=1, provider="crusoe", name="train-1"))
+    store.add_member(MemberRecord(fleet="train", slot=0, attempt=1, provider="lambda", name="train-0"))
+    store.update_member("train", 1, 1, state=MemberState.FAILED, error="out of stock")
+    store.add_member(MemberRecord(fleet="train", slot=1, attempt=2, provider="nebius", name="train-1"))
+    store.update_member("train", 1, 2, state=MemberState.CREATING, instance_id="computeinstance-e00x")
+    rows = [(m.slot, m.attempt, m.provider, m.state) for m in store.members("train")]
+    assert rows == [(0, 1, "lambda", MemberState.INTENT), (1, 1, "crusoe", MemberState.FAILED),
+                    (1, 2, "nebius", MemberState.CREATING)]
+    with pytest.raises(KeyError):
+        store.update_member("train", 9, 1, state=MemberState.FAILED)
+    store.delete_fleet("train")
+    assert store.members("train") == [] and store.get_fleet("train") is None
+
+
+def test_database_file_is_private(tmp_path: Path) -> None:
+    SqliteFleetStore(tmp_path / "state" / "vm.db")
+    assert stat.S_IMODE((tmp_path / "state" / "vm.db").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
+
+
+RACE = """
+import sys, time
+from pathlib import Path
+from vm_core.fleet.store import FleetExists, FleetRecord, SqliteFleetStore
+store = SqliteFleetStore(Path(sys.argv[1]))
+while time.time() < float(sys.argv[2]):
+    time.sleep(0.001)
+try:
+    store.create_fleet(FleetRecord(name="train", gpu="H100", gpu_count=None, requested_count=4, min_count=4,
+                                   strategy="spread"))
+    print("won")
+except FleetExists:
+    print("lost")
+"""
+
+
+def test_concurrent_creates_of_one_name_leave_exactly_one_fleet(tmp_path: Path) -> None:
+    path = tmp_path / "vm.db"
+    SqliteFleetStore(path)
+    start_at = str(time.time() + 3)  # all processes try at the same instant
+    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(path), start_at], stdout=subprocess.PIPE,
+                              text=True) for _ in range(6)]
+    outcomes = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
+    assert outcomes == ["lost"] * 5 + ["won"]
+    assert len(SqliteFleetStore(path).list_fleets()) == 1
+
+
+def test_threads_share_one_store_safely(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    store.create_fleet(fleet(requested_count=40))
+
+    def add(slot: int) -> None:
+        store.add_member(MemberRecord(fleet="train", slot=slot, attempt=1, provider="nebius", name=f"train-{slot}"))
+        store.update_member("train", slot, 1, state=MemberState.RUNNING)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(add, range(40)))
+    assert [m.state for m in store.members("train")] == [MemberState.RUNNING] * 40

@@ -1,0 +1,276 @@
+"""Translation tables of the Lambda adapter: lambda_sdk objects and errors -> vm-core instances, offers, errors;
+vm-core requests (GPU, reservation) -> Lambda launch fields.
+
+The tables are keyed by lambda_sdk types, but lambda_sdk is imported only when a table is first used, so that
+importing the adapter (and loading its plugin) stays cheap. Pure functions: no API calls here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..catalog import ShapeEntry, default_catalog
+from ..errors import (
+    AuthError,
+    CapacityError,
+    NotFound,
+    QuotaError,
+    RateLimited,
+    Scope,
+    Timeout,
+    Transient,
+    Unsupported,
+    UsageError,
+    VmError,
+)
+from ..model import Instance, InstanceState, Offer, ReservationMode, ReservationRequest
+from ..provider import ReservationInfo
+
+if TYPE_CHECKING:
+    from lambda_sdk import Instance as NativeInstance
+    from lambda_sdk import InstanceStatus, InstanceTypeAvailability, Reservation
+
+NAME = "lambda"
+API_KEY_ENV = "LAMBDA_API_KEY"
+# Lambda's documented reason code for an action blocked by another one (here: a restart still running).
+ACTION_IN_PROGRESS = "vm-action-in-progress"
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """What a call was about, for the messages and fields of translated errors."""
+
+    region: str | None = None
+    instance_id: str | None = None
+
+
+# ------------------------------------------------------------------------------------------------- errors
+@contextlib.contextmanager
+def translated(where: Where = Where()) -> Iterator[None]:  # noqa: B008 - frozen dataclass
+    """Re-raise any lambda_sdk error inside the block as its vm-core error; other exceptions pass untouched."""
+    try:
+        yield
+    except Exception as exc:
+        error = to_vm_error(exc, where)
+        if error is None:
+            raise
+        raise error from exc
+
+
+def to_vm_error(exc: BaseException, where: Where = Where()) -> VmError | None:  # noqa: B008
+    """The vm-core error for a lambda_sdk error (its most specific class in the table wins); None otherwise."""
+    table = _error_table()
+    for cls in type(exc).__mro__:
+        factory = table.get(cls)
+        if factory is not None:
+            return factory(exc, where)
+    return None
+
+
+ErrorFactory = Callable[[Any, Where], VmError]
+
+
+@functools.cache
+def _error_table() -> dict[type, ErrorFactory]:
+    import lambda_sdk as sdk
+
+    return {
+        sdk.CapacityError: _capacity,
+        sdk.QuotaError: lambda e, w: QuotaError(f"Lambda Cloud quota exceeded: {e.message}", provider=NAME,
+                                                suggestion=e.suggestion or "Contact Lambda Support."),
+        sdk.AuthError: _auth,
+        sdk.Forbidden: lambda e, w: AuthError(f"Lambda Cloud refused the request: {e.message}", provider=NAME,
+                                              suggestion=e.suggestion or None),
+        sdk.ReservedInstanceError: _reserved,
+        sdk.NotFound: _not_found,
+        sdk.InvalidParameters: lambda e, w: UsageError(f"Lambda Cloud rejected the request: {e.message}",
+                                                       provider=NAME, suggestion=e.suggestion or None),
+        sdk.Conflict: lambda e, w: VmError(f"Lambda Cloud refused this in the current state: {e.message}",
+                                           provider=NAME, suggestion="wait until the instance is running"),
+        sdk.RateLimited: lambda e, w: RateLimited(f"Lambda Cloud rate limit hit, retries exhausted: {e.message}",
+                                                  provider=NAME, suggestion="try again in a minute"),
+        sdk.ServerError: lambda e, w: Transient(f"Lambda Cloud server error {e.status}: {e.message}",
+                                                provider=NAME, suggestion="try again later"),
+        sdk.RequestNotSent: lambda e, w: Transient(f"cannot reach Lambda Cloud: {e}", provider=NAME,
+                                                   suggestion="check the network and api_endpoint"),
+        sdk.ResponseNotReceived: _lost_response,
+        sdk.OperationTimeout: _timeout,
+        sdk.OperationFailed: lambda e, w: VmError(
+            f"Lambda instance {e.instance_id} ended {e.status.value if e.status else 'gone'} instead of active",
+            provider=NAME),
+        sdk.APIError: lambda e, w: VmError(f"Lambda Cloud error: {e}", provider=NAME),
+        sdk.LambdaError: lambda e, w: VmError(f"Lambda Cloud client error: {e}", provider=NAME),
+    }
+
+
+def _capacity(exc: Any, where: Where) -> CapacityError:
+    place = f" in {where.region}" if where.region else ""
+    return CapacityError(f"Lambda Cloud has no capacity for this launch{place}: {exc.message}", scope=Scope.REGION,
+                         region=where.region, provider=NAME, suggestion=exc.suggestion or None)
+
+
+def _auth(exc: Any, where: Where) -> AuthError:
+    return AuthError(f"Lambda Cloud refused the API key: {exc.message}", provider=NAME,
+                     suggestion=f"check {API_KEY_ENV} (or api_key in the profile); "
+                                "create keys at https://cloud.lambda.ai/api-keys")
+
+
+def _reserved(exc: Any, where: Where) -> Unsupported:
+    ids = where.instance_id or ", ".join(exc.instance_ids)
+    return Unsupported(
+        f"Lambda instance {ids} runs on a reservation and cannot be terminated through the Lambda Cloud API; "
+        "nothing was terminated: it keeps running (and billing)",
+        provider=NAME, suggestion="release it through Lambda Support or the Lambda Cloud console")
+
+
+def _not_found(exc: Any, where: Where) -> NotFound:
+    what = f"no Lambda instance {where.instance_id}" if where.instance_id else "not found on Lambda Cloud"
+    return NotFound(f"{what}: {exc.message}", provider=NAME, suggestion=exc.suggestion or None)
+
+
+def _lost_response(exc: Any, where: Where) -> Transient:
+    return Transient(f"no answer from Lambda Cloud ({exc}); the request may have taken effect", provider=NAME,
+                     suggestion="look the instance up by name (vm list) before launching it again")
+
+
+def _timeout(exc: Any, where: Where) -> Timeout:
+    last = exc.last_status.value if exc.last_status else "unknown"
+    return Timeout(
+        f"Lambda instance {exc.instance_id} is not active after {exc.timeout:g}s (last status: {last}); "
+        "the launch continues in the cloud",
+        provider=NAME, suggestion=f"follow it with `vm get {exc.instance_id} --provider lambda`")
+
+
+# ------------------------------------------------------------------------------------------------- states
+@functools.cache
+def _states() -> dict[InstanceStatus, InstanceState]:
+    from lambda_sdk import InstanceStatus as S
+
+    return {
+        S.BOOTING: InstanceState.CREATING,
+        S.ACTIVE: InstanceState.RUNNING,
+        S.UNHEALTHY: InstanceState.ERROR,
+        S.TERMINATING: InstanceState.TERMINATING,
+        S.TERMINATED: InstanceState.TERMINATED,
+        S.PREEMPTED: InstanceState.TERMINATED,
+        S.UNKNOWN: InstanceState.UNKNOWN,
+    }
+
+
+def state_of(status: InstanceStatus) -> InstanceState:
+    return _states().get(status, InstanceState.UNKNOWN)
+
+
+def restart_in_progress(native: NativeInstance) -> bool:
+    restart = native.actions.restart
+    return not restart.available and restart.reason_code == ACTION_IN_PROGRESS
+
+
+# ---------------------------------------------------------------------------------------------- instances
+def to_instance(native: NativeInstance, reservations: Mapping[str, Reservation]) -> Instance:
+    """`reservations` maps instance ids to the reservation holding them (may be empty: then unknown)."""
+    shape = native.instance_type
+    entry = default_catalog().lookup(NAME, shape.name)
+    gpu_count = entry.gpu_count if entry else shape.specs.gpus
+    held = reservations.get(native.id) if native.is_reserved else None
+    price = reserved_price(held, gpu_count) if held else None
+    return Instance(
+        provider=NAME, id=native.id, name=native.name or "", state=state_of(native.status),
+        gpu=entry.gpu if entry else "", gpu_count=gpu_count, region=native.region.name, shape=shape.name,
+        reserved=native.is_reserved, reservation_id=held.id if held else "",
+        price_per_hour=price if price is not None else shape.price_cents_per_hour / 100,
+        created_at=None,  # Lambda does not report when an instance was launched
+        native=native,
+    )
+
+
+def reservation_index(reservations: Sequence[Reservation]) -> dict[str, Reservation]:
+    return {instance_id: r for r in reservations for instance_id in r.instance_ids}
+
+
+def reserved_price(reservation: Reservation, gpus: int) -> float | None:
+    cents = reservation.price_cents_per_gpu_hour
+    return None if cents is None else cents * gpus / 100
+
+
+def reservation_info(reservation: Reservation) -> ReservationInfo:
+    entry = next(filter(None, (default_catalog().lookup(NAME, t) for t in reservation.instance_type_names)), None)
+    cents = reservation.price_cents_per_gpu_hour
+    return ReservationInfo(
+        provider=NAME, id=reservation.id, gpu=entry.gpu if entry else "",
+        regions=(reservation.region.name,) if reservation.region else (),
+        total_gpus=reservation.quantity, used_gpus=reservation.used_quantity,
+        price_per_gpu_hour=None if cents is None else cents / 100,
+        terminable=False,  # instances launched on a Lambda reservation cannot be terminated through the API
+    )
+
+
+# ------------------------------------------------------------------------------------------------ requests
+def launch_reservation_id(request: ReservationRequest) -> str:
+    """The reservation to launch on ("" = on-demand). Lambda cannot choose a reservation by itself."""
+    if request.mode is ReservationMode.ID:
+        return request.reservation_id
+    if request.mode is ReservationMode.AUTO and request.strict:
+        raise Unsupported("Lambda Cloud cannot pick a reservation automatically", provider=NAME,
+                          suggestion="name one with --reservation ID (see `vm offers`), or drop --strict")
+    return ""
+
+
+def smallest_shape(gpu: str, gpu_count: int | None) -> str:
+    """Lambda's smallest instance type of `gpu` (with `gpu_count` GPUs if given); UsageError lists what Lambda
+    sells when it sells no such thing."""
+    catalog = default_catalog()
+    canonical = catalog.gpu(gpu).name
+    shapes = catalog.shapes_for(NAME, canonical, gpu_count)
+    if not shapes:
+        wanted = f"{canonical}:{gpu_count}" if gpu_count else canonical
+        raise UsageError(f"Lambda Cloud does not sell {wanted}; it sells (--gpu): {sold_listing()}",
+                         provider=NAME)
+    return shapes[0].shape
+
+
+# ------------------------------------------------------------------------------------------------- offers
+def on_demand_offers(shapes: Sequence[ShapeEntry], types: Mapping[str, InstanceTypeAvailability],
+                     regions: Sequence[str]) -> list[Offer]:
+    """One offer per shape Lambda lists and region: available where it lists capacity (how much: unknown),
+    unavailable (capacity 0) in every other region."""
+    offers = []
+    for entry in shapes:
+        sold = types.get(entry.shape)
+        if sold is None:
+            continue
+        price = sold.instance_type.price_cents_per_hour / 100
+        with_room = [r.name for r in sold.regions_with_capacity_available]
+        for region in dict.fromkeys([*with_room, *regions]):
+            available = region in with_room
+            offers.append(Offer(NAME, region, entry.gpu, entry.gpu_count, entry.shape, price,
+                                capacity=None if available else 0, available=available))
+    return offers
+
+
+def reserved_offers(shapes: Sequence[ShapeEntry], types: Mapping[str, InstanceTypeAvailability],
+                    reservations: Sequence[Reservation]) -> list[Offer]:
+    """One offer per reservation and shape it can host with the GPUs it has free."""
+    offers = []
+    for res in reservations:
+        for entry in shapes:
+            count = res.available_quantity // entry.gpu_count
+            if res.region is None or entry.shape not in res.instance_type_names or count < 1:
+                continue
+            price = reserved_price(res, entry.gpu_count)
+            if price is None and entry.shape in types:
+                price = types[entry.shape].instance_type.price_cents_per_hour / 100
+            if price is not None:
+                offers.append(Offer(NAME, res.region.name, entry.gpu, entry.gpu_count, entry.shape, price,
+                                    capacity=count, reservation_id=res.id))
+    return offers
+
+
+def sold_listing() -> str:
+    """What Lambda sells, as `--gpu` values: "A10:1, A100:1, A100:8, ..."."""
+    shapes = [s for s in default_catalog().shapes if s.provider == NAME]
+    return ", ".join(f"{gpu}:{count}" for gpu, count in sorted({(s.gpu, s.gpu_count) for s in shapes}))

@@ -1,0 +1,446 @@
+"""The Lambda Cloud provider: vm-core's adapter over lambda_sdk.
+
+How Lambda differs, and what this adapter does about it:
+- No stop/start in the API: LambdaProvider is not SupportsStopStart (the CLI says "not supported by Lambda Cloud").
+  Reboot is Lambda's restart; there is no API for a hard (cold) reboot.
+- A launch answers with an instance id at once and the instance then boots: the Pending *is* the instance
+  (`id` = `resource_id` = instance id), resumable anywhere.
+- Capacity is read from GET /instance-types before launching, never probed with launches (Lambda allows one
+  launch per 12 s): a region without listed capacity is a CapacityError before any launch.
+- Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
+  cannot pick a reservation itself). Instances on a reservation cannot be terminated through the API.
+  GET /reservations is a mock extension; where it does not exist, reserved instances show no reservation id.
+- Names are not unique: `find_instance` returns the first match in Lambda's listing, which is launch order.
+- Lambda does not report launch times (`created_at` is None).
+
+Importing this module imports neither lambda_sdk nor requests; `connect` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ..catalog import default_catalog
+from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
+from ..model import CreateSpec, Instance, InstanceState, Offer
+from ..provider import Pending, ReservationInfo, Setting
+from . import _lambda_map as lm
+from ._lambda_map import API_KEY_ENV, NAME, Where, translated
+
+if TYPE_CHECKING:
+    from lambda_sdk import Instance as NativeInstance
+    from lambda_sdk import LambdaClient, LaunchOperation, Reservation
+
+T = TypeVar("T")
+
+_INSTANCE_ID = re.compile(r"[0-9a-f]{32}")
+_MAX_NAME = 64
+_GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
+# The limiter paces calls this much wider than the configured (documented) limits: paced exactly, jitter in
+# arrival times makes about every other call of a burst arrive early and come back as a 429.
+_HEADROOM = 1.1
+
+
+# ----------------------------------------------------------------------------------------------- plugin
+@dataclass(frozen=True)
+class _Config:
+    api_key: str = field(repr=False)
+    api_endpoint: str | None
+    ssh_key_name: str | None
+    request_interval: float
+    launch_interval: float
+    time_scale: float
+
+    @classmethod
+    def parse(cls, settings: Mapping[str, Any]) -> _Config:
+        """Raises ConfigError naming the setting that is missing or malformed (never echoing the key)."""
+        api_key = str(settings.get("api_key") or "").strip()
+        if not api_key:
+            raise ConfigError(f"no Lambda Cloud API key: set {API_KEY_ENV} or api_key in the profile",
+                              provider=NAME, suggestion="create a key at https://cloud.lambda.ai/api-keys")
+        return cls(api_key=api_key, api_endpoint=_text(settings, "api_endpoint"),
+                   ssh_key_name=_text(settings, "ssh_key_name"),
+                   request_interval=_seconds(settings, "request_interval", 1.0),
+                   launch_interval=_seconds(settings, "launch_interval", 12.0),
+                   time_scale=_seconds(settings, "time_scale", 1.0, positive=True))
+
+
+def _text(settings: Mapping[str, Any], key: str) -> str | None:
+    value = settings.get(key)
+    text = "" if value is None else str(value).strip()
+    return text or None
+
+
+def _seconds(settings: Mapping[str, Any], key: str, default: float, *, positive: bool = False) -> float:
+    value = settings.get(key)
+    if value is None or value == "":
+        return default
+    number = _number(value)
+    if number is None or number < 0 or (positive and number == 0):
+        need = "a positive number" if positive else "a number of seconds (0 or more)"
+        raise ConfigError(f"Lambda setting {key} must be {need}, not {value!r}", provider=NAME)
+    return number
+
+
+def _number(value: Any) -> float | None:
+    """A finite float from a number or a numeric string (profiles and env vars give strings), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+class LambdaPlugin:
+    """The `vm_core.providers` entry point `lambda`."""
+
+    name = NAME
+    title = "Lambda Cloud"
+    settings = (
+        Setting("api_key", env=API_KEY_ENV, secret=True, help="API key (https://cloud.lambda.ai/api-keys)"),
+        Setting("api_endpoint", required=False, help="API base URL (default https://cloud.lambda.ai/api/v1)"),
+        Setting("ssh_key_name", required=False, help="SSH key launches use (default: the account's first key)"),
+        Setting("request_interval", required=False, help="Lambda's limit, seconds per API call (documented: 1)"),
+        Setting("launch_interval", required=False, help="Lambda's limit, seconds per launch (documented: 12)"),
+        Setting("time_scale", required=False, help="multiplies poll and retry intervals (fast mock clouds)"),
+    )
+
+    def connect(self, settings: Mapping[str, Any]) -> LambdaProvider:
+        """A provider for one Lambda account; no network call. Raises ConfigError for bad settings."""
+        config = _Config.parse(settings)
+        from lambda_sdk import LambdaClient, PollPolicy, RateLimit, RetryPolicy
+
+        scale = config.time_scale
+        client = LambdaClient(
+            config.api_key, base_url=config.api_endpoint,
+            rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
+            retry=RetryPolicy(initial_backoff=1.0 * scale, max_backoff=30.0 * scale),
+            poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
+        )
+        return LambdaProvider(client, ssh_key_name=config.ssh_key_name, time_scale=scale)
+
+
+plugin = LambdaPlugin()
+
+
+# --------------------------------------------------------------------------------------------- provider
+class LambdaProvider:
+    """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations (not SupportsStopStart).
+
+    Thread-safe: the client's rate limiter is shared by every thread using this provider, so concurrent
+    creates are spaced a launch interval apart instead of failing with 429s (a 429 is retried by the client).
+    """
+
+    name = NAME
+
+    def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, time_scale: float = 1.0) -> None:
+        self._client = client
+        self._ssh_key_name = ssh_key_name
+        self._scale = time_scale
+        self._lock = threading.Lock()  # guards the lookups below, each made once
+        self._ssh_keys: dict[str, str] = {}  # public key ("" = the default key) -> key name
+        self._regions: tuple[str, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"LambdaProvider(base_url={self._client.base_url!r})"
+
+    # -------------------------------------------------------------------------------------- reads
+    def list_instances(self) -> Iterator[Instance]:
+        """Every instance that is not terminated (booting, active, unhealthy, terminating), page by page."""
+        with translated():
+            for page in self._client.list_instances().by_page():
+                live = [n for n in page if lm.state_of(n.status) is not InstanceState.TERMINATED]
+                yield from self._to_instances(live)
+
+    def get_instance(self, instance_id: str) -> Instance:
+        """Raises NotFound once Lambda forgot it (a terminated instance is shown for a while first)."""
+        _check_id(instance_id)
+        with translated(Where(instance_id=instance_id)):
+            return self._to_instances([self._client.get_instance(instance_id)])[0]
+
+    def find_instance(self, name: str) -> Instance | None:
+        """The first live (not terminating) instance named `name` in Lambda's listing, which is launch order,
+        so the oldest wins when names repeat (Lambda allows that). None when there is none."""
+        return next((i for i in self.list_instances() if i.name == name and i.state not in _GONE), None)
+
+    def list_reservations(self) -> list[ReservationInfo]:
+        """The account's reservations (none where the API has no reservation listing)."""
+        return [lm.reservation_info(r) for r in self._reservations()]
+
+    def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
+        """On-demand offers for every region (available only where Lambda lists capacity; it never says how
+        much), plus offers on reservations with free GPUs. Empty for GPUs Lambda does not sell."""
+        catalog = default_catalog()
+        shapes = catalog.shapes_for(NAME, catalog.gpu(gpu).name, gpu_count)
+        if not shapes:
+            return []
+        with translated():
+            types = self._client.instance_types()
+        return [*lm.on_demand_offers(shapes, types, self._region_names()),
+                *lm.reserved_offers(shapes, types, self._reservations())]
+
+    # ------------------------------------------------------------------------------------- create
+    def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
+        """Launch one instance and return at once. Raises UsageError/Unsupported for what Lambda cannot do,
+        CapacityError before launching when Lambda lists no capacity, CapacityError/QuotaError when the launch
+        is refused, Transient when the answer was lost (the instance may exist: look it up by name)."""
+        name = _checked_name(spec.name)
+        reservation_id = lm.launch_reservation_id(spec.reservation)
+        shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
+        ssh_key = self._ssh_key_for(spec.ssh_public_key)
+        if reservation_id:
+            region = spec.region or self._reservation_region(reservation_id)
+        else:
+            region = self._region_with_capacity(shape, spec.region)
+        with translated(Where(region=region)):
+            operation = self._client.launch_instance(
+                region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
+                tags=spec.labels or None, reservation_id=reservation_id or None)
+        return _Launch(self, operation, reservation_id)
+
+    def _region_with_capacity(self, shape: str, requested: str | None) -> str:
+        """The requested region if Lambda lists capacity there, else the first region that has some."""
+        with translated():
+            sold = self._client.instance_types().get(shape)
+        if sold is None:
+            raise UsageError(f"Lambda Cloud does not list instance type {shape}", provider=NAME,
+                             suggestion=f"Lambda sells (--gpu): {lm.sold_listing()}")
+        with_room = [r.name for r in sold.regions_with_capacity_available]
+        if requested is None and with_room:
+            return with_room[0]
+        if requested is None:
+            raise CapacityError(f"no Lambda Cloud region has capacity for {shape} now", scope=Scope.PROVIDER,
+                                provider=NAME, suggestion="try another GPU count, another provider, or later")
+        if requested in with_room:
+            return requested
+        if requested not in self._region_names():
+            raise UsageError(f"unknown Lambda Cloud region {requested!r}; regions: "
+                             f"{', '.join(self._region_names())}", provider=NAME)
+        raise CapacityError(f"Lambda Cloud lists no capacity for {shape} in {requested}", scope=Scope.REGION,
+                            region=requested, provider=NAME,
+                            suggestion=f"regions with capacity now: {', '.join(with_room) or 'none'}")
+
+    def _reservation_region(self, reservation_id: str) -> str:
+        found = next((r for r in self._reservations() if r.id == reservation_id), None)
+        if found is None or found.region is None:
+            raise NotFound(f"no Lambda reservation {reservation_id} is visible to this account", provider=NAME,
+                           suggestion="check the id with `vm offers`, or give --region")
+        return found.region.name
+
+    def _ssh_key_for(self, public_key: str | None) -> str:
+        """The name of the SSH key to launch with: the one holding `public_key` (added if new), else the
+        configured key, else the account's first key. Looked up once per key, one thread at a time (concurrent
+        creates must not add the same key twice). Raises ConfigError when there is no key to use."""
+        wanted = (public_key or "").strip()
+        with self._lock:
+            if wanted not in self._ssh_keys:
+                self._ssh_keys[wanted] = self._key_holding(wanted) if wanted else self._pick_default_key()
+            return self._ssh_keys[wanted]
+
+    def _pick_default_key(self) -> str:
+        with translated():
+            names = [k.name for k in self._client.list_ssh_keys()]
+        if self._ssh_key_name and self._ssh_key_name not in names:
+            raise ConfigError(f"the Lambda account has no SSH key named {self._ssh_key_name!r}; it has: "
+                              f"{', '.join(names) or 'none'}", provider=NAME)
+        if not names:
+            raise ConfigError("the Lambda account has no SSH key, and Lambda launches need one", provider=NAME,
+                              suggestion="add one at https://cloud.lambda.ai/ssh-keys")
+        return self._ssh_key_name or names[0]
+
+    def _key_holding(self, public_key: str) -> str:
+        """The account's key with this public key, added under a name derived from the key if missing."""
+        found = self._find_key(public_key)
+        if found is not None:
+            return found
+        try:
+            with translated():
+                return self._client.add_ssh_key("vm-" + hashlib.sha256(public_key.encode()).hexdigest()[:12],
+                                                public_key).name
+        except UsageError:  # another process added it first (the name is taken), or the key is invalid
+            found = self._find_key(public_key)
+            if found is None:
+                raise
+            return found
+
+    def _find_key(self, public_key: str) -> str | None:
+        with translated():
+            return next((k.name for k in self._client.list_ssh_keys() if k.public_key.strip() == public_key), None)
+
+    # ---------------------------------------------------------------------------- destroy, reboot
+    def begin_destroy(self, instance_id: str) -> Pending[None]:
+        """Terminate; already gone gives a finished Pending, whose wait returns at once. Raises Unsupported for
+        an instance on a reservation (Lambda refuses; it keeps running)."""
+        _check_id(instance_id)
+        with translated(Where(instance_id=instance_id)):
+            terminated = self._client.terminate_instance(instance_id)
+        watch = _Watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination", self._scale)
+        if terminated is None and watch.check()[0]:
+            return _Done(instance_id, None)
+        return watch
+
+    def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
+        """Lambda's restart of a running instance; waits end when it is running again. Raises Unsupported for
+        `hard` (cold reboot is console-only), VmError when the instance is not running."""
+        _check_id(instance_id)
+        if hard:
+            raise Unsupported("Lambda Cloud's API has no hard reboot (cold reboot is console-only)", provider=NAME,
+                              suggestion="reboot without --hard (Lambda's restart), or use the Lambda console")
+        with translated(Where(instance_id=instance_id)):
+            self._client.restart_instances([instance_id])
+        return _Watch(instance_id, lambda: self._restarted(instance_id), "restart", self._scale)
+
+    def _is_gone(self, instance_id: str) -> bool:
+        try:
+            return self.get_instance(instance_id).state is InstanceState.TERMINATED
+        except NotFound:
+            return True
+
+    def _restarted(self, instance_id: str) -> tuple[bool, Instance]:
+        instance = self.get_instance(instance_id)
+        if instance.state in (InstanceState.ERROR, *_GONE):
+            raise VmError(f"Lambda instance {instance_id} became {instance.state} during its restart", provider=NAME)
+        running = instance.state is InstanceState.RUNNING
+        return running and not lm.restart_in_progress(instance.native), instance
+
+    # ------------------------------------------------------------------------------------ helpers
+    def _to_instances(self, natives: list[NativeInstance]) -> list[Instance]:
+        """Map, looking up reservations (one call) only when an instance is reserved."""
+        held = lm.reservation_index(self._reservations()) if any(n.is_reserved for n in natives) else {}
+        return [lm.to_instance(n, held) for n in natives]
+
+    def _reservations(self) -> list[Reservation]:
+        try:
+            with translated():
+                return list(self._client.list_reservations())
+        except NotFound:  # the real API has no GET /reservations (a mock extension): nothing to list
+            return []
+
+    def _region_names(self) -> tuple[str, ...]:
+        with self._lock:
+            if self._regions is None:
+                with translated():
+                    self._regions = tuple(r.name for r in self._client.list_regions())
+            return self._regions
+
+    def _after_failed_launch(self, native: NativeInstance | None, error: VmError) -> VmError:
+        """A launch that ended unhealthy still bills: terminate it and say so. Other failures are returned."""
+        if native is None or lm.state_of(native.status) is not InstanceState.ERROR:
+            return error
+        try:
+            self.begin_destroy(native.id)
+        except VmError as cleanup:
+            return VmError(f"{error.message}; terminating it failed: {cleanup.message}", provider=NAME,
+                           suggestion=cleanup.suggestion or f"destroy it: vm destroy {native.id} --provider lambda")
+        return VmError(f"{error.message}; it was terminated", provider=NAME,
+                       suggestion="try again, or another region or provider")
+
+
+# ---------------------------------------------------------------------------------------------- pendings
+class _Launch:
+    """A launched instance on its way to running (the SDK's LaunchOperation, translated)."""
+
+    def __init__(self, provider: LambdaProvider, operation: LaunchOperation, reservation_id: str) -> None:
+        self._provider = provider
+        self._operation = operation
+        self._reservation_id = reservation_id
+
+    @property
+    def id(self) -> str:
+        return self._operation.instance_id
+
+    @property
+    def resource_id(self) -> str:
+        return self._operation.instance_id
+
+    def done(self) -> bool:
+        with translated(Where(instance_id=self.id)):
+            return self._operation.done()
+
+    def wait(self, timeout: float) -> Instance:
+        """The running instance. Raises Timeout (the launch goes on), or VmError when it ended unhealthy (then
+        it is terminated) or vanished."""
+        try:
+            with translated(Where(instance_id=self.id)):
+                native = self._operation.wait(timeout)
+        except VmError as error:
+            replacement = self._provider._after_failed_launch(self._operation.instance, error)
+            if replacement is error:
+                raise
+            raise replacement from error
+        instance = self._provider._to_instances([native])[0]
+        if instance.reserved and not instance.reservation_id:
+            return replace(instance, reservation_id=self._reservation_id)
+        return instance
+
+
+class _Done(Generic[T]):
+    """An action that was already finished when it was asked for."""
+
+    def __init__(self, instance_id: str, value: T) -> None:
+        self.id = self.resource_id = instance_id
+        self._value = value
+
+    def done(self) -> bool:
+        return True
+
+    def wait(self, timeout: float) -> T:
+        return self._value
+
+
+class _Watch(Generic[T]):
+    """An action Lambda has no operation for: `probe` reads the instance and says (finished, result)."""
+
+    def __init__(self, instance_id: str, probe: Callable[[], tuple[bool, T]], what: str, scale: float) -> None:
+        self.id = self.resource_id = instance_id
+        self._probe = probe
+        self._what = what
+        self._delays = (min(15.0, 2.0**n) * scale for n in itertools.count())
+
+    def done(self) -> bool:
+        return self._probe()[0]
+
+    def wait(self, timeout: float) -> T:
+        """Polls with backoff; failed reads are retried until the deadline, then Timeout (the action goes on)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            finished, value = self.check()
+            if finished:
+                return value  # type: ignore[return-value]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Timeout(f"the {self._what} of Lambda instance {self.id} has not finished after {timeout:g}s; "
+                              "it continues in the cloud", provider=NAME,
+                              suggestion=f"follow it with `vm get {self.id} --provider lambda`")
+            time.sleep(min(next(self._delays), remaining))
+
+    def check(self) -> tuple[bool, T | None]:
+        """One probe; a failed read (Transient) counts as not finished."""
+        try:
+            return self._probe()
+        except Transient:  # a failed read says nothing about the action
+            return False, None
+
+
+# --------------------------------------------------------------------------------------- input checks
+def _check_id(instance_id: str) -> None:
+    if not _INSTANCE_ID.fullmatch(instance_id or ""):
+        raise UsageError(f"malformed Lambda instance id {instance_id!r}: Lambda ids are 32 lowercase hex digits",
+                         provider=NAME)
+
+
+def _checked_name(name: str) -> str:
+    if len(name) > _MAX_NAME:
+        raise UsageError(f"Lambda instance names have at most {_MAX_NAME} characters; {name!r} is too long",
+                         provider=NAME)
+    return name

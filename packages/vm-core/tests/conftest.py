@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from vm_core.embedded import settings_from_endpoints
 from vm_core.plugins import provider_plugins
 from vm_core.provider import Provider

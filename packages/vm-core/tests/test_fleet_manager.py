@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from mock_clouds.core.models import Capacity, Faults, Provider, WorldState
 from vm_core.errors import UsageError
 from vm_core.fleet.create import FleetCreator, FleetSpec

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from vm_core.fleet.store import FleetExists, FleetRecord, FleetState, MemberRecord, MemberState, SqliteFleetStore
 
 

@@ -11,7 +11,8 @@
     ├── PartialFailure          exit 7   some of several targets failed
     ├── Transient               exit 8   rate limited, unavailable, lost response: retry later
     │   └── RateLimited         exit 8
-    └── Timeout                 exit 9   a wait passed its deadline; the cloud operation goes on
+    ├── Timeout                 exit 9   a wait passed its deadline; the cloud operation goes on
+    └── Interrupted             exit 130 Ctrl-C/SIGTERM; cloud actions already accepted go on
 
 Adapters classify by the SDK's typed errors, never by message text.
 """
@@ -102,3 +103,9 @@ class RateLimited(Transient):
 
 class Timeout(VmError):
     code, exit_code, retryable = "timeout", 9, True
+
+
+class Interrupted(VmError):
+    """Ctrl-C during a command. The cloud actions already accepted keep running."""
+
+    code, exit_code = "interrupted", 130

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
@@ -23,7 +23,7 @@ from . import members as mem
 from .naming import check_fleet_name, member_name
 from .offers import OfferCache, OfferSet
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
-from .strategies import Blocked, FleetRequest, Strategy
+from .strategies import Blocked, FleetRequest, Strategy, offer_key
 
 MAX_ATTEMPTS_PER_SLOT = 6
 # Concurrent create calls per provider (the SDKs' own limiters pace requests within these).
@@ -116,10 +116,11 @@ class FleetCreator:
     def _place_all(self, spec: FleetSpec, offers: OfferSet, blocked: Blocked,
                    notes: list[str]) -> dict[int, Instance]:
         running: dict[int, Instance] = {}
+        used: Counter[tuple[str, str, str, str]] = Counter()
         pending = list(range(spec.count))
         while pending and not self.stop.is_set():
             request = spec.request(len(pending), offers.unterminable_reservations)
-            placements = self.strategy(offers.offers, request, blocked)
+            placements = self.strategy(_remaining(offers.offers, used), request, blocked)
             if not placements:
                 notes.append(f"no offer left for {len(pending)} VM(s) after failover")
                 break
@@ -127,9 +128,10 @@ class FleetCreator:
             results = self._run_batch(spec, batch)
             pending = pending[len(batch):]
             progressed = False
-            for result in results:
+            for (_, offer), result in zip(batch, results, strict=True):
                 if result.instance is not None:
                     running[result.slot] = result.instance
+                    used[offer_key(offer)] += 1
                     progressed = True
                     continue
                 notes.append(result.note)
@@ -287,6 +289,18 @@ class FleetCreator:
             spec.name, state=FleetState.FAILED,
             message=f"{len(running)} of {spec.count} could be created (minimum {spec.min_count}); rolled back")
         return CreateReport(record, [], notes, rolled_back=True, unresolved=unresolved)
+
+
+def _remaining(offers: list[Offer], used: Counter[tuple[str, str, str, str]]) -> list[Offer]:
+    """The offers with the VMs this fleet already placed on them taken off their stated capacity."""
+    adjusted = []
+    for offer in offers:
+        taken = used.get(offer_key(offer), 0)
+        if taken and offer.capacity is not None:
+            left = max(offer.capacity - taken, 0)
+            offer = replace(offer, capacity=left, available=offer.available and left > 0)
+        adjusted.append(offer)
+    return adjusted
 
 
 def _block_for(exc: VmError, offer: Offer) -> Blocked:

@@ -1,0 +1,191 @@
+"""The state of one `vm` invocation (output, options, the session) and the options shared by commands.
+
+`-o`, `-q`, `--debug` and `--profile` are accepted before the command (`vm -o json list`) and after it
+(`vm list -o json`); the latter wins.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from ..errors import VmError
+from .output import FORMATS, TABLE, Output
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..session import Session
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEBUG_LOGGERS = ("vm_core", "crusoe_sdk", "lambda_sdk", "nebius_sdk")
+DEFAULT_TIMEOUT = 1800.0
+
+
+class App:
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self.environ = os.environ if environ is None else environ
+        self.output = Output(TABLE)
+        self.debug = False
+        self.profile_name: str | None = self.environ.get("VM_PROFILE") or None
+        self._session: Session | None = None
+        self.config: Config | None = None  # the loaded config.toml, once session() ran
+
+    def session(self) -> Session:
+        """The session of the selected profile (reads the config file; raises ConfigError)."""
+        if self._session is None:
+            from ..config import Paths, load_config
+            from ..plugins import provider_plugins
+            from ..session import Session
+
+            paths = Paths.from_env(self.environ)
+            self.config = load_config(paths.config_file)
+            profile = self.config.profile(self.profile_name)
+            self._session = Session(profile, paths, provider_plugins(), self.environ, self.output.progress)
+            self.output.redact = self.redact
+            if self.debug:
+                _debug_logging(self.redact)
+        return self._session
+
+    def redact(self, text: str) -> str:
+        """`text` without any secret value the session has seen."""
+        for secret in getattr(self._session, "secrets", ()):
+            if len(secret) >= 4:
+                text = text.replace(secret, "<redacted>")
+        return text
+
+    def fail(self, error: VmError, failures: list[tuple[str, VmError]] | None = None) -> None:
+        """Report `error` (under --debug with the traceback of its cause) and end the command with its exit code."""
+        self.debug_causes([error])
+        self.output.error(error, failures or [])
+        raise click.exceptions.Exit(error.exit_code)
+
+    def finish(self, failures: list[tuple[str, VmError]], total: int, what: str, *, as_warnings: bool = False,
+               note: str | None = None) -> None:
+        """End a command over `total` targets: nothing when none failed, else report and exit (see
+        actions.failure_error). Several targets: each failure is listed (as a warning if `as_warnings`);
+        `note` becomes the hint."""
+        from ..actions import failure_error
+
+        if not failures:
+            return
+        details = failures if total > 1 else []
+        if details and as_warnings and not self.output.json:
+            for target, error in details:
+                self.output.warn(f"{target}: {error.message}")
+            details = []
+        error = failure_error(failures, total, what)
+        if note:
+            error.suggestion = note
+        self.debug_causes([f for _, f in failures if f is not error])
+        self.fail(error, details)
+
+    def debug_causes(self, errors: list[VmError]) -> None:
+        """Under --debug, the tracebacks of what caused these errors (SDK errors, bugs in plugins)."""
+        if self.debug:
+            for cause in [e.__cause__ for e in errors if e.__cause__ is not None]:
+                self.output.debug(self.redact("".join(traceback.format_exception(cause))).rstrip())
+
+
+class _Redacting(logging.Formatter):
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        super().__init__("debug: %(name)s: %(message)s")
+        self._redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self._redact(super().format(record))
+
+
+class _DebugHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the sys.stderr of the moment (so it follows redirection, as in tests)."""
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        super().__init__()
+        self.setFormatter(_Redacting(redact))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def _debug_logging(redact: Callable[[str], str]) -> None:
+    """Log the SDKs' HTTP/gRPC calls (and vm-core's decisions) on stderr, secrets redacted."""
+    stop_debug_logging()
+    handler = _DebugHandler(redact)
+    for name in DEBUG_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+
+
+def stop_debug_logging() -> None:
+    """Undo _debug_logging (for running vm several times in one process)."""
+    for name in DEBUG_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, _DebugHandler)]:
+            logger.removeHandler(old)
+            logger.setLevel(logging.NOTSET)
+
+
+def _set_format(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.ensure_object(App).output.format = value
+
+
+def _set_quiet(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(App).output.quiet = True
+
+
+def _set_debug(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(App).debug = True
+
+
+def _set_profile(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.ensure_object(App).profile_name = value
+
+
+def common_options(fn: F) -> F:
+    """-o/--output, -q/--quiet, --debug and --profile, stored on the App as they are parsed."""
+    options = [
+        click.option("-o", "--output", type=click.Choice(FORMATS), default=None, expose_value=False,
+                     callback=_set_format, help="Output format (default: table)."),
+        click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
+                     help="No progress messages."),
+        click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug,
+                     help="Log API calls (secrets redacted); tracebacks on internal errors."),
+        click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_set_profile,
+                     help="Configuration profile (default: $VM_PROFILE, else the config's default_profile)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+pass_app = click.make_pass_decorator(App, ensure=True)
+
+
+def _complete_providers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    from ..plugins import provider_plugins
+
+    return [n for n in provider_plugins().names() if n.startswith(incomplete)]
+
+
+def provider_option(required: bool = True) -> Callable[[F], F]:
+    return click.option("--provider", "-p", "provider", required=required, metavar="NAME",
+                        shell_complete=_complete_providers,
+                        help="Provider (see `vm providers`)." + ("" if required else " Default: every configured."))
+
+
+def wait_options(fn: F) -> F:
+    fn = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+                      show_default=True, metavar="SECONDS", help="How long to wait before giving up (exit 9).")(fn)
+    return click.option("--no-wait", "no_wait", is_flag=True,
+                        help="Return once the cloud accepted the action, printing the operation id.")(fn)

@@ -1,0 +1,74 @@
+"""`vm create`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..catalog import default_catalog
+from ..errors import UsageError
+from ..model import CreateSpec, Instance, ReservationRequest
+from . import validate, views
+from .app import App, common_options, pass_app, provider_option, wait_options
+from .running import accepted_only, perform
+
+
+@click.command()
+@provider_option()
+@click.option("--gpu", required=True, metavar="TYPE[:N]",
+              help="GPU type and GPUs per VM, e.g. H100 or H100:8 (default: the provider's smallest shape).")
+@click.option("--count", "-n", type=int, default=1, show_default=True, help="How many VMs (1-64).")
+@click.option("--name", help="VM name; NAME-1..NAME-N for several (default: vm-<6 hex>).")
+@click.option("--region", help="Region (default: one with capacity).")
+@click.option("--reservation", default="auto", show_default=True, metavar="auto|none|ID",
+              help="Use reserved capacity: auto, none (on-demand only) or a reservation id.")
+@click.option("--strict", is_flag=True, help="Fail rather than fall back to on-demand capacity.")
+@wait_options
+@common_options
+@pass_app
+def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
+           reservation: str, strict: bool, no_wait: bool, timeout: float) -> None:
+    """Create COUNT VMs at once and wait until they run (progress on stderr).
+
+    If some fail, the others are left running and listed (exit 7).
+
+    \b
+    vm create --provider crusoe --gpu H100:8 --name train
+    vm create --provider nebius --gpu H100 --count 3 --reservation none
+    vm create --provider lambda --gpu H100 --reservation 9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9 --no-wait
+    """
+    session = app.session()
+    specs = _specs(session.plugin(provider), provider, gpu, count, name, region, reservation, strict)
+    target = session.provider(provider)
+    outcomes = perform(app, target, "create", target.begin_create, specs, no_wait=no_wait, timeout=timeout,
+                       label=lambda spec: spec.name)
+    created = [o.value for o in outcomes if isinstance(o.value, Instance)]
+    if no_wait and (accepted := accepted_only(outcomes)):
+        views.accepted(app.output, accepted, single=count == 1)
+    elif created:
+        views.instances(app.output, created, single=count == 1)
+    failures = [(o.key.name, o.error) for o in outcomes if o.error]
+    app.finish(failures, len(specs), "VMs", note=_left_running(provider, outcomes) if failures else None)
+
+
+def _specs(plugin: Any, provider: str, gpu: str, count: int, name: str | None, region: str | None,
+           reservation: str, strict: bool) -> list[CreateSpec]:
+    """The CreateSpecs of the command line; UsageError for any bad input."""
+    request = validate.gpu(default_catalog(), provider, gpu)
+    where = validate.region(plugin, provider, region)
+    try:
+        wanted = ReservationRequest.parse(reservation, strict=strict)
+    except ValueError as exc:
+        raise UsageError(str(exc), provider=provider) from None
+    return [CreateSpec(name=n, gpu=request.gpu, gpu_count=request.gpu_count, region=where, reservation=wanted)
+            for n in validate.names(name, validate.count(count))]
+
+
+def _left_running(provider: str, outcomes: list[Any]) -> str | None:
+    made = [o.value for o in outcomes if o.value is not None]
+    if not made:
+        return None
+    ids = [getattr(v, "id", None) or v.instance_id for v in made]
+    return (f"the {len(made)} VM(s) created are left running; destroy them with:"
+            f" vm destroy {' '.join(ids)} --provider {provider}")

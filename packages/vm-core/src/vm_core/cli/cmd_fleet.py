@@ -1,0 +1,262 @@
+"""`vm fleet create | list | status | destroy | reconcile`: groups of VMs spread across providers."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+import click
+
+from ..catalog import default_catalog
+from ..errors import CapacityError, NotFound, PartialFailure, UsageError, VmError
+from ..model import ReservationRequest
+from . import fleet_views as views
+from .app import App, common_options, pass_app
+
+MAX_FLEET = 1000
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def fleet() -> None:
+    """Fleets: named groups of VMs spread across providers, recorded so none is ever lost."""
+
+
+@fleet.command("create")
+@click.option("--gpu", required=True, metavar="TYPE[:N]", help="GPU type and GPUs per VM, e.g. H100 or H100:8.")
+@click.option("--count", "-n", type=int, required=True, help=f"How many VMs (1-{MAX_FLEET}).")
+@click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME-0, NAME-1, ...")
+@click.option("--strategy", default="spread", show_default=True,
+              help="Placement strategy: spread, cheapest, reserved-first, packed, or a plugin's.")
+@click.option("--min-count", type=int, help="Keep the fleet if at least this many run (default: --count).")
+@click.option("--providers", metavar="a,b,c", help="Providers to use (default: every configured one).")
+@click.option("--region", help="Only this region.")
+@click.option("--reservation", default="auto", show_default=True, metavar="auto|none|ID",
+              help="Reserved capacity: auto, none (on-demand only) or a reservation id.")
+@click.option("--strict", is_flag=True, help="Only reserved capacity; never fall back to on-demand.")
+@click.option("--allow-unterminable", is_flag=True,
+              help="Also use reservations whose VMs the cloud will not delete through its API (Lambda).")
+@click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True,
+              metavar="SECONDS", help="How long each VM may take to come up.")
+@common_options
+@pass_app
+def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_count: int | None,
+           providers: str | None, region: str | None, reservation: str, strict: bool, allow_unterminable: bool,
+           dry_run: bool, timeout: float) -> None:
+    """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
+
+    Below --min-count everything created is destroyed again (all-or-nothing by default).
+
+    \b
+    vm fleet create --gpu H100 --count 12 --name train
+    vm fleet create --gpu H100:8 --count 4 --strategy cheapest --min-count 2 --dry-run
+    """
+    from ..fleet.create import FleetCreator, FleetSpec
+    from ..fleet.naming import check_fleet_name
+
+    spec = FleetSpec(name=check_fleet_name(name or _generated_name()), **_request(gpu, count, min_count, region,
+                                                                                  reservation, strict),
+                     strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable)
+    chosen = _strategy(strategy)
+    session = app.session()
+    connected = _connect(app, session, spec.providers)
+    store = _store(session)
+    creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout)
+    if dry_run:
+        views.plan(app.output, spec, *creator.plan(spec))
+        return
+    report = _run_interruptibly(creator, spec)
+    views.created(app.output, report, store.members(spec.name))
+    _exit_for(app, report)
+
+
+def _request(gpu: str, count: int, min_count: int | None, region: str | None, reservation: str,
+             strict: bool) -> dict[str, Any]:
+    wanted = default_catalog().parse(gpu)
+    if not 1 <= count <= MAX_FLEET:
+        raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
+    minimum = count if min_count is None else min_count
+    if not 1 <= minimum <= count:
+        raise UsageError(f"--min-count must be between 1 and --count ({count}), not {minimum}")
+    try:
+        parsed = ReservationRequest.parse(reservation, strict=strict)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return {"gpu": wanted.gpu, "gpu_count": wanted.gpu_count, "count": count, "min_count": minimum,
+            "region": region, "reservation": parsed}
+
+
+def _generated_name() -> str:
+    import secrets
+
+    return f"fleet-{secrets.token_hex(3)}"
+
+
+def _provider_list(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise UsageError("--providers needs at least one provider name, e.g. --providers crusoe,nebius")
+    return names
+
+
+def _connect(app: App, session: Any, wanted: tuple[str, ...] | None) -> dict[str, Any]:
+    """Named providers must all connect; without a list, every configured one that connects is used."""
+    if wanted is not None:
+        for name in wanted:
+            session.plugin(name)  # UsageError for an unknown provider, before any state changes
+        return {name: session.provider(name) for name in wanted}
+    connected = {}
+    for name in session.configured_names():
+        try:
+            connected[name] = session.provider(name)
+        except VmError as exc:
+            app.output.warn(f"{name} is not used: {exc.message}")
+    if not connected:
+        raise UsageError("no provider is configured", suggestion="see `vm providers` and `vm config show`")
+    return connected
+
+
+def _strategy(name: str) -> Any:
+    from ..plugins import STRATEGIES_GROUP, PluginSet
+
+    plugins = PluginSet(STRATEGIES_GROUP, ("__call__",))
+    strategy = plugins.get(name)
+    if strategy is None:
+        problem = next((p.reason for p in plugins.problems if p.name == name), None)
+        known = ", ".join(plugins.names())
+        raise UsageError(f"strategy {name!r} {'is broken: ' + problem if problem else 'is unknown'}; "
+                         f"available: {known}")
+    return strategy
+
+
+def _store(session: Any) -> Any:
+    from ..fleet.store import SqliteFleetStore
+
+    return SqliteFleetStore(session.paths.state_dir / "vm.db")
+
+
+def _run_interruptibly(creator: Any, spec: Any) -> Any:
+    """Run the create in a worker so that Ctrl-C or SIGTERM can ask it to stop starting new VMs; the VMs
+    already being created are still recorded. A second Ctrl-C leaves at once (the store knows everything)."""
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["report"] = creator.create(spec)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, name="fleet-create", daemon=True)
+    previous = signal.signal(signal.SIGTERM, lambda *_: creator.stop.set())
+    worker.start()
+    try:
+        _join(worker, creator)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if "error" in result:
+        raise result["error"]
+    return result["report"]
+
+
+def _join(worker: threading.Thread, creator: Any) -> None:
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        creator.progress("interrupted: no new VMs are started; waiting for the calls in flight to be recorded")
+        creator.stop.set()
+        while worker.is_alive():
+            worker.join(0.2)
+
+
+def _exit_for(app: App, report: Any) -> None:
+    from ..errors import Interrupted
+    from ..fleet.store import FleetState
+
+    name = report.fleet.name
+    if report.interrupted:
+        app.fail(Interrupted(f"fleet {name} interrupted with {len(report.running)} VM(s) running",
+                             suggestion=f"`vm fleet destroy {name}` removes them; `vm fleet reconcile {name}` "
+                                        "keeps them and records the truth"))
+    if report.fleet.state is FleetState.FAILED:
+        error = CapacityError(f"fleet {name}: {report.fleet.message}")
+        if report.unresolved:
+            error = PartialFailure(f"fleet {name}: rollback could not destroy {len(report.unresolved)} VM(s)",
+                                   suggestion=f"re-run `vm fleet destroy {name}`")
+        app.fail(error, [(name, VmError(n)) for n in report.notes + report.unresolved])
+
+
+@fleet.command("list")
+@common_options
+@pass_app
+def list_fleets(app: App) -> None:
+    """Every recorded fleet (from the local store; `vm fleet status NAME` asks the clouds)."""
+    store = _store(app.session())
+    views.fleet_list(app.output, [(f, store.members(f.name)) for f in store.list_fleets()])
+
+
+@fleet.command()
+@click.argument("name")
+@common_options
+@pass_app
+def status(app: App, name: str) -> None:
+    """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds."""
+    view = _destroyer(app, name).view(name)
+    views.fleet_view(app.output, view)
+    _problems(app, view.problems, name)
+
+
+@fleet.command()
+@click.argument("name")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True,
+              metavar="SECONDS")
+@common_options
+@pass_app
+def destroy(app: App, name: str, timeout: float) -> None:
+    """Destroy every VM of a fleet (also ones it created but never recorded). Safe to re-run."""
+    report = _destroyer(app, name, timeout).destroy(name)
+    views.destroyed(app.output, report)
+    if report.failures:
+        total = report.destroyed + len(report.released) + len(report.failures)
+        app.fail(PartialFailure(f"{len(report.failures)} of {total} VM(s) of fleet {name} failed to destroy",
+                                suggestion=f"re-run `vm fleet destroy {name}`"),
+                 [(name, VmError(f)) for f in report.failures])
+
+
+@fleet.command()
+@click.argument("name")
+@common_options
+@pass_app
+def reconcile(app: App, name: str) -> None:
+    """Compare the store with the clouds: adopt or destroy strays, mark missing members, fix the state."""
+    view = _destroyer(app, name).reconcile(name)
+    views.fleet_view(app.output, view)
+    _problems(app, view.problems, name)
+
+
+def _destroyer(app: App, name: str, timeout: float = 1800.0) -> Any:
+    from ..fleet.destroy import FleetDestroyer
+
+    session = app.session()
+    store = _store(session)
+    record = store.get_fleet(name)
+    if record is None:
+        known = ", ".join(f.name for f in store.list_fleets()) or "none"
+        raise NotFound(f"no fleet named {name!r} (fleets: {known})")
+    used = sorted({m.provider for m in store.members(name)})
+    connected = {}
+    for provider in used:
+        try:
+            connected[provider] = session.provider(provider)
+        except VmError as exc:
+            app.output.warn(f"{provider}: {exc.message}")
+    return FleetDestroyer(store, connected, progress=app.output.progress, timeout=timeout)
+
+
+def _problems(app: App, problems: list[str], name: str) -> None:
+    if problems:
+        app.fail(PartialFailure(f"fleet {name}: {len(problems)} member(s) could not be checked"),
+                 [(name, VmError(p)) for p in problems])

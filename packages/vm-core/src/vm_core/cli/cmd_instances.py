@@ -1,0 +1,70 @@
+"""`vm list` and `vm get`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import click
+
+from ..actions import fan_out
+from ..model import Instance
+from . import validate, views
+from .app import App, common_options, pass_app, provider_option
+
+raw_option = click.option("--raw", is_flag=True, help="JSON with each cloud's native object under \"native\".")
+
+
+@click.command("list")
+@provider_option(required=False)
+@raw_option
+@common_options
+@pass_app
+def list_command(app: App, provider: str | None, raw: bool) -> None:
+    """List the VMs of every configured provider (queried concurrently), or of one.
+
+    A provider that fails gives a warning and the others' VMs are still listed (exit 7).
+
+    \b
+    vm list
+    vm list --provider crusoe -o json
+    """
+    session = app.session()
+    if provider is not None:
+        session.plugin(provider)
+    names = [provider] if provider else session.configured_names()
+    outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names)
+    found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value])
+    views.instances(app.output, sorted(found, key=lambda i: (i.provider, i.name, i.id)), raw=raw)
+    app.finish([(o.key, o.error) for o in outcomes if o.error], len(names), "providers", as_warnings=True)
+
+
+def _with_fleets(session: Any, instances: list[Instance]) -> list[Instance]:
+    """Instances with `fleet` set from the fleet store (when there is one)."""
+    path = session.paths.state_dir / "vm.db"
+    if not path.exists():
+        return instances
+    from ..fleet.store import MAY_EXIST, SqliteFleetStore
+
+    store = SqliteFleetStore(path)
+    owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
+             if m.instance_id and (m.state in MAY_EXIST or m.state.value == "released")}
+    return [replace(i, fleet=owner.get((i.provider, i.id), i.fleet)) for i in instances]
+
+
+@click.command()
+@click.argument("instance_id", metavar="ID")
+@provider_option()
+@raw_option
+@common_options
+@pass_app
+def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
+    """Show one VM (exit 3 when it does not exist).
+
+    \b
+    vm get 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
+    vm get 0920582c7ff041399e34823a0be62549 --provider lambda -o json --raw
+    """
+    session = app.session()
+    instance_id = validate.instance_id(session.plugin(provider), provider, instance_id)
+    views.instances(app.output, [session.provider(provider).get_instance(instance_id)], single=True, raw=raw)

@@ -1,0 +1,122 @@
+"""How `vm` writes: results to stdout (table or JSON), progress, warnings and errors to stderr.
+
+Colour only on a terminal and never when NO_COLOR is set. Every line written to stderr passes through
+`redact`, which removes the secret values the session has seen (belt and braces: nothing should carry them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import IO, Any
+
+import click
+
+from ..errors import VmError
+
+TABLE, JSON = "table", "json"
+FORMATS = (TABLE, JSON)
+
+# Colour of a cell value (states and capability answers); anything else is plain.
+STYLES: Mapping[str, Mapping[str, Any]] = {
+    "running": {"fg": "green"}, "yes": {"fg": "green"}, "ok": {"fg": "green"},
+    "stopped": {"dim": True}, "terminated": {"dim": True}, "-": {"dim": True}, "no": {"dim": True},
+    "error": {"fg": "red"}, "unknown": {"fg": "red"}, "broken": {"fg": "red"},
+    "creating": {"fg": "yellow"}, "starting": {"fg": "yellow"}, "stopping": {"fg": "yellow"},
+    "rebooting": {"fg": "yellow"}, "terminating": {"fg": "yellow"}, "not configured": {"dim": True},
+}
+
+
+def use_color(stream: IO[str], environ: Mapping[str, str] = os.environ) -> bool:
+    """Colour when `stream` is a terminal and NO_COLOR is unset or empty (https://no-color.org)."""
+    return not environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+
+
+class Output:
+    def __init__(self, fmt: str = TABLE, *, quiet: bool = False) -> None:
+        self.format = fmt
+        self.quiet = quiet
+        self.redact: Callable[[str], str] = lambda text: text
+        self._lock = threading.Lock()
+
+    @property
+    def json(self) -> bool:
+        return self.format == JSON
+
+    # ----------------------------------------------------------------------------------------------- stdout
+    def data(self, value: Any) -> None:
+        """A JSON document on stdout."""
+        click.echo(json.dumps(value, indent=2, default=str))
+
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Aligned columns on stdout; None cells show as "-"."""
+        cells = [[_cell(v) for v in row] for row in rows]
+        widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+        color = use_color(sys.stdout)
+        click.echo(_line([click.style(h, bold=True) if color else h for h in headers], headers, widths))
+        for row in cells:
+            click.echo(_line([_styled(v, color) for v in row], row, widths))
+
+    def pairs(self, rows: Iterable[tuple[str, Any]]) -> None:
+        """`key  value` lines on stdout (for single records such as `vm config show`)."""
+        rows = list(rows)
+        width = max((len(k) for k, _ in rows), default=0)
+        for key, value in rows:
+            click.echo(f"{key.ljust(width)}  {_cell(value)}")
+
+    # ----------------------------------------------------------------------------------------------- stderr
+    def progress(self, message: str) -> None:
+        """One progress line on stderr, unless -q."""
+        if not self.quiet:
+            self._err(message)
+
+    def debug(self, text: str) -> None:
+        """Diagnostics of --debug on stderr (even with -q)."""
+        self._err(text)
+
+    def warn(self, message: str) -> None:
+        self._err(f"vm: warning: {message}")
+
+    def error(self, error: VmError, failures: Sequence[tuple[str, VmError]] = ()) -> None:
+        """The error of a command (and of each failed target) on stderr: plain, or one JSON object."""
+        if self.json:
+            body = error.to_json()
+            if failures:
+                body["error"]["failures"] = [{"target": t, **e.to_json()["error"]} for t, e in failures]
+            self._err(json.dumps(body))
+            return
+        for target, failure in failures:
+            self._err(f"vm: error: {target}: {failure.message}")
+        self._err(f"vm: error: {error.message}")
+        if error.suggestion:
+            self._err(f"hint: {error.suggestion}")
+
+    def _err(self, text: str) -> None:
+        with self._lock:
+            click.echo(self.redact(text), err=True, color=use_color(sys.stderr))
+
+
+def _cell(value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _styled(text: str, color: bool) -> str:
+    style = STYLES.get(text) if color else None
+    return click.style(text, **style) if style else text
+
+
+def _line(shown: Sequence[str], plain: Sequence[str], widths: Sequence[int]) -> str:
+    """Pad by the plain text's width, so colour codes do not break the alignment."""
+    padded = [s + " " * (w - len(p)) for s, p, w in zip(shown, plain, widths, strict=True)]
+    return "  ".join(padded).rstrip()

@@ -1,0 +1,36 @@
+"""Running one action over several targets for a command: concurrently, waiting or not, Ctrl-C aware."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from ..actions import Accepted, Outcome, Tracker, fan_out, start, wait
+from ..provider import Pending, Provider
+from .app import App
+
+K = TypeVar("K")
+
+
+def perform(app: App, provider: Provider, verb: str, begin: Callable[[K], Pending[Any]], keys: Sequence[K], *,
+            no_wait: bool, timeout: float, label: Callable[[K], str] = lambda _: "") -> list[Outcome[K, Any]]:
+    """begin(key) for every key at once; then wait for each (progress on stderr) unless `no_wait`.
+
+    Outcome values: Accepted with `no_wait`, else what the action's wait returns. Ctrl-C raises Interrupted,
+    saying which cloud actions go on and how to follow them."""
+    tracker = Tracker()
+
+    def one(key: K) -> Any:
+        pending, accepted = start(provider, verb, lambda: begin(key), tracker, app.output.progress, label(key))
+        if no_wait:
+            return accepted
+        return wait(pending, provider, accepted, timeout=timeout, progress=app.output.progress)
+
+    try:
+        return fan_out(one, keys)
+    except KeyboardInterrupt:
+        raise tracker.interrupted([provider.name]) from None
+
+
+def accepted_only(outcomes: Sequence[Outcome[Any, Any]]) -> list[Accepted]:
+    return [o.value for o in outcomes if isinstance(o.value, Accepted)]

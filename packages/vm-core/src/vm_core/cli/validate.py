@@ -1,0 +1,95 @@
+"""Checks of user input, made before any API call; each UsageError says what is valid.
+
+Instance ids: a provider plugin may declare `instance_id_pattern` (a regex string the whole id must match) and
+`instance_id_example`; FALLBACK_ID_FORMATS covers the built-in providers until their plugins declare one.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+from ..catalog import Catalog, GpuRequest
+from ..errors import UsageError
+
+MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
+NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+NAME_HELP = ("names are 1-63 characters of lowercase letters, digits and '-', starting with a letter or digit"
+             " (the rule all three clouds accept)")
+
+# provider -> (regex of a whole instance id, example)
+FALLBACK_ID_FORMATS: dict[str, tuple[str, str]] = {
+    "crusoe": (r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+               "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"),
+    "lambda": (r"[0-9a-f]{32}", "32 hex digits such as 0920582c7ff041399e34823a0be62549"),
+    "nebius": (r"computeinstance-[a-z0-9]{3,40}", "computeinstance-e00hf93cfnsgaxygn3"),
+}
+
+
+def instance_id(plugin: Any, provider: str, value: str) -> str:
+    """The id, stripped; UsageError when it cannot be an instance id of `provider`."""
+    text = value.strip()
+    if not text:
+        raise UsageError("empty instance id", provider=provider)
+    pattern = getattr(plugin, "instance_id_pattern", None)
+    example = getattr(plugin, "instance_id_example", "")
+    if pattern is None and provider in FALLBACK_ID_FORMATS:
+        pattern, example = FALLBACK_ID_FORMATS[provider]
+    if pattern and not re.fullmatch(pattern, text):
+        looks = f"; {provider} instance ids look like {example}" if example else f" (expected /{pattern}/)"
+        raise UsageError(f"malformed {provider} instance id {text!r}{looks}", provider=provider)
+    return text
+
+
+def count(value: int) -> int:
+    if not 1 <= value <= MAX_COUNT:
+        raise UsageError(f"--count must be from 1 to {MAX_COUNT} (got {value}); larger fleets are a job for"
+                         " several commands or a fleet")
+    return value
+
+
+def names(name: str | None, how_many: int) -> list[str]:
+    """NAME for one VM, NAME-1..NAME-N for several; a generated vm-<6 hex> when no name is given."""
+    base = "vm-" + secrets.token_hex(3) if name is None else name
+    result = [base] if how_many == 1 else [f"{base}-{i}" for i in range(1, how_many + 1)]
+    for candidate in [base, *result]:
+        vm_name(candidate)
+    return result
+
+
+def vm_name(value: str) -> str:
+    if not value.strip():
+        raise UsageError(f"empty VM name; {NAME_HELP}")
+    if not NAME_RULE.fullmatch(value):
+        raise UsageError(f"invalid VM name {value!r}; {NAME_HELP}")
+    return value
+
+
+def gpu(catalog: Catalog, provider: str, text: str) -> GpuRequest:
+    """`TYPE[:N]` from the catalog; for a provider the catalog knows, also that it sells that shape."""
+    request = catalog.parse(text)
+    if not any(s.provider == provider for s in catalog.shapes):
+        return request  # a third-party provider: its own offers decide
+    if catalog.shapes_for(provider, request.gpu, request.gpu_count):
+        return request
+    counts = sorted({s.gpu_count for s in catalog.shapes_for(provider, request.gpu)})
+    if counts:
+        sold = ", ".join(f"{request.gpu}:{n}" for n in counts)
+        raise UsageError(f"{provider} has no {request.gpu} VM with {request.gpu_count} GPUs; it sells {sold}",
+                         provider=provider)
+    sellers = sorted({s.provider for s in catalog.shapes if s.gpu == request.gpu})
+    raise UsageError(f"{provider} does not sell {request.gpu}; providers that do: {', '.join(sellers) or 'none'}",
+                     provider=provider)
+
+
+def region(plugin: Any, provider: str, value: str | None) -> str | None:
+    """The region, when the plugin lists its regions (optional attribute `regions`) and this is one of them."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise UsageError("empty --region", provider=provider)
+    known = getattr(plugin, "regions", None)
+    if known and value not in known:
+        raise UsageError(f"unknown {provider} region {value!r}; regions: {', '.join(known)}", provider=provider)
+    return value

@@ -1,0 +1,145 @@
+"""Where vm keeps its files, and the profiles of config.toml.
+
+    VM_HOME set        config file $VM_HOME/config.toml, state $VM_HOME
+    VM_HOME unset      config file $XDG_CONFIG_HOME/vm/config.toml (~/.config/vm), state $XDG_STATE_HOME/vm
+
+config.toml:
+
+    default_profile = "work"
+    [profiles.work.crusoe]          # one table per provider; keys are the provider plugin's settings
+    access_key_id = "..."
+    [profiles.local]
+    embedded = true                 # the mock clouds under $STATE/mock-clouds (tables here override their settings)
+
+Without a config file there is one implicit profile, `local`, with `embedded = true`. A config file that group or
+others may read or write is refused, since it may hold credentials. Nothing here makes a network call.
+"""
+
+from __future__ import annotations
+
+import stat
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "config.toml"
+LOCAL_PROFILE = "local"
+PRIVATE_DIR_MODE = 0o700
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    config_file: Path
+    state_dir: Path
+
+    @property
+    def mock_clouds_dir(self) -> Path:
+        return self.state_dir / "mock-clouds"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Paths:
+        if home := environ.get("VM_HOME"):
+            base = Path(home).expanduser()
+            return cls(base / CONFIG_FILE, base)
+        user_home = Path(environ.get("HOME") or Path.home())
+        config = Path(environ.get("XDG_CONFIG_HOME") or user_home / ".config")
+        state = Path(environ.get("XDG_STATE_HOME") or user_home / ".local" / "state")
+        return cls(config / "vm" / CONFIG_FILE, state / "vm")
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One named set of provider settings. `providers` maps a provider name to its table of settings."""
+
+    name: str
+    embedded: bool = False
+    providers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: Path | None  # None: no config file, the implicit `local` profile
+    default_profile: str
+    profiles: Mapping[str, Profile]
+
+    def profile(self, name: str | None = None) -> Profile:
+        """The named profile (else the default); ConfigError lists the profiles there are."""
+        wanted = name or self.default_profile
+        if wanted in self.profiles:
+            return self.profiles[wanted]
+        where = f" in {self.path}" if self.path else " (there is no config file)"
+        known = ", ".join(sorted(self.profiles)) or "none"
+        raise ConfigError(f"unknown profile {wanted!r}{where}; profiles: {known}")
+
+
+def implicit_config() -> Config:
+    return Config(None, LOCAL_PROFILE, {LOCAL_PROFILE: Profile(LOCAL_PROFILE, embedded=True)})
+
+
+def load_config(path: Path) -> Config:
+    """Read config.toml; the implicit config when it does not exist. Raises ConfigError when the file is
+    accessible to group or others, is not valid TOML (naming file and line), or has an unexpected shape."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return implicit_config()
+    check_private(path, mode)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    return _parse(path, data)
+
+
+def check_private(path: Path, mode: int) -> None:
+    if stat.S_IMODE(mode) & 0o077:
+        raise ConfigError(
+            f"{path} is accessible to group or others (mode {stat.S_IMODE(mode):04o}) and may hold credentials;"
+            f" refusing to read it",
+            suggestion=f"chmod 600 {path}",
+        )
+
+
+def _parse(path: Path, data: dict[str, Any]) -> Config:
+    unknown = set(data) - {"default_profile", "profiles"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown top-level key(s) {', '.join(sorted(unknown))};"
+                          " expected default_profile and [profiles.NAME] tables")
+    tables = data.get("profiles", {})
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{path}: `profiles` must be a table of [profiles.NAME] tables")
+    profiles = {name: _profile(path, name, table) for name, table in tables.items()}
+    if not profiles:
+        profiles = dict(implicit_config().profiles)
+    default = data.get("default_profile", LOCAL_PROFILE if LOCAL_PROFILE in profiles else min(profiles))
+    if not isinstance(default, str):
+        raise ConfigError(f"{path}: default_profile must be a string")
+    return Config(path, default, profiles)
+
+
+def _profile(path: Path, name: str, table: Any) -> Profile:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [profiles.{name}] must be a table")
+    embedded = table.get("embedded", False)
+    if not isinstance(embedded, bool):
+        raise ConfigError(f"{path}: [profiles.{name}] embedded must be true or false")
+    providers = {k: v for k, v in table.items() if k != "embedded"}
+    for key, value in providers.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: [profiles.{name}] has {key} = ...; provider settings go in a table"
+                              f" [profiles.{name}.{key}]")
+    return Profile(name, embedded, providers)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` and its missing parents with mode 0700; existing directories are left as they are."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
+    return path

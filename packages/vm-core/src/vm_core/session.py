@@ -1,0 +1,196 @@
+"""A profile resolved into connected providers, lazily: only the providers a command needs are loaded.
+
+Settings of a provider, highest precedence first: its table in the profile ([profiles.NAME.PROVIDER]), the
+embedded mock clouds (profiles with `embedded = true`; started on first use), the provider's conventional
+environment variables (`Setting.env`). A provider is configured in a profile when it has a table there, when the
+profile is embedded and the mock clouds serve it, or when every required setting is in the environment.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .autostart import MOCK_PROVIDERS, mock_endpoints, running_endpoints
+from .config import Paths, Profile
+from .errors import ConfigError, UsageError
+from .plugins import PluginSet
+from .provider import Provider, SupportsReboot, SupportsReservations, SupportsStopStart
+
+Notify = Callable[[str], None]
+log = logging.getLogger(__name__)
+
+
+class Session:
+    def __init__(self, profile: Profile, paths: Paths, plugins: PluginSet, environ: Mapping[str, str],
+                 notify: Notify) -> None:
+        self.profile = profile
+        self.paths = paths
+        self.plugins = plugins
+        self.environ = environ
+        self.notify = notify
+        self.secrets: set[str] = set()  # every secret setting value seen, for redacting logs
+        self._providers: dict[str, Provider] = {}
+        self._endpoints: dict[str, Any] | None = None
+        self._lock = threading.RLock()
+
+    def plugin(self, name: str) -> Any:
+        """The loaded plugin; UsageError (listing the loaded providers) for an unknown or broken one."""
+        plugin = self.plugins.get(name)
+        if plugin is not None:
+            return plugin
+        known = ", ".join(self.plugins.names()) or "none"
+        broken = next((p.reason for p in self.plugins.problems if p.name == name), None)
+        if broken:
+            raise UsageError(f"provider {name!r} is installed but broken: {broken}; usable providers: {known}")
+        raise UsageError(f"unknown provider {name!r}; available providers: {known}")
+
+    def configured_names(self) -> list[str]:
+        """Loadable providers configured in this profile (loads their plugins, not their SDKs)."""
+        return [name for name in self.plugins.names() if self.is_configured(name)]
+
+    def is_configured(self, name: str) -> bool:
+        if name in self.profile.providers or (self.profile.embedded and name in MOCK_PROVIDERS):
+            return True
+        plugin = self.plugins.get(name)
+        required = [s for s in getattr(plugin, "settings", ()) if s.required]
+        return bool(required) and all(s.env and self.environ.get(s.env) for s in required)
+
+    def provider(self, name: str) -> Provider:
+        """The connected provider (cached; no network call except starting embedded mock clouds).
+        Raises UsageError for an unknown provider, ConfigError when it is not configured or lacks a setting."""
+        with self._lock:
+            if name not in self._providers:
+                plugin = self.plugin(name)
+                if not self.is_configured(name):
+                    raise ConfigError(self._not_configured(name, plugin))
+                settings = self.settings(name)
+                log.debug("profile %s: connecting %s (%s)", self.profile.name, name, _shown(plugin, settings))
+                self._providers[name] = plugin.connect(settings)
+            return self._providers[name]
+
+    def settings(self, name: str) -> dict[str, Any]:
+        """The resolved settings of a provider (may start the embedded mock clouds); ConfigError names an
+        unknown key or a missing required one."""
+        declared = {s.key: s for s in self.plugin(name).settings}
+        values = {key: value for key, (value, _) in self.sources(name).items()}
+        if missing := [s for s in declared.values() if s.required and values.get(s.key) in (None, "")]:
+            raise ConfigError(self._missing(name, missing))
+        self.secrets.update(str(values[k]) for k, s in declared.items() if s.secret and values.get(k))
+        return values
+
+    def sources(self, name: str, *, start: bool = True) -> dict[str, tuple[Any, str]]:
+        """Each setting's value and where it comes from ("profile", "embedded" or "env"). With `start` False
+        the embedded mock clouds are only read if running. Raises ConfigError for an unknown key."""
+        declared = {s.key: s for s in self.plugin(name).settings}
+        table = dict(self.profile.providers.get(name, {}))
+        if unknown := sorted(set(table) - set(declared)):
+            raise ConfigError(f"profile {self.profile.name!r}: [{name}] has unknown setting(s) {', '.join(unknown)};"
+                              f" {name} settings: {', '.join(declared) or 'none'}")
+        env = {s.key: self.environ[s.env] for s in declared.values() if s.env and self.environ.get(s.env)}
+        layers = (("env", env), ("embedded", self._embedded(name, start)), ("profile", table))
+        return {key: (value, source) for source, values in layers for key, value in values.items()}
+
+    def endpoints(self) -> dict[str, Any]:
+        """The embedded mock clouds' endpoints, starting them if needed (blocks for seconds then)."""
+        with self._lock:
+            if self._endpoints is None:
+                self._endpoints = mock_endpoints(self.paths.mock_clouds_dir, self.environ, self.notify)
+            return self._endpoints
+
+    def _embedded(self, name: str, start: bool = True) -> dict[str, Any]:
+        if not (self.profile.embedded and name in MOCK_PROVIDERS):
+            return {}
+        from .embedded import settings_from_endpoints
+
+        endpoints = self.endpoints() if start else running_endpoints(self.paths.mock_clouds_dir)
+        return settings_from_endpoints(endpoints, name) if endpoints else {}
+
+    def _not_configured(self, name: str, plugin: Any) -> str:
+        envs = [s.env for s in plugin.settings if s.required and s.env]
+        hint = f" or export {', '.join(envs)}" if envs else ""
+        return (f"provider {name!r} is not configured in profile {self.profile.name!r}: add a"
+                f" [profiles.{self.profile.name}.{name}] table to {self.paths.config_file}{hint}")
+
+    def _missing(self, name: str, missing: list[Any]) -> str:
+        parts = [f"{s.key}" + (f" (or env {s.env})" if s.env else "") for s in missing]
+        return (f"profile {self.profile.name!r}: provider {name!r} needs {', '.join(parts)};"
+                f" set it in [profiles.{self.profile.name}.{name}] of {self.paths.config_file}")
+
+
+def _shown(plugin: Any, settings: Mapping[str, Any]) -> str:
+    """Settings for a log line: secrets only as <set>."""
+    secret = {s.key for s in plugin.settings if s.secret}
+    return ", ".join(f"{k}={'<set>' if k in secret else v}" for k, v in settings.items())
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderReport:
+    """What `vm providers` shows of one plugin. Capabilities are None when they cannot be known."""
+
+    name: str
+    title: str
+    configured: bool
+    endpoint: str
+    stop_start: bool | None
+    reboot: bool | None
+    reservations: bool | None
+    problem: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "configured": self.configured, "endpoint": self.endpoint,
+                "capabilities": {"stop_start": self.stop_start, "reboot": self.reboot,
+                                 "reservations": self.reservations},
+                "problem": self.problem or None}
+
+
+CAPABILITIES = (SupportsStopStart, SupportsReboot, SupportsReservations)
+
+
+def report_providers(session: Session) -> list[ProviderReport]:
+    """Every provider plugin: loaded and configured ones with endpoint and capabilities, broken ones with why.
+    Capabilities come from isinstance on the connected provider; for a provider that is not configured, from
+    issubclass on the class its plugin connects to (see _provider_class)."""
+    reports = [_report(session, name, plugin) for name, plugin in session.plugins.load_all().items()]
+    reports += [ProviderReport(p.name, "", False, "", None, None, None, problem=p.reason)
+                for p in session.plugins.problems]
+    return sorted(reports, key=lambda r: r.name)
+
+
+def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
+    configured, problem, caps = session.is_configured(name), "", [None, None, None]
+    endpoint = ""
+    if configured:
+        try:
+            endpoint = _endpoint(plugin, session.settings(name))
+            provider = session.provider(name)
+            caps = [isinstance(provider, cap) for cap in CAPABILITIES]
+        except ConfigError as exc:
+            problem = exc.message
+    elif (cls := _provider_class(plugin)) is not None:
+        caps = [issubclass(cls, cap) for cap in CAPABILITIES]
+    return ProviderReport(name, plugin.title, configured, endpoint, *caps, problem=problem)
+
+
+def _provider_class(plugin: Any) -> type | None:
+    """The class of the plugin's providers: its `provider_class` attribute, else the return annotation of its
+    `connect`; None when neither names a class."""
+    declared = getattr(plugin, "provider_class", None)
+    if isinstance(declared, type):
+        return declared
+    try:
+        returned = typing.get_type_hints(plugin.connect).get("return")
+    except Exception:  # noqa: BLE001 - an unresolvable annotation only means "unknown"
+        return None
+    return returned if isinstance(returned, type) else None
+
+
+def _endpoint(plugin: Any, settings: Mapping[str, Any]) -> str:
+    """The first non-secret setting that says where the API is (a key ending in endpoint or url)."""
+    secret = {s.key for s in plugin.settings if s.secret}
+    return next((str(v) for k, v in settings.items()
+                 if k not in secret and k.endswith(("endpoint", "url")) and v), "")

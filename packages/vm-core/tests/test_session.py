@@ -1,0 +1,103 @@
+"""session.py: profiles resolved into providers; settings precedence; broken plugins; the embedded default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from vm_core.config import Paths, Profile
+from vm_core.errors import ConfigError, UsageError
+from vm_core.plugins import provider_plugins
+from vm_core.session import Session, report_providers
+
+
+def session(tmp_path: Path, profile: Profile, environ: dict[str, str] | None = None) -> Session:
+    notes: list[str] = []
+    s = Session(profile, Paths(tmp_path / "config.toml", tmp_path), provider_plugins(),
+                {"VM_NO_AUTOSTART": "1", **(environ or {})}, notes.append)
+    s.notes = notes  # type: ignore[attr-defined]
+    return s
+
+
+def broken_plugin_dist(site: Path) -> Path:
+    """A tiny installed distribution whose `vm_core.providers` entry point raises on import."""
+    info = site / "vm_broken_provider-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-broken-provider\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vm_core.providers]\nbroken = vm_broken_provider:plugin\n")
+    (site / "vm_broken_provider.py").write_text('raise RuntimeError("broken on purpose")\n')
+    return site
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, mock_clouds_factory) -> object:
+    """Mock clouds serving the state dir of an embedded profile (as if vm had started them)."""
+    return mock_clouds_factory(state_dir=tmp_path / "mock-clouds")
+
+
+def test_embedded_settings_come_from_the_running_mock_clouds(tmp_path: Path, embedded) -> None:
+    s = session(tmp_path, Profile("local", embedded=True), {"LAMBDA_API_KEY": "from-env-not-used"})
+    settings = s.settings("lambda")
+    assert settings["api_key"] == embedded.endpoints["lambda"]["api_key"]
+    assert settings["api_endpoint"] == embedded.endpoints["lambda"]["url"]
+    assert s.sources("lambda")["api_key"][1] == "embedded"
+    assert embedded.endpoints["lambda"]["api_key"] in s.secrets
+    assert s.configured_names() == ["crusoe", "lambda", "nebius"]  # the example provider has no table here
+
+
+def test_profile_table_overrides_the_embedded_settings(tmp_path: Path, embedded) -> None:
+    s = session(tmp_path, Profile("bad", embedded=True, providers={"lambda": {"api_key": "wrong"}}))
+    assert s.sources("lambda")["api_key"] == ("wrong", "profile")
+    assert s.sources("lambda")["api_endpoint"][1] == "embedded"
+
+
+def test_environment_fills_what_the_profile_leaves_out(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p", providers={"crusoe": {"project_id": "proj"}}),
+                {"CRUSOE_ACCESS_KEY_ID": "AK", "CRUSOE_SECRET_KEY": "SK-secret"})
+    settings = s.settings("crusoe")
+    assert (settings["access_key_id"], settings["secret_key"], settings["project_id"]) == ("AK", "SK-secret", "proj")
+    assert "SK-secret" in s.secrets
+
+
+def test_a_provider_is_configured_by_its_environment_variables(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p"), {"LAMBDA_API_KEY": "k"})
+    assert s.configured_names() == ["lambda"]
+
+
+def test_missing_setting_says_where_to_put_it(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p", providers={"crusoe": {"project_id": "x"}}))
+    with pytest.raises(ConfigError, match=r"needs access_key_id \(or env CRUSOE_ACCESS_KEY_ID\), secret_key"):
+        s.provider("crusoe")
+
+
+def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p", providers={"lambda": {"api_kee": "k"}}))
+    with pytest.raises(ConfigError, match=r"unknown setting\(s\) api_kee; lambda settings: api_key"):
+        s.settings("lambda")
+
+
+def test_unconfigured_provider(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"not configured in profile 'p'.*or export LAMBDA_API_KEY"):
+        session(tmp_path, Profile("p")).provider("lambda")
+
+
+def test_unknown_provider_lists_the_loaded_ones(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"unknown provider 'aws'; available providers: crusoe, .*lambda, nebius"):
+        session(tmp_path, Profile("p")).plugin("aws")
+
+
+def test_without_autostart_the_error_says_how_to_start_them(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        session(tmp_path, Profile("local", embedded=True)).provider("nebius")
+    assert "VM_NO_AUTOSTART" in err.value.message
+    assert "-m mock_clouds serve --detach --state-dir" in err.value.suggestion
+
+
+def test_broken_plugin_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(broken_plugin_dist(tmp_path / "site")))
+    s = session(tmp_path, Profile("p", providers={"broken": {}}))
+    reports = {r.name: r for r in report_providers(s)}
+    assert "RuntimeError: broken on purpose" in reports["broken"].problem
+    assert reports["crusoe"].problem == "" and reports["crusoe"].stop_start is True
+    with pytest.raises(UsageError, match="provider 'broken' is installed but broken"):
+        s.plugin("broken")

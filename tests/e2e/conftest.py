@@ -1,0 +1,115 @@
+"""End-to-end fixtures: the real `vm` executable, run as a subprocess against mock clouds it starts itself.
+
+Each `VmHome` is one VM_HOME: the first command autostarts its mock clouds (time scale 0.002, so a boot takes a
+fraction of a second); the fixture stops them afterwards. Modules share one home where tests do not interfere
+(distinct VM names), and take a fresh one where they do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+VM = str(BIN / "vm")
+TIME_SCALE = "0.002"
+TIMEOUT = 300  # generous: the machine is shared and slow
+PROVIDER_ENV = ("CRUSOE_", "LAMBDA_", "NEBIUS_", "VM_", "XDG_")
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    def error(self) -> dict[str, Any]:
+        """The JSON error document of a command run with -o json (the last line of stderr)."""
+        return json.loads(self.err.strip().splitlines()[-1])["error"]
+
+    def rows(self) -> list[list[str]]:
+        """The table on stdout, split into cells (no cell of vm's tables contains spaces)."""
+        return [line.split() for line in self.out.splitlines()]
+
+
+class VmHome:
+    def __init__(self, path: Path, **env: str) -> None:
+        self.path = path
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_ENV) and k != "NO_COLOR"}
+        self.env.update(VM_HOME=str(path), VM_MOCK_TIME_SCALE=TIME_SCALE, **env)
+
+    @property
+    def mock_dir(self) -> Path:
+        return self.path / "mock-clouds"
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Run:
+        done = subprocess.run([VM, *args], env={**self.env, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    def ok(self, *args: str, **kwargs: Any) -> Run:
+        result = self(*args, **kwargs)
+        assert result.code == 0, f"vm {' '.join(args)} -> {result.code}\n{result.err}"
+        return result
+
+    def mock(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mock_clouds", *args, "--state-dir", str(self.mock_dir)],
+                              env=self.env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+    def inventory(self) -> list[dict[str, Any]]:
+        """Every instance in the three mock clouds: the ground truth."""
+        done = self.mock("inventory", "-o", "json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def live(self, name: str) -> list[dict[str, Any]]:
+        """The instances of the inventory with this name that are not gone."""
+        return [i for i in self.inventory() if i["name"] == name and i["state"] != "terminated"]
+
+    def endpoints(self) -> dict[str, Any]:
+        return json.loads((self.mock_dir / "endpoints.json").read_text())
+
+    def secrets(self) -> list[str]:
+        """The credentials of the running mock clouds: none may ever appear in vm's output."""
+        ep = self.endpoints()
+        return [ep["crusoe"]["secret_key"], ep["lambda"]["api_key"], ep["nebius"]["token"], ep["admin"]["token"]]
+
+    def config(self, text: str, mode: int = 0o600) -> Path:
+        path = self.path / "config.toml"
+        path.write_text(text)
+        path.chmod(mode)
+        return path
+
+    def stop(self) -> None:
+        self.mock("stop")
+
+
+def _home(path: Path, **env: str) -> Iterator[VmHome]:
+    home = VmHome(path, **env)
+    try:
+        yield home
+    finally:
+        home.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmHome]:
+    """One VM_HOME (and one autostarted set of mock clouds) for the whole module."""
+    yield from _home(tmp_path_factory.mktemp("vm-home"))
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path) -> Iterator[VmHome]:
+    yield from _home(tmp_path / "vm-home")
+

@@ -1,0 +1,71 @@
+"""`--reservation auto|none|ID` on each cloud (the README's reservation table), through the real `vm`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import VmHome
+
+# From the default scenario of the mock clouds.
+CRUSOE_CHEAPEST = "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"  # 2.65 $/GPU-h, before e384a1de at 2.90
+CRUSOE_OTHER = "e384a1de-3f2c-4b5a-8d9e-0c1b2a3f4e22"
+LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"
+NEBIUS_BLOCK = "capacityblockgroup-e00h100block000001"
+
+
+def create(vm: VmHome, provider: str, name: str, reservation: str) -> dict:
+    doc = vm.ok("create", "-p", provider, "--gpu", "H100", "--name", name, "--reservation", reservation,
+                "-o", "json").json()
+    assert doc["state"] == "running" and doc["name"] == name
+    [truth] = vm.live(name)
+    assert (truth["reservation_id"] or "") == doc["reservation_id"]  # the cloud agrees
+    return doc
+
+
+@pytest.mark.parametrize(("provider", "reservation", "expected"), [
+    ("crusoe", "auto", CRUSOE_CHEAPEST),     # lowest_cost
+    ("crusoe", "none", ""),                  # on_demand
+    ("crusoe", CRUSOE_OTHER, CRUSOE_OTHER),  # that reservation
+    ("lambda", "auto", ""),                  # Lambda cannot pick a reservation itself: on-demand
+    ("lambda", "none", ""),
+    ("nebius", "auto", NEBIUS_BLOCK),        # AUTO
+    ("nebius", "none", ""),                  # FORBID
+    ("nebius", NEBIUS_BLOCK, NEBIUS_BLOCK),  # STRICT with that id
+])
+def test_reservation_table(shared_home: VmHome, provider: str, reservation: str, expected: str) -> None:
+    name = f"res-{provider}-{reservation[:8]}".rstrip("-")
+    doc = create(shared_home, provider, name, reservation)
+    assert (doc["reserved"], doc["reservation_id"]) == (bool(expected), expected)
+    shared_home.ok("destroy", doc["id"], "-p", provider)
+    assert shared_home.live(name) == []
+
+
+def test_reserved_vm_shows_its_reservation_in_the_table(shared_home: VmHome) -> None:
+    made = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "res-table")
+    _, vm_id, _, _, gpu, _, reserved, price = made.rows()[1]
+    assert (gpu, reserved, price) == ("H100x8", CRUSOE_CHEAPEST, "21.20")  # 8 GPUs at 2.65
+    shared_home.ok("destroy", vm_id, "-p", "crusoe")
+
+
+def test_lambda_reserved_instance_cannot_be_destroyed(shared_home: VmHome) -> None:
+    doc = create(shared_home, "lambda", "res-lambda-kept", LAMBDA_RESERVATION)
+    assert (doc["reserved"], doc["reservation_id"]) == (True, LAMBDA_RESERVATION)
+    refused = shared_home("destroy", doc["id"], "-p", "lambda")
+    assert refused.code == 5
+    assert refused.err.startswith(f"vm: error: Lambda instance {doc['id']} runs on a reservation and cannot be"
+                                  " terminated")
+    assert "hint: " in refused.err and "Traceback" not in refused.err
+    as_json = shared_home("destroy", doc["id"], "-p", "lambda", "-o", "json")
+    assert as_json.code == 5 and as_json.error()["code"] == "unsupported" and as_json.out == ""
+    assert [i["id"] for i in shared_home.live("res-lambda-kept")] == [doc["id"]]  # still there, untouched
+
+
+def test_strict_reservation_that_does_not_fit_fails_without_fallback(shared_home: VmHome) -> None:
+    result = shared_home("create", "-p", "nebius", "--gpu", "H100", "--name", "res-strict", "--region",
+                         "eu-west1", "--reservation", NEBIUS_BLOCK, "--strict", "-o", "json")
+    assert result.code == 6, result.err  # the block is in eu-north1: no capacity, and no on-demand instead
+    assert result.error()["code"] == "capacity"
+    assert shared_home.live("res-strict") == []

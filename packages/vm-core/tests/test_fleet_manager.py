@@ -28,6 +28,11 @@ def cloud_vms(clouds: Any, prefix: str) -> list[tuple[str, str]]:
         return sorted((p.value, vm.name) for p in Provider for vm in world.vms(p) if vm.name.startswith(prefix))
 
 
+def cloud_ids(clouds: Any, prefix: str) -> set[str]:
+    with clouds.world.tx() as world:
+        return {vm.id for p in Provider for vm in world.vms(p) if vm.name.startswith(prefix)}
+
+
 @pytest.fixture
 def fleet_env(tmp_path: Path, connect):
     def make(clouds: Any):
@@ -139,6 +144,8 @@ def test_faults_never_leak_or_duplicate(mock_clouds_factory, fleet_env) -> None:
     assert len(names) == len(set(names)), "no VM may exist twice"
     running_ids = {i.id for i in report.running}
     assert len(running_ids) == len(report.running) <= 6
+    tracked = {m.instance_id for m in store.members("chaos") if m.state is MemberState.RUNNING}
+    assert cloud_ids(clouds, "chaos") == tracked == running_ids, "every VM in a cloud is a recorded member"
     for provider in Provider:
         clouds.world.configure_faults(provider, Faults())
     FleetDestroyer(store, providers, timeout=60).destroy("chaos")
@@ -167,6 +174,22 @@ def test_lambda_reservation_members_are_released_not_pretended_gone(mock_clouds,
     assert destroyed.released and destroyed.failures == []
     assert cloud_vms(mock_clouds, "res") == [("lambda", "res-0")]  # still running, and said so
     assert store.get_fleet("res").state is FleetState.DESTROYED
+
+
+def test_reservations_on_each_cloud(mock_clouds, fleet_env) -> None:
+    store, providers = fleet_env(mock_clouds)
+    crusoe = creator(store, providers, cheapest).create(
+        FleetSpec(name="rc", gpu="H100", count=4, min_count=4, providers=("crusoe",)))
+    assert {i.reservation_id for i in crusoe.running} == {"804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"}  # cheapest
+    nebius = creator(store, providers).create(FleetSpec(name="rn", gpu="H100", count=2, min_count=2,
+                                                        providers=("nebius",)))
+    assert {i.reservation_id for i in nebius.running} == {"capacityblockgroup-e00h100block000001"}
+    none = creator(store, providers).create(FleetSpec(
+        name="ro", gpu="H100", count=2, min_count=2, providers=("crusoe", "nebius"),
+        reservation=ReservationRequest(ReservationMode.NONE)))
+    assert all(not i.reserved for i in none.running)
+    assert all(not i.reserved for i in creator(store, providers).create(
+        FleetSpec(name="rl", gpu="H100", count=2, min_count=2, providers=("lambda",))).running)
 
 
 def test_dry_run_plans_without_creating(mock_clouds, fleet_env) -> None:

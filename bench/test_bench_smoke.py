@@ -1,0 +1,33 @@
+"""Keeps the benchmarks working: `bench/run.py --smoke` (tiny sizes, one repetition) must run end to end and
+print every figure. Asserts nothing about speed. Takes about 15 s; part of `hatch test` (see hatch.toml default-args)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+RUNNER = Path(__file__).with_name("run.py")
+LINE = re.compile(r"^(?P<name>[a-z0-9_]+): (?P<value>\S+) (?P<unit>\S+)(?: \((?P<reference>.*)\))?$")
+EXPECTED = (
+    "startup_vm_help", "startup_vm_version", "startup_vm_fleet_list_empty", "startup_vm_list_idle",
+    "fleet_create_n6_wall", "fleet_create_n6_ratio", "fleet_destroy_n6_wall", "fleet_destroy_n6_ratio",
+    "fleet_create_n6_sequential_baseline", "fleet_sequential_n3_measured",
+    "list_json_60_smoke_wall", "list_json_60_smoke_peak_rss", "fleet_status_12_wall",
+    "fleet_status_12_list_prototype_wall",
+    "mock_crusoe_throughput", "mock_lambda_throughput", "mock_nebius_throughput", "mock_nebius_p99_latency",
+)
+
+
+def test_smoke_run_prints_every_figure(tmp_path: Path) -> None:
+    out = tmp_path / "results.md"
+    done = subprocess.run([sys.executable, str(RUNNER), "--smoke", "--out", str(out)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = {m["name"]: m for m in map(LINE.match, done.stdout.splitlines()) if m}
+    assert set(EXPECTED) <= set(figures), sorted(set(EXPECTED) - set(figures))
+    measured = [name for name in EXPECTED if name != "startup_vm_fleet_list_empty"]
+    assert all(figures[name]["value"] != "n/a" for name in measured)
+    table = out.read_text()
+    assert "| cpus (nproc) |" in table and all(f"`{name}`" in table for name in EXPECTED)

@@ -26,8 +26,11 @@ from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecor
 from .strategies import Blocked, FleetRequest, Strategy, offer_key
 
 MAX_ATTEMPTS_PER_SLOT = 6
-# Concurrent create calls per provider (the SDKs' own limiters pace requests within these).
-DEFAULT_CONCURRENCY = {"crusoe": 8, "lambda": 4, "nebius": 8}
+# Concurrent create calls per provider (the SDKs' own limiters pace requests within these). Crusoe and Nebius
+# document no rate limit; Lambda's SDK spaces launches 12 s apart anyway.
+DEFAULT_CONCURRENCY = {"crusoe": 32, "lambda": 4, "nebius": 32}
+# Slots waited for at once: a waiting slot holds a thread for the whole boot, so this bounds VMs in flight.
+MAX_IN_FLIGHT = 256
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ class FleetCreator:
         return running
 
     def _run_batch(self, spec: FleetSpec, batch: list[tuple[int, Offer]]) -> list[_Attempt]:
-        with ThreadPoolExecutor(max_workers=min(len(batch), 64)) as pool:
+        with ThreadPoolExecutor(max_workers=min(len(batch), MAX_IN_FLIGHT)) as pool:
             return list(pool.map(lambda item: self._attempt(spec, *item), batch))
 
     def _attempt(self, spec: FleetSpec, slot: int, offer: Offer) -> _Attempt:

@@ -69,11 +69,11 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
     if provider is None:
         return Outcome(member, False, f"{member.name}: provider {member.provider} is not configured")
     try:
-        instance = locate(provider, member)
-        if instance is None:
+        instance_id = member.instance_id or _id_by_name(provider, member)
+        if instance_id is None:
             return _absent(store, member)
-        member = record(store, member, state=MemberState.DESTROYING, instance_id=instance.id)
-        provider.begin_destroy(instance.id).wait(timeout)
+        member = record(store, member, state=MemberState.DESTROYING, instance_id=instance_id)
+        provider.begin_destroy(instance_id).wait(timeout)  # idempotent: a VM already gone is a finished action
     except Unsupported as exc:
         member = record(store, member, state=MemberState.RELEASED, error=exc.message)
         return Outcome(member, True, f"{member.name} ({member.provider}): released but still running: "
@@ -82,6 +82,11 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
         record(store, member, error=exc.message)
         return Outcome(member, False, f"{member.name} ({member.provider}): {exc.message}")
     return Outcome(record(store, member, state=MemberState.DESTROYED), True)
+
+
+def _id_by_name(provider: Provider, member: MemberRecord) -> str | None:
+    found = provider.find_instance(member.name)
+    return found.id if found is not None else None
 
 
 def _absent(store: FleetStore, member: MemberRecord) -> Outcome:

@@ -111,7 +111,8 @@ def _detach(directory: Path, args: list[str]) -> None:
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     if "--state-dir" not in args:
         args = [*args, "--state-dir", str(directory)]
-    log = open(directory / "server.log", "ab")  # noqa: SIM115 - handed to the child
+    # 0600 whatever the umask: the log is the server's own output, nobody else's business
+    log = os.fdopen(os.open(directory / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     child = subprocess.Popen([sys.executable, "-m", "mock_clouds", *args], stdin=subprocess.DEVNULL,
                              stdout=log, stderr=log, start_new_session=True)
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 import urllib.parse
@@ -23,6 +24,11 @@ from .core.faults import FaultInjector
 log = logging.getLogger("mock_clouds.http")
 
 MAX_BODY_BYTES = 1 << 20
+# Before a 413 goes out, what the client keeps sending of an oversized body is read and discarded (up to this
+# size, until it pauses), like nginx's lingering close: a client still sending would otherwise see the
+# connection reset instead of the answer.
+MAX_DRAIN_BYTES = 64 << 20
+DRAIN_IDLE_SECONDS = 0.5
 
 
 class BadRequestBody(ValueError):
@@ -153,16 +159,30 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         if length > MAX_BODY_BYTES:
             self.close_connection = True
+            self._drain(min(length, MAX_DRAIN_BYTES))
             self._send(self.app.reject(413, f"request body larger than {MAX_BODY_BYTES} bytes"))
             return None
         body = self.rfile.read(length) if length else b""
         return Request(method=self.command, path=url.path, raw_query=url.query, headers=headers, body=body)
+
+    def _drain(self, length: int) -> None:
+        """Discard up to `length` bytes of body; stops when the client pauses. The connection is closed after."""
+        self.connection.settimeout(DRAIN_IDLE_SECONDS)
+        try:
+            while length > 0 and (chunk := self.rfile.read1(min(length, 1 << 16))):
+                length -= len(chunk)
+        except OSError:
+            pass  # paused or gone: the 413 goes out (or fails) either way
+        finally:
+            self.connection.settimeout(self.timeout)
 
     def _send(self, response: Response) -> None:
         body = response.body()
         self.send_response(response.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")  # or the client reuses the socket and loses its next request
         for name, value in response.headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -175,6 +195,14 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512  # listen backlog: bursts of hundreds of new connections must not be reset
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up or resets its connection is routine (clients time out, faults drop
+        answers): note it at debug level instead of printing a traceback; anything else is still reported."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            log.debug("connection from %s closed by the client", client_address)
+            return
+        super().handle_error(request, client_address)
 
 
 class HttpServer:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -55,7 +56,7 @@ class Catalog:
         gpu = self.gpu(name)
         if not sep:
             return GpuRequest(gpu.name, None)
-        if not count.isdigit() or not 1 <= int(count) <= 64:
+        if not re.fullmatch(r"[0-9]{1,3}", count) or not 1 <= int(count) <= 64:
             raise UsageError(f"bad GPU count in {text!r}: give GPUs per VM as a number from 1 to 64, e.g. H100:8")
         return GpuRequest(gpu.name, int(count))
 

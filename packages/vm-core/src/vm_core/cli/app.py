@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import traceback
@@ -184,8 +185,26 @@ def provider_option(required: bool = True) -> Callable[[F], F]:
                         help="Provider (see `vm providers`)." + ("" if required else " Default: every configured."))
 
 
+class Seconds(click.ParamType):
+    """A positive, finite number of seconds (click's FloatRange lets nan and inf through)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+
 def wait_options(fn: F) -> F:
-    fn = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+    fn = click.option("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT,
                       show_default=True, metavar="SECONDS", help="How long to wait before giving up (exit 9).")(fn)
     return click.option("--no-wait", "no_wait", is_flag=True,
                         help="Return once the cloud accepted the action, printing the operation id.")(fn)

@@ -12,7 +12,7 @@ from ..catalog import default_catalog
 from ..errors import CapacityError, NotFound, PartialFailure, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
-from .app import App, common_options, pass_app
+from .app import SECONDS, App, common_options, pass_app
 
 MAX_FLEET = 1000
 
@@ -37,7 +37,7 @@ def fleet() -> None:
 @click.option("--allow-unterminable", is_flag=True,
               help="Also use reservations whose VMs the cloud will not delete through its API (Lambda).")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
               metavar="SECONDS", help="How long each VM may take to come up.")
 @common_options
 @pass_app
@@ -76,6 +76,8 @@ def _request(gpu: str, count: int, min_count: int | None, region: str | None, re
     wanted = default_catalog().parse(gpu)
     if not 1 <= count <= MAX_FLEET:
         raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
+    if region is not None and not region.strip():
+        raise UsageError("--region needs a region name (see `vm offers --gpu ...` for where it is sold)")
     minimum = count if min_count is None else min_count
     if not 1 <= minimum <= count:
         raise UsageError(f"--min-count must be between 1 and --count ({count}), not {minimum}")
@@ -211,7 +213,7 @@ def status(app: App, name: str) -> None:
 
 @fleet.command()
 @click.argument("name")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
               metavar="SECONDS")
 @common_options
 @pass_app

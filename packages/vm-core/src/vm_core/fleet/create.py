@@ -96,8 +96,10 @@ class FleetCreator:
 
     def create(self, spec: FleetSpec) -> CreateReport:
         """Create the fleet. Raises UsageError when the name exists; otherwise reports what happened."""
-        self._register(spec)
+        check_fleet_name(spec.name)
         offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
+        _check_region(spec, offers)
+        self._register(spec)
         notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
         running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
         running.update(self._sweep_unresolved(spec, len(running)))
@@ -174,9 +176,7 @@ class FleetCreator:
                             operation_id=pending.id)
         try:
             instance = pending.wait(self.timeout)
-        except (CapacityError, QuotaError) as exc:
-            return self._refused(member, offer, exc)  # the adapters leave nothing behind on capacity errors
-        except VmError as exc:
+        except VmError as exc:  # capacity too: an adapter's cleanup of what the cloud kept can itself fail
             return self._failed_after_accept(member, provider, offer, exc)
         return self._running(member, instance)
 
@@ -232,12 +232,14 @@ class FleetCreator:
 
     def _failed_after_accept(self, member: MemberRecord, provider: Provider, offer: Offer,
                              exc: VmError) -> _Attempt:
-        """The VM was accepted but did not come up: destroy it before the slot is re-placed."""
+        """The VM was accepted but did not come up: destroy it (destroy is idempotent, so this costs one call
+        when nothing is left) before the slot is re-placed, and block the scope the error names."""
         outcome = mem.destroy(self.store, provider, member, self.timeout)
         if outcome.ok:
             mem.record(self.store, outcome.member, state=MemberState.FAILED, error=exc.message)
+        self.offers.invalidate(offer.provider)
         note = f"{member.name} ({offer.provider}): {exc.message}"
-        return _Attempt(member.slot, block=Blocked().with_offer(offer), note=note if outcome.ok
+        return _Attempt(member.slot, block=_block_for(exc, offer), note=note if outcome.ok
                         else f"{note}; cleanup failed: {outcome.message}")
 
     # ------------------------------------------------------------------------------------------ endgame
@@ -292,6 +294,14 @@ class FleetCreator:
             spec.name, state=FleetState.FAILED,
             message=f"{len(running)} of {spec.count} could be created (minimum {spec.min_count}); rolled back")
         return CreateReport(record, [], notes, rolled_back=True, unresolved=unresolved)
+
+
+def _check_region(spec: FleetSpec, offers: OfferSet) -> None:
+    """UsageError (before anything is recorded) for a region where no provider sells the GPU at all."""
+    sold = sorted({o.region for o in offers.offers if o.gpu == spec.gpu})
+    if spec.region is not None and spec.region not in sold:
+        raise UsageError(f"no provider sells {spec.gpu} in region {spec.region!r}; regions that do: "
+                         f"{', '.join(sold) or 'none'}")
 
 
 def _remaining(offers: list[Offer], used: Counter[tuple[str, str, str, str]]) -> list[Offer]:

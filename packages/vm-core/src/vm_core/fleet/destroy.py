@@ -8,16 +8,18 @@ a member is marked destroyed only after its provider confirmed it; failures are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..errors import NotFound, VmError
+from ..errors import NotFound, UsageError, VmError
 from ..model import Instance
 from ..provider import Provider
 from . import members as mem
 from .naming import member_pattern
-from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+from .owner import creator_alive
+from .store import MAY_EXIST, FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 PARALLEL = 16
 
@@ -34,7 +36,8 @@ class DestroyReport:
 @dataclass
 class MemberView:
     member: MemberRecord
-    instance: Instance | None
+    instance: Instance | None  # None: gone, or, when not `checked`, unknown
+    checked: bool = True  # False: its provider could not be asked (see the view's problems)
 
 
 @dataclass
@@ -61,8 +64,14 @@ class FleetDestroyer:
         return record
 
     def destroy(self, name: str) -> DestroyReport:
-        """Destroy every VM of the fleet; forget the fleet when nothing of it is left. Safe to re-run."""
-        self.fleet(name)
+        """Destroy every VM of the fleet; forget the fleet when nothing of it is left. Safe to re-run.
+        Raises NotFound (also when another process forgets the fleet meanwhile), UsageError while the fleet's
+        create is still running."""
+        with _removed_meanwhile(name):
+            return self._destroy(name)
+
+    def _destroy(self, name: str) -> DestroyReport:
+        _not_being_created(self.fleet(name))
         self.store.update_fleet(name, state=FleetState.DESTROYING)
         outcomes, problems = self._destroy_all(name)
         failures = problems + [o.message for o in outcomes if not o.ok]
@@ -141,9 +150,14 @@ class FleetDestroyer:
     # ------------------------------------------------------------------------------------------ status
     def view(self, name: str) -> FleetView:
         """The fleet with every live member refreshed from its cloud (concurrently). A fleet whose creating
-        process died is marked interrupted."""
+        process died is marked interrupted. Raises NotFound (also when another process forgets it meanwhile)."""
+        with _removed_meanwhile(name):
+            return self._view(name)
+
+    def _view(self, name: str) -> FleetView:
         record = self.fleet(name)
-        if record.state is FleetState.CREATING and not _alive(record.owner_pid):
+        dead = record.state is FleetState.CREATING and not creator_alive(record.owner_pid, record.created_at)
+        if dead and self.fleet(name).state is FleetState.CREATING:  # read again: it may have finished, then died
             self.store.update_fleet(name, state=FleetState.INTERRUPTED,
                                     message="the creating process stopped before it finished")
         live = [m for m in self.store.members(name) if m.state in MAY_EXIST or m.state is MemberState.RELEASED]
@@ -155,11 +169,12 @@ class FleetDestroyer:
     def _refresh(self, member: MemberRecord) -> tuple[MemberView, str]:
         provider = self.providers.get(member.provider)
         if provider is None:
-            return MemberView(member, None), f"{member.name}: provider {member.provider} is not configured"
+            return MemberView(member, None, checked=False), (f"{member.name}: provider {member.provider} is not "
+                                                              "configured")
         try:
             instance = mem.locate(provider, member)
         except VmError as exc:
-            return MemberView(member, None), f"{member.name}: {exc.message}"
+            return MemberView(member, None, checked=False), f"{member.name}: {exc.message}"
         if instance is None and member.instance_id:
             gone = MemberState.DESTROYED if member.state is MemberState.DESTROYING else MemberState.MISSING
             member = mem.record(self.store, member, state=gone, error="gone from the cloud")
@@ -168,21 +183,32 @@ class FleetDestroyer:
     # ------------------------------------------------------------------------------------------ reconcile
     def reconcile(self, name: str) -> FleetView:
         """Make the store match the clouds: adopt strays the fleet needs, destroy the rest, mark missing
-        members, settle unresolved attempts, and recompute the fleet's state."""
+        members, settle unresolved attempts, and recompute the fleet's state. Raises like `destroy`."""
+        with _removed_meanwhile(name):
+            return self._reconcile(name)
+
+    def _reconcile(self, name: str) -> FleetView:
         record = self.fleet(name)
+        _not_being_created(record)
         _, problems = self._adopt_strays(name)
-        view = self.view(name)
+        view = self._view(name)
         running = self._settle(record, view)
-        state = _state_for(record, running)
-        self.store.update_fleet(name, state=state, message=f"{running} of {record.requested_count} running")
-        result = self.view(name)
-        result.problems = problems + result.problems
+        self.store.update_fleet(name, state=_state_for(record, running), message=_running_message(record, running))
+        result = self._view(name)
+        result.problems = list(dict.fromkeys(problems + view.problems + result.problems))
         return result
 
     def _settle(self, record: FleetRecord, view: FleetView) -> int:
-        """Keep one VM per slot (the running one), destroy extra VMs, and count what runs."""
+        """Keep one VM per slot (the running one), destroy extra VMs, and count what runs. A member that could
+        not be checked keeps its record and, if it was running, still counts; nothing else of its slot is
+        destroyed then (a re-run decides, the view's problems say so)."""
+        unchecked = {v.member.slot for v in view.members if not v.checked}
         kept: set[int] = set()
         for v in sorted(view.members, key=lambda v: (v.member.slot, v.member.state is not MemberState.RUNNING)):
+            if not v.checked:
+                if v.member.state is MemberState.RUNNING:
+                    kept.add(v.member.slot)
+                continue
             if v.instance is None:
                 if v.member.state in (MemberState.INTENT, MemberState.UNKNOWN):
                     mem.record(self.store, v.member, state=MemberState.FAILED, error="never created")
@@ -191,28 +217,38 @@ class FleetDestroyer:
             if wanted and v.member.slot not in kept and v.member.slot < record.requested_count:
                 kept.add(v.member.slot)
                 mem.record(self.store, v.member, state=MemberState.RUNNING, instance_id=v.instance.id)
-            else:
+            elif v.member.slot not in unchecked:
                 mem.destroy(self.store, self.providers.get(v.member.provider), v.member, self.timeout)
         return len(kept)
 
 
 def _state_for(record: FleetRecord, running: int) -> FleetState:
+    """ACTIVE when every requested VM runs, FAILED only when none does (FAILED promises nothing is left),
+    DEGRADED in between, also below min_count: reconcile keeps the VMs it finds, it never rolls back."""
     if record.state in (FleetState.DESTROYING, FleetState.DESTROYED):
         return record.state
     if running >= record.requested_count:
         return FleetState.ACTIVE
-    return FleetState.DEGRADED if running >= record.min_count else FleetState.FAILED
+    return FleetState.DEGRADED if running > 0 else FleetState.FAILED
 
 
-def _alive(pid: int) -> bool:
-    import os
+def _running_message(record: FleetRecord, running: int) -> str:
+    below = f" (below the minimum of {record.min_count})" if 0 < running < record.min_count else ""
+    return f"{running} of {record.requested_count} running{below}"
 
-    if pid <= 0:
-        return False
+
+def _not_being_created(record: FleetRecord) -> None:
+    """UsageError while another process still creates the fleet: changing it now could orphan a VM."""
+    if record.state is FleetState.CREATING and creator_alive(record.owner_pid, record.created_at):
+        raise UsageError(f"fleet {record.name} is still being created by process {record.owner_pid}",
+                         suggestion=f"wait for `vm fleet create` to finish, or stop it (Ctrl-C, or kill -TERM "
+                                    f"{record.owner_pid}) and run this again")
+
+
+@contextmanager
+def _removed_meanwhile(name: str) -> Iterator[None]:
+    """Another vm process may forget the fleet while this one works on it: that is NotFound, not a crash."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        yield
+    except FleetMissing:
+        raise NotFound(f"fleet {name!r} was removed by another vm process meanwhile") from None

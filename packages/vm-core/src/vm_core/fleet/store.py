@@ -28,7 +28,7 @@ from typing import Any, Protocol
 class FleetState(enum.StrEnum):
     CREATING = "creating"
     ACTIVE = "active"  # every requested VM runs
-    DEGRADED = "degraded"  # at least min_count but fewer than requested
+    DEGRADED = "degraded"  # fewer than requested (at least min_count, unless reconcile kept fewer: see message)
     ROLLING_BACK = "rolling_back"
     FAILED = "failed"  # below min_count; everything created was destroyed
     INTERRUPTED = "interrupted"  # the creating process died or was stopped; `vm fleet destroy` cleans up
@@ -55,6 +55,10 @@ MAY_EXIST = frozenset({MemberState.INTENT, MemberState.CREATING, MemberState.RUN
 
 class FleetExists(Exception):
     """A fleet of that name is already recorded."""
+
+
+class FleetMissing(KeyError):
+    """The fleet (or its member) is not recorded, e.g. another process destroyed the fleet meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,14 +108,17 @@ class FleetStore(Protocol):
     def list_fleets(self) -> list[FleetRecord]: ...
 
     def update_fleet(self, name: str, **changes: Any) -> FleetRecord:
-        """Change fields of a fleet (updated_at is set); raises KeyError for an unknown fleet."""
+        """Change fields of a fleet (updated_at is set); raises FleetMissing (a KeyError) for an unknown fleet."""
         ...
 
     def add_member(self, member: MemberRecord) -> None:
-        """Record a placement attempt (before the provider is called)."""
+        """Record a placement attempt (before the provider is called); raises FleetMissing when the fleet is
+        not recorded."""
         ...
 
-    def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord: ...
+    def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
+        """Change fields of a member; raises FleetMissing when it is not recorded."""
+        ...
 
     def members(self, fleet: str) -> list[MemberRecord]:
         """Every attempt of every slot, in (slot, attempt) order."""
@@ -182,6 +189,8 @@ class SqliteFleetStore:
             raise FleetExists(fleet.name) from exc
 
     def get_fleet(self, name: str) -> FleetRecord | None:
+        if not _storable(name):
+            return None
         rows = self._read(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets WHERE name = ?", (name,))
         return _fleet_from(rows[0]) if rows else None
 
@@ -193,7 +202,7 @@ class SqliteFleetStore:
         with self._write():
             current = self.get_fleet(name)
             if current is None:
-                raise KeyError(name)
+                raise FleetMissing(name)
             updated = replace(current, **changes, updated_at=time.time())
             row = _fleet_row(updated)
             self._db.execute(f"UPDATE fleets SET {', '.join(f'{k} = ?' for k in row)} WHERE name = ?",
@@ -203,16 +212,20 @@ class SqliteFleetStore:
     def add_member(self, member: MemberRecord) -> None:
         row = _member_row(member)
         with self._write() as db:
+            if db.execute("SELECT 1 FROM fleets WHERE name = ?", (member.fleet,)).fetchone() is None:
+                raise FleetMissing(member.fleet)
             db.execute(f"INSERT INTO members ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                        list(row.values()))
 
     def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
+        if not _storable(fleet):
+            raise FleetMissing((fleet, slot, attempt))
         with self._write() as db:
             cur = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members "
                              "WHERE fleet = ? AND slot = ? AND attempt = ?", (fleet, slot, attempt))
             row = cur.fetchone()
             if row is None:
-                raise KeyError((fleet, slot, attempt))
+                raise FleetMissing((fleet, slot, attempt))
             updated = replace(_member_from(row), **changes, updated_at=time.time())
             values = _member_row(updated)
             db.execute(f"UPDATE members SET {', '.join(f'{k} = ?' for k in values)} "
@@ -220,14 +233,28 @@ class SqliteFleetStore:
         return updated
 
     def members(self, fleet: str) -> list[MemberRecord]:
+        if not _storable(fleet):
+            return []
         rows = self._read(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members WHERE fleet = ? "
                           "ORDER BY slot, attempt", (fleet,))
         return [_member_from(row) for row in rows]
 
     def delete_fleet(self, name: str) -> None:
+        if not _storable(name):
+            return
         with self._write() as db:
             db.execute("DELETE FROM members WHERE fleet = ?", (name,))
             db.execute("DELETE FROM fleets WHERE name = ?", (name,))
+
+
+def _storable(name: str) -> bool:
+    """Whether SQLite can hold the name (UTF-8 text). Names that it cannot, such as command-line arguments with
+    undecodable bytes (lone surrogates in Python), name no recorded fleet."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _fleet_row(fleet: FleetRecord) -> dict[str, Any]:

@@ -161,16 +161,34 @@ class FleetDestroyer:
             self.store.update_fleet(name, state=FleetState.INTERRUPTED,
                                     message="the creating process stopped before it finished")
         live = [m for m in self.store.members(name) if m.state in MAY_EXIST or m.state is MemberState.RELEASED]
+        listed = self._listings({m.provider for m in live})
         with ThreadPoolExecutor(max_workers=max(min(len(live), PARALLEL), 1)) as pool:
-            views = list(pool.map(self._refresh, live))
+            views = list(pool.map(lambda m: self._refresh(m, listed.get(m.provider, {})), live))
         problems = [p for _, p in views if p]
         return FleetView(self.fleet(name), [v for v, _ in views], problems)
 
-    def _refresh(self, member: MemberRecord) -> tuple[MemberView, str]:
+    def _listings(self, names: set[str]) -> dict[str, dict[str, Instance]]:
+        """One listing per provider (concurrently), by instance id: a fleet of 1,000 costs a few calls, not
+        1,000 (Lambda allows one call per second). A provider that cannot be listed gets no entry."""
+        providers = {n: self.providers[n] for n in names if n in self.providers}
+
+        def listing(provider: Provider) -> dict[str, Instance]:
+            try:
+                return {i.id: i for i in provider.list_instances()}
+            except VmError:
+                return {}
+
+        with ThreadPoolExecutor(max_workers=max(len(providers), 1)) as pool:
+            return dict(zip(providers, pool.map(listing, providers.values()), strict=True))
+
+    def _refresh(self, member: MemberRecord, listed: Mapping[str, Instance]) -> tuple[MemberView, str]:
+        """The member's VM from the provider's listing, else (missing from it) asked for one by one."""
         provider = self.providers.get(member.provider)
         if provider is None:
             return MemberView(member, None, checked=False), (f"{member.name}: provider {member.provider} is not "
                                                               "configured")
+        if member.instance_id in listed:
+            return MemberView(member, listed[member.instance_id]), ""
         try:
             instance = mem.locate(provider, member)
         except VmError as exc:

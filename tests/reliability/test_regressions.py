@@ -52,7 +52,8 @@ def test_reconcile_below_the_minimum_keeps_a_degraded_fleet_not_a_failed_one(moc
 
 
 class _VanishingProvider:
-    """Wraps a provider; the first lookup deletes the fleet from the store, as another `vm` process would."""
+    """Wraps a provider; a lookup (one by one or a listing) deletes the fleet from the store, as another `vm`
+    process would."""
 
     def __init__(self, inner: Any, store: SqliteFleetStore, fleet: str) -> None:
         self._inner, self._store, self._fleet = inner, store, fleet
@@ -63,6 +64,10 @@ class _VanishingProvider:
     def get_instance(self, instance_id: str) -> Any:
         self._store.delete_fleet(self._fleet)
         return self._inner.get_instance(instance_id)
+
+    def list_instances(self) -> Any:
+        self._store.delete_fleet(self._fleet)
+        return self._inner.list_instances()
 
 
 def test_a_fleet_forgotten_by_another_process_meanwhile_is_not_found_not_a_crash(mock_clouds,

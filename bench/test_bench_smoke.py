@@ -1,5 +1,6 @@
 """Keeps the benchmarks working: `bench/run.py --smoke` (tiny sizes, one repetition) must run end to end and
-print every figure. Asserts nothing about speed. Takes about 15 s; part of `hatch test` (see hatch.toml default-args)."""
+print every figure. Asserts nothing about speed. Takes about 15 s; part of `hatch test` (hatch.toml
+default-args)."""
 
 from __future__ import annotations
 

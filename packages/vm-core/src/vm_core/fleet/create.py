@@ -88,8 +88,10 @@ class FleetCreator:
         self._lock = threading.Lock()
 
     def plan(self, spec: FleetSpec) -> tuple[list[Offer], OfferSet]:
-        """The placement the strategy would choose now (for --dry-run); changes nothing."""
+        """The placement the strategy would choose now (for --dry-run); changes nothing. Raises UsageError
+        where `create` would (a region where no provider sells the GPU)."""
         offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
+        _check_region(spec, offers)
         blocked = Blocked(providers=frozenset(offers.problems))
         request = spec.request(spec.count, offers.unterminable_reservations)
         return self.strategy(offers.offers, request, blocked), offers

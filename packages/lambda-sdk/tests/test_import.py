@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import lambda_sdk
+import pytest
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -38,9 +39,5 @@ def test_lazy_names_resolve_and_unknown_names_fail() -> None:
     assert lambda_sdk.LambdaClient.__name__ == "LambdaClient"
     assert lambda_sdk.InstanceStatus.ACTIVE.value == "active"
     assert set(lambda_sdk.__all__) <= set(dir(lambda_sdk))
-    try:
+    with pytest.raises(AttributeError):
         lambda_sdk.NoSuchThing  # noqa: B018
-    except AttributeError:
-        pass
-    else:
-        raise AssertionError("expected AttributeError")

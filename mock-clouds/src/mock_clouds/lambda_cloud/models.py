@@ -24,7 +24,7 @@ FilesystemName = Annotated[str, Meta(min_length=1, max_length=60, pattern=r"^[a-
 
 
 class _Body(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    pass
+    """Base of request bodies: unknown fields are refused (400), as a strict validator would."""
 
 
 class ImageSpecification(_Body):

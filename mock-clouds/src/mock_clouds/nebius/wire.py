@@ -21,7 +21,7 @@ _MAX_DEPTH = 64
 
 
 class WireError(ValueError):
-    pass
+    """The request bytes do not decode as the method's message (answered INVALID_ARGUMENT)."""
 
 
 def decode(cls: type[M], data: bytes) -> M:

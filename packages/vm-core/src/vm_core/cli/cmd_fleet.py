@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..catalog import default_catalog
-from ..errors import CapacityError, NotFound, PartialFailure, UsageError, VmError
+from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
 from .app import SECONDS, App, common_options, pass_app
@@ -240,14 +240,11 @@ def reconcile(app: App, name: str) -> None:
 
 
 def _destroyer(app: App, name: str, timeout: float = 1800.0) -> Any:
-    from ..fleet.destroy import FleetDestroyer
+    from ..fleet.destroy import FleetDestroyer, recorded_fleet
 
     session = app.session()
     store = _store(session)
-    record = store.get_fleet(name)
-    if record is None:
-        known = ", ".join(f.name for f in store.list_fleets()) or "none"
-        raise NotFound(f"no fleet named {name!r} (fleets: {known})")
+    recorded_fleet(store, name)
     used = sorted({m.provider for m in store.members(name)})
     connected = {}
     for provider in used:

@@ -57,11 +57,7 @@ class FleetDestroyer:
         self.store, self.providers, self.progress, self.timeout = store, providers, progress, timeout
 
     def fleet(self, name: str) -> FleetRecord:
-        record = self.store.get_fleet(name)
-        if record is None:
-            known = ", ".join(f.name for f in self.store.list_fleets()) or "none"
-            raise NotFound(f"no fleet named {name!r} (fleets: {known})")
-        return record
+        return recorded_fleet(self.store, name)
 
     def destroy(self, name: str) -> DestroyReport:
         """Destroy every VM of the fleet; forget the fleet when nothing of it is left. Safe to re-run.
@@ -270,3 +266,12 @@ def _removed_meanwhile(name: str) -> Iterator[None]:
         yield
     except FleetMissing:
         raise NotFound(f"fleet {name!r} was removed by another vm process meanwhile") from None
+
+
+def recorded_fleet(store: FleetStore, name: str) -> FleetRecord:
+    """The fleet's record; NotFound naming the fleets that do exist."""
+    record = store.get_fleet(name)
+    if record is None:
+        known = ", ".join(f.name for f in store.list_fleets()) or "none"
+        raise NotFound(f"no fleet named {name!r} (fleets: {known})")
+    return record

@@ -101,3 +101,79 @@ def test_threads_share_one_store_safely(tmp_path: Path) -> None:
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(add, range(40)))
     assert [m.state for m in store.members("train")] == [MemberState.RUNNING] * 40
+
+
+VERSION_1 = """
+CREATE TABLE fleets (
+  name TEXT PRIMARY KEY, gpu TEXT NOT NULL, gpu_count INTEGER, requested_count INTEGER NOT NULL,
+  min_count INTEGER NOT NULL, strategy TEXT NOT NULL, providers TEXT, region TEXT, reservation TEXT NOT NULL,
+  state TEXT NOT NULL, message TEXT NOT NULL, owner_pid INTEGER NOT NULL, created_at REAL NOT NULL,
+  updated_at REAL NOT NULL);
+CREATE TABLE members (
+  fleet TEXT NOT NULL REFERENCES fleets(name), slot INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  provider TEXT NOT NULL, name TEXT NOT NULL, region TEXT NOT NULL, shape TEXT NOT NULL,
+  reservation_id TEXT NOT NULL, state TEXT NOT NULL, instance_id TEXT NOT NULL, operation_id TEXT NOT NULL,
+  price_per_hour REAL, error TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+  PRIMARY KEY (fleet, slot, attempt));
+INSERT INTO fleets VALUES ('old', 'H100', 1, 2, 2, 'spread', '["crusoe"]', NULL, 'auto', 'active', '2 of 2 running',
+  0, 1700000000.0, 1700000000.0);
+INSERT INTO members VALUES ('old', 0, 1, 'crusoe', 'old-0', 'us-east1', 'h100-80gb-sxm-ib.1x', '', 'running',
+  '3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c', '', 3.9, '', 1700000000.0, 1700000000.0);
+"""
+
+MIGRATE = """
+import sys
+from pathlib import Path
+from vm_core.fleet.store import SqliteFleetStore
+print(SqliteFleetStore(Path(sys.argv[1])).get_fleet("old").fleet_id == "")
+"""
+
+
+def _version_1_store(path: Path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.executescript(VERSION_1)
+    db.commit()
+    db.close()
+
+
+def test_a_store_of_the_previous_version_is_migrated_and_keeps_its_fleets(tmp_path: Path) -> None:
+    from vm_core.fleet import schema
+
+    path = tmp_path / "vm.db"
+    _version_1_store(path)
+    store = SqliteFleetStore(path)
+    old = store.get_fleet("old")
+    assert old is not None and old.fleet_id == "" and old.accounts == {} and old.state is FleetState.ACTIVE
+    assert [m.instance_id for m in store.members("old")] == ["3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"]
+    store.create_fleet(fleet(fleet_id="abcdefgh", accounts={"crusoe": "project 1"}, profile="work"))
+    new = SqliteFleetStore(path).get_fleet("train")
+    assert (new.fleet_id, new.accounts, new.profile) == ("abcdefgh", {"crusoe": "project 1"}, "work")
+    assert store._db.execute("SELECT version FROM schema_version").fetchall() == [(schema.LATEST,)]
+
+
+def test_concurrent_processes_migrate_an_old_store_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "vm.db"
+    _version_1_store(path)
+    procs = [subprocess.Popen([sys.executable, "-c", MIGRATE, str(path)], stdout=subprocess.PIPE, text=True)
+             for _ in range(6)]
+    assert [p.communicate(timeout=120)[0].strip() for p in procs] == ["True"] * 6
+    assert len(SqliteFleetStore(path).members("old")) == 1
+
+
+def test_a_store_of_a_newer_vm_is_refused_unchanged(tmp_path: Path) -> None:
+    from vm_core.errors import ConfigError
+
+    path = tmp_path / "vm.db"
+    SqliteFleetStore(path).close()
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("UPDATE schema_version SET version = 99")
+    db.commit()
+    db.close()
+    with pytest.raises(ConfigError, match="newer than this vm"):
+        SqliteFleetStore(path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT version FROM schema_version").fetchall() == [(99,)]

@@ -6,7 +6,8 @@ leaves a record of every VM that might exist. Rows are never deleted while a VM 
 keep their row (state `destroyed`) as history.
 
 Writes are single transactions (BEGIN IMMEDIATE), so concurrent `vm` processes are safe; the fleet name is
-the primary key, so two concurrent creates of one name leave exactly one fleet. Another backend (a shared
+the primary key, so two concurrent creates of one name leave exactly one fleet. The schema is versioned
+(schema.py): opening a store applies the missing forward migrations in one transaction. Another backend (a shared
 database for teams) only needs to implement `FleetStore`.
 """
 
@@ -23,6 +24,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
+
+from ..errors import ConfigError
+from . import schema
 
 
 class FleetState(enum.StrEnum):
@@ -63,6 +67,9 @@ class FleetMissing(KeyError):
 
 @dataclass(frozen=True, slots=True)
 class FleetRecord:
+    """A fleet. `fleet_id` is the random id every member VM carries ('' for fleets recorded before ids
+    existed); `accounts` maps each provider the fleet may use to a fingerprint of its account (never a secret)."""
+
     name: str
     gpu: str
     gpu_count: int | None
@@ -77,6 +84,10 @@ class FleetRecord:
     owner_pid: int = 0
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    fleet_id: str = ""
+    profile: str = ""
+    accounts: dict[str, str] = field(default_factory=dict)
+    created_by: str = ""  # user@host
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,19 +143,6 @@ class FleetStore(Protocol):
 _FLEET_COLUMNS = [f.name for f in fields(FleetRecord)]
 _MEMBER_COLUMNS = [f.name for f in fields(MemberRecord)]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS fleets (
-  name TEXT PRIMARY KEY, gpu TEXT NOT NULL, gpu_count INTEGER, requested_count INTEGER NOT NULL,
-  min_count INTEGER NOT NULL, strategy TEXT NOT NULL, providers TEXT, region TEXT, reservation TEXT NOT NULL,
-  state TEXT NOT NULL, message TEXT NOT NULL, owner_pid INTEGER NOT NULL, created_at REAL NOT NULL,
-  updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS members (
-  fleet TEXT NOT NULL REFERENCES fleets(name), slot INTEGER NOT NULL, attempt INTEGER NOT NULL,
-  provider TEXT NOT NULL, name TEXT NOT NULL, region TEXT NOT NULL, shape TEXT NOT NULL,
-  reservation_id TEXT NOT NULL, state TEXT NOT NULL, instance_id TEXT NOT NULL, operation_id TEXT NOT NULL,
-  price_per_hour REAL, error TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
-  PRIMARY KEY (fleet, slot, attempt));
-"""
 
 
 class SqliteFleetStore:
@@ -158,8 +156,28 @@ class SqliteFleetStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
         self._lock = threading.RLock()  # one connection shared by this process's threads
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring the schema to schema.LATEST in one transaction; ConfigError for a store of a newer vm."""
+        with self._write() as db:
+            db.execute(schema.VERSION_TABLE)
+            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            current = row[0] if row and row[0] is not None else self._unversioned_layout(db)
+            if current > schema.LATEST:
+                raise ConfigError(f"the fleet store {self.path} has schema version {current}, newer than this vm "
+                                  f"understands ({schema.LATEST})", suggestion="upgrade vm-core")
+            for version, statements in schema.pending(current):
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("DELETE FROM schema_version")
+                db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+    @staticmethod
+    def _unversioned_layout(db: sqlite3.Connection) -> int:
+        """1 for a store written before versions were recorded, 0 for an empty file."""
+        return 1 if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fleets'").fetchone() else 0
 
     def close(self) -> None:
         self._db.close()
@@ -261,6 +279,7 @@ def _fleet_row(fleet: FleetRecord) -> dict[str, Any]:
     row = asdict(fleet)
     row["providers"] = json.dumps(list(fleet.providers)) if fleet.providers is not None else None
     row["state"] = fleet.state.value
+    row["accounts"] = json.dumps(fleet.accounts, sort_keys=True)
     return row
 
 
@@ -268,6 +287,7 @@ def _fleet_from(row: tuple[Any, ...]) -> FleetRecord:
     data = dict(zip(_FLEET_COLUMNS, row, strict=True))
     data["providers"] = tuple(json.loads(data["providers"])) if data["providers"] is not None else None
     data["state"] = FleetState(data["state"])
+    data["accounts"] = json.loads(data["accounts"])
     return FleetRecord(**data)
 
 

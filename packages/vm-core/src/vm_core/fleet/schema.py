@@ -1,0 +1,42 @@
+"""The fleet store's schema, as numbered forward migrations shared by every backend.
+
+Version 1 is the first released layout; each later version is a list of statements that turns the previous one
+into it. A backend applies the missing migrations inside one write transaction (SQLite: BEGIN IMMEDIATE), so
+concurrent processes that open an old store migrate it exactly once. A store newer than this code is refused.
+The SQL uses only types both SQLite and PostgreSQL understand (TEXT, INTEGER, BIGINT, DOUBLE PRECISION).
+"""
+
+from __future__ import annotations
+
+VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE IF NOT EXISTS fleets (
+  name TEXT PRIMARY KEY, gpu TEXT NOT NULL, gpu_count INTEGER, requested_count INTEGER NOT NULL,
+  min_count INTEGER NOT NULL, strategy TEXT NOT NULL, providers TEXT, region TEXT, reservation TEXT NOT NULL,
+  state TEXT NOT NULL, message TEXT NOT NULL, owner_pid INTEGER NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+  updated_at DOUBLE PRECISION NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS members (
+  fleet TEXT NOT NULL REFERENCES fleets(name), slot INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  provider TEXT NOT NULL, name TEXT NOT NULL, region TEXT NOT NULL, shape TEXT NOT NULL,
+  reservation_id TEXT NOT NULL, state TEXT NOT NULL, instance_id TEXT NOT NULL, operation_id TEXT NOT NULL,
+  price_per_hour DOUBLE PRECISION, error TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+  updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (fleet, slot, attempt))""",
+    ),
+    # Fleet identity: a random id carried by every member VM, and the accounts the fleet was created in.
+    # Fleets of version 1 get fleet_id '' (they never adopt VMs by name).
+    2: (
+        "ALTER TABLE fleets ADD COLUMN fleet_id TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE fleets ADD COLUMN profile TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE fleets ADD COLUMN accounts TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE fleets ADD COLUMN created_by TEXT NOT NULL DEFAULT ''",
+    ),
+}
+
+LATEST = max(MIGRATIONS)
+
+
+def pending(current: int) -> list[tuple[int, tuple[str, ...]]]:
+    """The migrations to apply to a store at version `current` (0: empty), in order."""
+    return [(version, MIGRATIONS[version]) for version in sorted(MIGRATIONS) if version > current]

@@ -15,7 +15,8 @@ import pytest
 if TYPE_CHECKING:
     from conftest import VmHome
 
-FLEET_KEYS = {"name", "state", "gpu", "gpu_count", "requested_count", "min_count", "strategy", "created_at",
+FLEET_KEYS = {"name", "id", "state", "gpu", "gpu_count", "requested_count", "min_count", "strategy", "profile",
+              "created_by", "created_at",
               "message", "members", "price_per_hour"}
 LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"
 
@@ -32,7 +33,7 @@ def test_create_status_list_destroy(shared_home: VmHome) -> None:
     assert sorted(m["provider"] for m in made["members"]) == ["crusoe"] * 2 + ["lambda"] * 2 + ["nebius"] * 2
     assert all(m["state"] == "running" and m["fleet"] == "e2e" for m in made["members"])
     assert made["price_per_hour"] == pytest.approx(sum(m["price_per_hour"] or 0 for m in made["members"]))
-    assert sorted(i["name"] for i in members_in_clouds(vm, "e2e")) == [f"e2e-{i}" for i in range(6)]
+    assert sorted(i["name"] for i in members_in_clouds(vm, "e2e")) == [f"e2e--{made['id']}-{i}" for i in range(6)]
 
     status = vm.ok("fleet", "status", "e2e", "-o", "json").json()
     assert {m["id"] for m in status["members"]} == {m["id"] for m in made["members"]}
@@ -43,7 +44,8 @@ def test_create_status_list_destroy(shared_home: VmHome) -> None:
     assert vm.ok("fleet", "list").rows()[1][:4] == ["e2e", "active", "H100", "6/6"]
 
     gone = vm.ok("fleet", "destroy", "e2e", "-o", "json").json()
-    assert gone["destroyed"] == 6 and gone["failures"] == [] and gone["forgotten"] is True
+    assert gone["destroyed"] == 6 and gone["failed"] == 0 and gone["forgotten"] is True
+    assert sorted(a["action"] for a in gone["actions"]) == ["destroyed"] * 6
     assert members_in_clouds(vm, "e2e") == []
     assert vm.ok("fleet", "list", "-o", "json").json() == []
 
@@ -105,9 +107,14 @@ def test_lambda_reservation_members_are_released(shared_home: VmHome) -> None:
     made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "resv", "--providers", "lambda",
                  "--reservation", LAMBDA_RESERVATION, "--strict", "-o", "json").json()
     assert made["members"][0]["reserved"] is True
-    result = vm.ok("fleet", "destroy", "resv")
-    assert "released but still running" in result.err
-    assert [i["name"] for i in members_in_clouds(vm, "resv")] == ["resv-0"]
+    result = vm("fleet", "destroy", "resv")
+    assert result.code == 7 and "still run and bill" in result.err and "vm fleet forget resv" in result.err
+    assert [i["name"] for i in members_in_clouds(vm, "resv")] == [f"resv--{made['id']}-0"]
+    again = vm("fleet", "destroy", "resv", "-o", "json")  # the record stays while the VM may run
+    assert again.code == 7 and [a["action"] for a in again.json()["actions"]] == ["released"]
+    forgot = vm.ok("fleet", "forget", "resv", "-o", "json").json()
+    assert [m["name"] for m in forgot["left_running"]] == [f"resv--{made['id']}-0"]
+    assert vm("fleet", "status", "resv").code == 3
 
 
 def test_two_processes_racing_on_one_name(fresh_home: VmHome) -> None:

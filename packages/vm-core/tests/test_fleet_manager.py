@@ -14,6 +14,9 @@ from mock_clouds.core.models import Capacity, Faults, Provider, WorldState
 from vm_core.errors import UsageError
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.destroy import FleetDestroyer
+from vm_core.fleet.inspect import FleetInspector
+from vm_core.fleet.naming import FleetIdentity
+from vm_core.fleet.reconcile import FleetReconciler
 from vm_core.fleet.store import FleetState, MemberRecord, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import cheapest, packed, spread
 from vm_core.model import CreateSpec, ReservationMode, ReservationRequest
@@ -52,7 +55,8 @@ def test_spread_fleet_across_three_clouds(mock_clouds, fleet_env) -> None:
     report = creator(store, providers).create(FleetSpec(name="train", gpu="H100", count=6, min_count=6))
     assert report.fleet.state is FleetState.ACTIVE
     assert Counter(i.provider for i in report.running) == {"crusoe": 2, "lambda": 2, "nebius": 2}
-    assert sorted(name for _, name in cloud_vms(mock_clouds, "train")) == sorted(f"train-{i}" for i in range(6))
+    fid = store.get_fleet("train").fleet_id
+    assert sorted(name for _, name in cloud_vms(mock_clouds, "train")) == sorted(f"train--{fid}-{i}" for i in range(6))
     assert all(m.state is MemberState.RUNNING and m.instance_id for m in store.members("train"))
 
     destroyed = FleetDestroyer(store, providers, timeout=60).destroy("train")
@@ -156,12 +160,20 @@ def test_destroy_finds_a_vm_created_but_never_recorded(mock_clouds, fleet_env) -
     """The process died after the cloud accepted the create and before the store learnt the id."""
     store, providers = fleet_env(mock_clouds)
     creator(store, providers).create(FleetSpec(name="crash", gpu="H100", count=1, min_count=1))
-    store.add_member(MemberRecord(fleet="crash", slot=1, attempt=1, provider="nebius", name="crash-1"))
-    spec = CreateSpec(name="crash-1", gpu="H100", reservation=ReservationRequest(ReservationMode.NONE))
-    providers["nebius"].begin_create(spec).wait(60)
-    assert len(cloud_vms(mock_clouds, "crash")) == 2
+    identity = FleetIdentity("crash", store.get_fleet("crash").fleet_id)
+    store.add_member(MemberRecord(fleet="crash", slot=1, attempt=1, provider="nebius",
+                                  name=identity.member_name(1, 1)))
+    for provider, slot in (("nebius", 1), ("crusoe", 2)):  # the second: never even an intent
+        spec = CreateSpec(name=identity.member_name(slot, 1), gpu="H100",
+                          reservation=ReservationRequest(ReservationMode.NONE), labels=identity.labels())
+        providers[provider].begin_create(spec).wait(60)
+    lookalike = CreateSpec(name="crash-1", gpu="H100", reservation=ReservationRequest(ReservationMode.NONE))
+    providers["nebius"].begin_create(lookalike).wait(60)
+    assert len(cloud_vms(mock_clouds, "crash")) == 4
     report = FleetDestroyer(store, providers, timeout=60).destroy("crash")
-    assert report.failures == [] and cloud_vms(mock_clouds, "crash") == []
+    assert report.failures == [] and cloud_vms(mock_clouds, "crash") == [("nebius", "crash-1")]
+    assert [(a.verb.value, a.name) for a in report.actions if a.verb.value == "left alone"] == \
+        [("left alone", "crash-1")]
 
 
 def test_lambda_reservation_members_are_released_not_pretended_gone(mock_clouds, fleet_env) -> None:
@@ -172,8 +184,10 @@ def test_lambda_reservation_members_are_released_not_pretended_gone(mock_clouds,
     assert report.running and report.running[0].reserved
     destroyed = FleetDestroyer(store, providers, timeout=60).destroy("res")
     assert destroyed.released and destroyed.failures == []
-    assert cloud_vms(mock_clouds, "res") == [("lambda", "res-0")]  # still running, and said so
-    assert store.get_fleet("res").state is FleetState.DESTROYED
+    fid = store.get_fleet("res").fleet_id
+    assert cloud_vms(mock_clouds, "res") == [("lambda", f"res--{fid}-0")]  # still running, and said so
+    assert store.get_fleet("res").state is FleetState.DESTROYING  # kept while a member may run
+    assert [m.state for m in store.members("res")] == [MemberState.RELEASED]
 
 
 def test_reservations_on_each_cloud(mock_clouds, fleet_env) -> None:
@@ -202,11 +216,10 @@ def test_dry_run_plans_without_creating(mock_clouds, fleet_env) -> None:
 def test_status_and_reconcile_follow_the_clouds(mock_clouds, fleet_env) -> None:
     store, providers = fleet_env(mock_clouds)
     creator(store, providers).create(FleetSpec(name="rec", gpu="H100", count=2, min_count=1))
-    destroyer = FleetDestroyer(store, providers, timeout=60)
-    view = destroyer.view("rec")
+    view = FleetInspector(store, providers).view("rec")
     assert len(view.members) == 2 and view.price_per_hour > 0
     gone = view.members[0]
     providers[gone.member.provider].begin_destroy(gone.instance.id).wait(60)  # deleted behind vm's back
-    view = destroyer.reconcile("rec")
-    assert view.fleet.state is FleetState.DEGRADED
+    report = FleetReconciler(store, providers, timeout=60).reconcile("rec")
+    assert report.view.fleet.state is FleetState.DEGRADED
     assert MemberState.MISSING in {m.state for m in store.members("rec")}

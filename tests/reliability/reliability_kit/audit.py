@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections import Counter
@@ -20,8 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from vm_core.fleet.naming import member_pattern
 
 # Member states in which a VM may exist (the store's MAY_EXIST) plus RELEASED (exists, no longer deletable).
 ACCOUNTING = frozenset({"intent", "creating", "running", "unknown", "destroying", "released"})
@@ -120,8 +119,9 @@ def audit(store: Store, inventory: Iterable[dict[str, Any]], *, users: Iterable[
 
 
 def fleet_vms(live: Iterable[dict[str, Any]], fleet: str) -> list[dict[str, Any]]:
-    """The VMs in the clouds whose names are names of this fleet's members."""
-    pattern = member_pattern(fleet)
+    """The VMs in the clouds whose names are names of this fleet's members (whatever the fleet's id: a
+    forgotten fleet's id is not known here)."""
+    pattern = re.compile(rf"^{re.escape(fleet)}--[a-z2-7]{{8}}-\d+(?:-r\d+)?$")
     return [vm for vm in live if pattern.match(vm["name"])]
 
 

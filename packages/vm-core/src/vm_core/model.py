@@ -6,6 +6,7 @@ Plain frozen dataclasses (cheap to import); every provider adapter maps its nati
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,7 @@ class InstanceState(enum.StrEnum):
     TERMINATED = "terminated"
     ERROR = "error"
     UNKNOWN = "unknown"
+    MISSING = "missing"  # vm recorded the VM (a fleet member) but its cloud no longer has it
 
     @property
     def is_gone(self) -> bool:
@@ -48,6 +50,8 @@ class Instance:
     fleet: str | None = None
     created_at: datetime | None = None
     native: Any = field(default=None, repr=False, compare=False)
+    # Nebius metadata.labels, Lambda tags; always empty on clouds without labels (Crusoe).
+    labels: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON schema of `vm ... -o json` (keys documented in the README)."""

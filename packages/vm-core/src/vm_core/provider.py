@@ -2,7 +2,7 @@
 
 A provider package registers a `ProviderPlugin` under the entry-point group `vm_core.providers`; vm-core's own
 adapters (crusoe, lambda, nebius) register the same way. Callers check capabilities with `isinstance`
-(`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`) and never catch NotImplementedError.
+(`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`, `SupportsAccount`) and never catch NotImplementedError.
 
 Every method raises only `vm_core.errors` exceptions (adapters translate their SDK's errors at the edge).
 """
@@ -103,6 +103,14 @@ class ReservationInfo:
 @runtime_checkable
 class SupportsReservations(Protocol):
     def list_reservations(self) -> list[ReservationInfo]: ...
+
+
+@runtime_checkable
+class SupportsAccount(Protocol):
+    def account(self) -> str:
+        """A stable fingerprint of the account this provider acts in: never a secret, no network call. A fleet
+        records it and refuses to act through a provider whose fingerprint differs."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,11 @@ class App:
                 _debug_logging(self.redact)
         return self._session
 
+    def use_profile(self, name: str) -> Session:
+        """Switch to profile `name` (a fleet's own profile): a new session; raises ConfigError if unknown."""
+        self.profile_name, self._session = name, None
+        return self.session()
+
     def redact(self, text: str) -> str:
         """`text` without any secret value the session has seen."""
         for secret in getattr(self._session, "secrets", ()):

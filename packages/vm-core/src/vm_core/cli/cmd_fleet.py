@@ -13,6 +13,7 @@ from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
 from .app import SECONDS, App, common_options, pass_app
+from .fleet_context import fleet_providers, open_store
 
 MAX_FLEET = 1000
 
@@ -61,8 +62,9 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
     chosen = _strategy(strategy)
     session = app.session()
     connected = _connect(app, session, spec.providers)
-    store = _store(session)
-    creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout)
+    store = open_store(session)
+    creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout,
+                           profile=session.profile.name)
     if dry_run:
         views.plan(app.output, spec, *creator.plan(spec))
         return
@@ -134,28 +136,28 @@ def _strategy(name: str) -> Any:
     return strategy
 
 
-def _store(session: Any) -> Any:
-    from ..fleet.store import SqliteFleetStore
-
-    return SqliteFleetStore(session.paths.state_dir / "vm.db")
-
-
 def _run_interruptibly(creator: Any, spec: Any) -> Any:
     """Run the create in a worker so that Ctrl-C or SIGTERM can ask it to stop starting new VMs; the VMs
-    already being created are still recorded. A second Ctrl-C leaves at once (the store knows everything)."""
+    already being created are still recorded. A second Ctrl-C leaves at once (the store knows everything).
+
+    The worker signals its end with an Event rather than being joined: on CPython 3.11 a KeyboardInterrupt
+    inside Thread.join() can leave is_alive() False while the thread still runs."""
     result: dict[str, Any] = {}
+    finished = threading.Event()
 
     def work() -> None:
         try:
             result["report"] = creator.create(spec)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             result["error"] = exc
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="fleet-create", daemon=True)
     previous = signal.signal(signal.SIGTERM, lambda *_: creator.stop.set())
     worker.start()
     try:
-        _join(worker, creator)
+        _wait(finished, creator)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if "error" in result:
@@ -163,15 +165,15 @@ def _run_interruptibly(creator: Any, spec: Any) -> Any:
     return result["report"]
 
 
-def _join(worker: threading.Thread, creator: Any) -> None:
+def _wait(finished: threading.Event, creator: Any) -> None:
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not finished.is_set():
+            finished.wait(0.2)
     except KeyboardInterrupt:
         creator.progress("interrupted: no new VMs are started; waiting for the calls in flight to be recorded")
         creator.stop.set()
-        while worker.is_alive():
-            worker.join(0.2)
+        while not finished.is_set():
+            finished.wait(0.2)
 
 
 def _exit_for(app: App, report: Any) -> None:
@@ -195,8 +197,9 @@ def _exit_for(app: App, report: Any) -> None:
 @common_options
 @pass_app
 def list_fleets(app: App) -> None:
-    """Every recorded fleet (from the local store; `vm fleet status NAME` asks the clouds)."""
-    store = _store(app.session())
+    """Every recorded fleet, from the store alone (`vm fleet status NAME` asks the clouds). The state shown is
+    derived from the members' records as `vm fleet status` last saw them."""
+    store = open_store(app.session())
     views.fleet_list(app.output, [(f, store.members(f.name)) for f in store.list_fleets()])
 
 
@@ -205,54 +208,98 @@ def list_fleets(app: App) -> None:
 @common_options
 @pass_app
 def status(app: App, name: str) -> None:
-    """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds."""
-    view = _destroyer(app, name).view(name)
+    """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds; its state follows
+    from what was seen (members gone outside vm are missing)."""
+    from ..fleet.inspect import FleetInspector
+
+    store, _, providers = fleet_providers(app, name)
+    view = FleetInspector(store, providers).view(name)
     views.fleet_view(app.output, view)
     _problems(app, view.problems, name)
 
 
 @fleet.command()
 @click.argument("name")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
-              metavar="SECONDS")
+@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
 @common_options
 @pass_app
-def destroy(app: App, name: str, timeout: float) -> None:
-    """Destroy every VM of a fleet (also ones it created but never recorded). Safe to re-run."""
-    report = _destroyer(app, name, timeout).destroy(name)
+def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
+    """Destroy every VM of a fleet (also ones it created but never recorded, if they carry its id). VMs that
+    only look like the fleet's are left alone and listed. Safe to re-run."""
+    from ..errors import NotFound
+    from ..fleet.destroy import FleetDestroyer
+
+    try:
+        store, record, providers = fleet_providers(app, name)
+    except NotFound as exc:
+        app.output.progress(f"{exc.message}: nothing to destroy")
+        return
+    if not yes:
+        _confirm(app, record, store.members(name))
+    report = FleetDestroyer(store, providers, progress=app.output.progress, timeout=timeout).destroy(name)
     views.destroyed(app.output, report)
     if report.failures:
-        total = report.destroyed + len(report.released) + len(report.failures)
-        app.fail(PartialFailure(f"{len(report.failures)} of {total} VM(s) of fleet {name} failed to destroy",
-                                suggestion=f"re-run `vm fleet destroy {name}`"),
+        app.fail(PartialFailure(f"{len(report.failures)} VM(s) of fleet {name} may still exist",
+                                suggestion=f"vm fleet destroy {name}"),
                  [(name, VmError(f)) for f in report.failures])
+    if report.released:
+        app.fail(PartialFailure(
+            f"fleet {name}: {len(report.released)} VM(s) still run and bill: their cloud refuses to delete them "
+            "through its API (terminate them in its console, then re-run this; the fleet stays recorded)",
+            suggestion=f"vm fleet forget {name}"))
+
+
+def _confirm(app: App, record: Any, members: list[Any]) -> None:
+    """On a terminal, show what will go and ask; without one (scripts, CI), go ahead."""
+    import sys
+
+    from ..errors import Interrupted
+    from ..fleet.inspect import SHOWN
+
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return
+    live = [m for m in members if m.state in SHOWN]
+    price = round(sum(m.price_per_hour or 0.0 for m in live), 2)
+    where = ", ".join(f"{p} {sum(1 for m in live if m.provider == p)}" for p in sorted({m.provider for m in live}))
+    question = f"destroy fleet {record.name}: {len(live)} VM(s) recorded ({where or 'none'}), ${price}/h?"
+    if not click.confirm(question, default=False, err=True):
+        app.fail(Interrupted("aborted: nothing was destroyed"))
+
+
+@fleet.command()
+@click.argument("name")
+@click.option("--dry-run", is_flag=True, help="Say what would be adopted, destroyed or marked, and change nothing.")
+@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@common_options
+@pass_app
+def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:
+    """Make the store match the clouds: adopt or destroy VMs that carry the fleet's id, mark missing members,
+    fix the state. VMs that only look like the fleet's are left alone and listed."""
+    from ..fleet.reconcile import FleetReconciler
+
+    store, _, providers = fleet_providers(app, name)
+    report = FleetReconciler(store, providers, progress=app.output.progress, timeout=timeout).reconcile(
+        name, dry_run=dry_run)
+    views.reconciled(app.output, report)
+    _problems(app, report.view.problems, name)
 
 
 @fleet.command()
 @click.argument("name")
 @common_options
 @pass_app
-def reconcile(app: App, name: str) -> None:
-    """Compare the store with the clouds: adopt or destroy strays, mark missing members, fix the state."""
-    view = _destroyer(app, name).reconcile(name)
-    views.fleet_view(app.output, view)
-    _problems(app, view.problems, name)
+def forget(app: App, name: str) -> None:
+    """Remove a fleet's record without touching any VM; prints every VM it leaves running."""
+    from ..fleet.destroy import not_being_created, recorded_fleet
+    from ..fleet.inspect import SHOWN
 
-
-def _destroyer(app: App, name: str, timeout: float = 1800.0) -> Any:
-    from ..fleet.destroy import FleetDestroyer, recorded_fleet
-
-    session = app.session()
-    store = _store(session)
-    recorded_fleet(store, name)
-    used = sorted({m.provider for m in store.members(name)})
-    connected = {}
-    for provider in used:
-        try:
-            connected[provider] = session.provider(provider)
-        except VmError as exc:
-            app.output.warn(f"{provider}: {exc.message}")
-    return FleetDestroyer(store, connected, progress=app.output.progress, timeout=timeout)
+    store = open_store(app.session())
+    record = recorded_fleet(store, name)
+    not_being_created(record)
+    left = [m for m in store.members(name) if m.state in SHOWN]
+    store.delete_fleet(name)
+    views.forgotten(app.output, record, left)
 
 
 def _problems(app: App, problems: list[str], name: str) -> None:

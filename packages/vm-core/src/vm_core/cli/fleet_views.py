@@ -1,48 +1,59 @@
-"""Tables and JSON documents of `vm fleet`. Fleet JSON keys: name, state, gpu, gpu_count, requested_count,
-min_count, strategy, created_at, members (instance objects as in `vm list`), price_per_hour (the total)."""
+"""Tables and JSON documents of `vm fleet`. Fleet JSON keys: name, id, state, gpu, gpu_count, requested_count,
+min_count, strategy, profile, created_by, created_at, message, members (instance objects exactly as in
+`vm list`), price_per_hour (the total). Commands that act on VMs add `actions`: one object per VM."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from ..fleet.actions import Action
 from ..fleet.store import FleetRecord, MemberRecord, MemberState
-from ..model import Instance, Offer
+from ..model import Instance, InstanceState, Offer
 from .output import Output
 from .views import INSTANCE_COLUMNS
 
 # A member without a fresh cloud view is shown with the state its record implies.
 _RECORDED_STATE = {
-    MemberState.INTENT: "creating", MemberState.CREATING: "creating", MemberState.RUNNING: "running",
-    MemberState.FAILED: "error", MemberState.UNKNOWN: "unknown", MemberState.DESTROYING: "terminating",
-    MemberState.DESTROYED: "terminated", MemberState.RELEASED: "running", MemberState.MISSING: "terminated",
+    MemberState.INTENT: InstanceState.CREATING, MemberState.CREATING: InstanceState.CREATING,
+    MemberState.RUNNING: InstanceState.RUNNING, MemberState.FAILED: InstanceState.ERROR,
+    MemberState.UNKNOWN: InstanceState.UNKNOWN, MemberState.DESTROYING: InstanceState.TERMINATING,
+    MemberState.DESTROYED: InstanceState.TERMINATED, MemberState.RELEASED: InstanceState.RUNNING,
+    MemberState.MISSING: InstanceState.MISSING,
 }
 
 
 def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "name": fleet.name, "state": fleet.state.value, "gpu": fleet.gpu, "gpu_count": fleet.gpu_count,
-        "requested_count": fleet.requested_count, "min_count": fleet.min_count, "strategy": fleet.strategy,
+        "name": fleet.name, "id": fleet.fleet_id or None, "state": fleet.state.value, "gpu": fleet.gpu,
+        "gpu_count": fleet.gpu_count, "requested_count": fleet.requested_count, "min_count": fleet.min_count,
+        "strategy": fleet.strategy, "profile": fleet.profile or None, "created_by": fleet.created_by or None,
         "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
         "members": list(members),
         "price_per_hour": round(sum(m["price_per_hour"] or 0.0 for m in members if m["state"] == "running"), 4),
     }
 
 
-def member_json(member: MemberRecord, instance: Instance | None) -> dict[str, Any]:
-    if instance is not None:
-        return {**instance.to_json(), "fleet": member.fleet}
-    return {"provider": member.provider, "id": member.instance_id, "name": member.name,
-            "state": _RECORDED_STATE[member.state], "gpu": "", "gpu_count": None, "region": member.region,
-            "reserved": bool(member.reservation_id), "reservation_id": member.reservation_id,
-            "price_per_hour": member.price_per_hour, "fleet": member.fleet, "created_at": None}
+def member_json(fleet: FleetRecord, member: MemberRecord, instance: Instance | None) -> dict[str, Any]:
+    """The member as `vm list` shows an instance (one schema): the cloud's view, else what the record says."""
+    return replace(instance or recorded_instance(fleet, member), fleet=fleet.name).to_json()
+
+
+def recorded_instance(fleet: FleetRecord, member: MemberRecord) -> Instance:
+    """The member as an Instance, from its record alone. A member whose VM is gone outside vm is `missing`."""
+    return Instance(provider=member.provider, id=member.instance_id, name=member.name,
+                    state=_RECORDED_STATE[member.state],
+                    gpu=fleet.gpu, gpu_count=fleet.gpu_count or 0, region=member.region, shape=member.shape,
+                    reserved=bool(member.reservation_id), reservation_id=member.reservation_id,
+                    price_per_hour=member.price_per_hour)
 
 
 def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
-    """Members that are, or may be, VMs (not failed attempts or destroyed ones)."""
+    """Members that are, or may be, VMs, and those gone outside vm (not failed attempts or destroyed ones)."""
     shown = {MemberState.INTENT, MemberState.CREATING, MemberState.RUNNING, MemberState.UNKNOWN,
-             MemberState.DESTROYING, MemberState.RELEASED}
+             MemberState.DESTROYING, MemberState.RELEASED, MemberState.MISSING}
     return [m for m in members if m.state in shown]
 
 
@@ -67,7 +78,7 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> No
 
 
 def created(out: Output, report: Any, records: Sequence[MemberRecord]) -> None:
-    members = [member_json(m, _instance_of(report, m)) for m in _current(records)]
+    members = [member_json(report.fleet, m, _instance_of(report, m)) for m in _current(records)]
     if out.json:
         out.data(fleet_json(report.fleet, members))
     else:
@@ -80,18 +91,27 @@ def _instance_of(report: Any, member: MemberRecord) -> Instance | None:
     return next((i for i in report.running if i.id == member.instance_id), None)
 
 
-def fleet_view(out: Output, view: Any) -> None:
-    members = [member_json(v.member, v.instance) for v in view.members]
+def fleet_view(out: Output, view: Any, actions: Sequence[Action] | None = None, dry_run: bool = False) -> None:
+    members = [member_json(view.fleet, v.member, v.instance) for v in view.members]
     if out.json:
-        out.data(fleet_json(view.fleet, members))
+        doc = fleet_json(view.fleet, members)
+        if actions is not None:
+            doc |= {"actions": [a.to_json() for a in actions], "dry_run": dry_run}
+        out.data(doc)
         return
     _summary(out, view.fleet, members)
+
+
+def reconciled(out: Output, report: Any) -> None:
+    """The fleet after reconcile (before, for a dry run), with one action per VM (printed as progress)."""
+    fleet_view(out, report.view, report.actions, report.dry_run)
 
 
 def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
     running = sum(1 for m in members if m["state"] == "running")
     total = fleet_json(fleet, members)["price_per_hour"]
-    out.pairs([("fleet", fleet.name), ("state", fleet.state.value),
+    out.pairs([("fleet", fleet.name), ("id", fleet.fleet_id or "- (recorded before fleet ids)"),
+               ("state", fleet.state.value),
                ("running", f"{running} of {fleet.requested_count} (minimum {fleet.min_count})"),
                ("gpu", f"{fleet.gpu}" + (f"x{fleet.gpu_count}" if fleet.gpu_count else "")),
                ("strategy", fleet.strategy), ("total $/h", total)])
@@ -106,7 +126,12 @@ def _row(m: dict[str, Any]) -> list[Any]:
 
 
 def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberRecord]]]) -> None:
-    docs = [fleet_json(f, [member_json(m, None) for m in _current(ms)]) for f, ms in fleets]
+    from ..fleet.inspect import recorded_running, with_derived_state
+
+    docs = []
+    for fleet, members in fleets:
+        fleet = with_derived_state(fleet, recorded_running(members))
+        docs.append(fleet_json(fleet, [member_json(fleet, m, None) for m in _current(members)]))
     if out.json:
         out.data(docs)
         return
@@ -120,13 +145,24 @@ def _running(doc: dict[str, Any]) -> int:
 
 
 def destroyed(out: Output, report: Any) -> None:
-    doc = {"name": report.fleet, "destroyed": report.destroyed, "released": report.released,
-           "failures": report.failures, "forgotten": report.forgotten}
+    """Each VM's line was printed as it happened; this is the summary (JSON: the same actions)."""
+    doc = {"name": report.fleet, "destroyed": report.destroyed, "released": len(report.released),
+           "failed": len(report.failures), "forgotten": report.forgotten,
+           "actions": [a.to_json() for a in report.actions]}
     if out.json:
         out.data(doc)
-    else:
-        out.pairs([("fleet", report.fleet), ("destroyed", report.destroyed),
-                   ("released (still running)", len(report.released)), ("failed", len(report.failures))])
-    for line in report.released:
-        out.warn(line)
+        return
+    out.pairs([("fleet", report.fleet), ("destroyed", report.destroyed),
+               ("released (still running)", len(report.released)), ("failed", len(report.failures)),
+               ("record", "forgotten" if report.forgotten else "kept (something may still run)")])
 
+
+def forgotten(out: Output, fleet: FleetRecord, left: Sequence[MemberRecord]) -> None:
+    """What `vm fleet forget` left running (JSON: the members, as instances from their records)."""
+    members = [member_json(fleet, m, None) for m in left]
+    if out.json:
+        out.data({"name": fleet.name, "forgotten": True, "left_running": members})
+        return
+    out.pairs([("fleet", fleet.name), ("record", "forgotten"), ("VMs left as they are", len(members))])
+    if members:
+        out.table(INSTANCE_COLUMNS, [_row(m) for m in members])

@@ -15,8 +15,8 @@ from ..errors import UsageError
 
 MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-NAME_HELP = ("names are 1-63 characters of lowercase letters, digits and '-', starting with a letter or digit"
-             " (the rule all three clouds accept)")
+NAME_HELP = ("names are 1-63 characters of lowercase letters, digits and single '-', starting with a letter or"
+             " digit (the rule all three clouds accept; '--' is reserved for fleet members)")
 
 # provider -> (regex of a whole instance id, example)
 FALLBACK_ID_FORMATS: dict[str, tuple[str, str]] = {
@@ -61,7 +61,7 @@ def names(name: str | None, how_many: int) -> list[str]:
 def vm_name(value: str) -> str:
     if not value.strip():
         raise UsageError(f"empty VM name; {NAME_HELP}")
-    if not NAME_RULE.fullmatch(value):
+    if not NAME_RULE.fullmatch(value) or "--" in value:
         raise UsageError(f"invalid VM name {value!r}; {NAME_HELP}")
     return value
 

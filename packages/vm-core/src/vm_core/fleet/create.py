@@ -1,15 +1,18 @@
 """Creating a fleet: place every VM, fail over on capacity, and never lose track of one.
 
-For each slot the order is always: record the intent (store) -> call the cloud -> record the ids -> wait ->
-record the outcome. A create that fails ambiguously (lost response, 5xx, timeout) is resolved by looking the
-member up by its deterministic name before anything is retried; a final sweep looks again for every unresolved
-attempt, so a VM that shows up late is adopted or destroyed, never doubled. Below `min_count` the fleet rolls
-back: every VM it created is destroyed.
+The fleet gets a random id first (naming.py); every VM is created with a name and labels that carry it. For each
+slot the order is always: record the intent (store) -> call the cloud -> record the ids -> wait -> record the
+outcome. A create that fails ambiguously (lost response, 5xx, timeout) is resolved by looking the member up by
+its name (a VM found there counts only if it carries the fleet's id) before anything is retried; a final sweep
+looks again for every unresolved attempt, so a VM that shows up late is adopted or destroyed, never doubled.
+Below `min_count` the fleet rolls back: every VM it created is destroyed.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
+import socket
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Mapping
@@ -18,9 +21,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
-from ..provider import Provider
+from ..provider import Provider, SupportsAccount
 from . import members as mem
-from .naming import check_fleet_name, member_name
+from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strategies import Blocked, FleetRequest, Strategy, offer_key
@@ -77,8 +80,9 @@ class FleetCreator:
 
     def __init__(self, store: FleetStore, providers: Mapping[str, Provider], strategy: Strategy, *,
                  offers: OfferCache | None = None, progress: mem.Progress = lambda _: None,
-                 timeout: float = 1800.0, concurrency: Mapping[str, int] | None = None) -> None:
-        self.store, self.providers, self.strategy = store, providers, strategy
+                 timeout: float = 1800.0, concurrency: Mapping[str, int] | None = None, profile: str = "") -> None:
+        self.store, self.providers, self.strategy, self.profile = store, providers, strategy, profile
+        self.identity = FleetIdentity("", "")  # set when the fleet is registered
         self.offers = offers or OfferCache()
         self.progress, self.timeout = progress, timeout
         caps = {**DEFAULT_CONCURRENCY, **(concurrency or {})}
@@ -109,10 +113,12 @@ class FleetCreator:
 
     def _register(self, spec: FleetSpec) -> None:
         check_fleet_name(spec.name)
+        self.identity = FleetIdentity(spec.name, new_fleet_id())
         record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, requested_count=spec.count,
                              min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
                              region=spec.region, reservation=_reservation_text(spec.reservation),
-                             owner_pid=os.getpid())
+                             owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,
+                             accounts=accounts(self.providers), created_by=creator())
         try:
             self.store.create_fleet(record)
         except FleetExists as exc:
@@ -187,7 +193,7 @@ class FleetCreator:
             self._attempts[slot] += 1
             attempt = self._attempts[slot]
         member = MemberRecord(fleet=spec.name, slot=slot, attempt=attempt, provider=offer.provider,
-                              name=member_name(spec.name, slot, attempt), region=offer.region, shape=offer.shape,
+                              name=self.identity.member_name(slot, attempt), region=offer.region, shape=offer.shape,
                               reservation_id=offer.reservation_id, price_per_hour=offer.price_per_hour)
         self.store.add_member(member)
         return member
@@ -200,7 +206,7 @@ class FleetCreator:
         else:
             reservation = ReservationRequest(ReservationMode.NONE)
         return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
-                          shape=offer.shape, reservation=reservation, labels={"vm-fleet": spec.name})
+                          shape=offer.shape, reservation=reservation, labels=self.identity.labels())
 
     def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
         mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,
@@ -218,9 +224,10 @@ class FleetCreator:
                                                        f"{exc.message}")
 
     def _ambiguous(self, member: MemberRecord, provider: Provider, offer: Offer, exc: VmError) -> _Attempt:
-        """No clear answer: the VM may exist. Look it up by name before anything is retried."""
+        """No clear answer: the VM may exist. Look it up by name (it must carry the fleet's id) before anything
+        is retried."""
         try:
-            found = provider.find_instance(member.name)
+            found = mem.find_claimed(provider, member.name, self.identity)
         except VmError:
             found = None
         if found is None:
@@ -236,7 +243,7 @@ class FleetCreator:
                              exc: VmError) -> _Attempt:
         """The VM was accepted but did not come up: destroy it (destroy is idempotent, so this costs one call
         when nothing is left) before the slot is re-placed, and block the scope the error names."""
-        outcome = mem.destroy(self.store, provider, member, self.timeout)
+        outcome = mem.destroy(self.store, provider, member, self.identity, self.timeout)
         if outcome.ok:
             mem.record(self.store, outcome.member, state=MemberState.FAILED, error=exc.message)
         self.offers.invalidate(offer.provider)
@@ -255,7 +262,7 @@ class FleetCreator:
                 continue
             provider = self.providers[member.provider]
             try:
-                found = mem.locate(provider, member)
+                found = mem.locate(provider, member, self.identity)
             except VmError:
                 continue  # still unresolved: the member stays UNKNOWN, so destroy/reconcile look again
             if found is None:
@@ -266,7 +273,7 @@ class FleetCreator:
                                                                               self.timeout)).instance
                 needed -= 1
             else:
-                mem.destroy(self.store, provider, member, self.timeout)
+                mem.destroy(self.store, provider, member, self.identity, self.timeout)
         return adopted
 
     def _slot_running(self, fleet: str, slot: int) -> bool:
@@ -286,16 +293,30 @@ class FleetCreator:
 
     def _roll_back(self, spec: FleetSpec, running: list[Instance], notes: list[str]) -> CreateReport:
         self.progress(f"only {len(running)} of {spec.count} VMs (minimum {spec.min_count}): rolling back")
-        self.store.update_fleet(spec.name, state=FleetState.ROLLING_BACK)
+        record = self.store.update_fleet(spec.name, state=FleetState.ROLLING_BACK)
         from .destroy import FleetDestroyer
 
         result = FleetDestroyer(self.store, self.providers, progress=self.progress, timeout=self.timeout)
-        outcomes = result.destroy_members(spec.name)
-        unresolved = [o.message for o in outcomes if not o.ok]
+        report = result.destroy_members(record)
+        unresolved = report.failures + [a.line() for a in report.released]
         record = self.store.update_fleet(
             spec.name, state=FleetState.FAILED,
             message=f"{len(running)} of {spec.count} could be created (minimum {spec.min_count}); rolled back")
         return CreateReport(record, [], notes, rolled_back=True, unresolved=unresolved)
+
+
+def accounts(providers: Mapping[str, Provider]) -> dict[str, str]:
+    """Each provider's account fingerprint ('' where a provider cannot tell)."""
+    return {name: p.account() if isinstance(p, SupportsAccount) else "" for name, p in providers.items()}
+
+
+def creator() -> str:
+    """user@host of this process, for `vm fleet list`."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
 
 
 def _check_region(spec: FleetSpec, offers: OfferSet) -> None:

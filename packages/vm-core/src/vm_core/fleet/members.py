@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from ..errors import NotFound, Unsupported, VmError
 from ..model import Instance, InstanceState
 from ..provider import Provider
+from .actions import Action, Verb
+from .naming import FleetIdentity
 from .store import FleetStore, MemberRecord, MemberState
 
 Progress = Callable[[str], None]
@@ -27,20 +29,40 @@ class Outcome:
     message: str = ""
     released: bool = False  # the cloud refused to delete it: it keeps running, outside the fleet
 
+    @property
+    def action(self) -> Action:
+        """What happened to the member's VM, as one reportable line."""
+        m = self.member
+        if not self.ok:
+            return Action(Verb.FAILED, m.provider, m.name, m.instance_id, self.message)
+        verb = {MemberState.RELEASED: Verb.RELEASED, MemberState.MISSING: Verb.MISSING,
+                MemberState.FAILED: Verb.NEVER_CREATED}.get(m.state, Verb.DESTROYED)
+        detail = m.error if verb in (Verb.RELEASED, Verb.NEVER_CREATED) else ""
+        return Action(verb, m.provider, m.name, m.instance_id, detail)
+
 
 def record(store: FleetStore, member: MemberRecord, **changes: object) -> MemberRecord:
     return store.update_member(member.fleet, member.slot, member.attempt, **changes)
 
 
-def locate(provider: Provider, member: MemberRecord) -> Instance | None:
-    """The member's VM: by instance id when known, else by its deterministic name. None if it does not exist."""
+def locate(provider: Provider, member: MemberRecord, identity: FleetIdentity) -> Instance | None:
+    """The member's VM: by its recorded instance id, else by its name when the VM found under that name
+    provably carries the fleet's id (never for a fleet without an id). None if there is no such VM."""
     if member.instance_id:
         try:
             instance = provider.get_instance(member.instance_id)
         except NotFound:
             return None
         return None if instance.state is InstanceState.TERMINATED else instance
-    return provider.find_instance(member.name)
+    return find_claimed(provider, member.name, identity)
+
+
+def find_claimed(provider: Provider, name: str, identity: FleetIdentity) -> Instance | None:
+    """The live VM named `name` if it carries the fleet's id, else None (one lookup by name)."""
+    if not identity.fleet_id:
+        return None
+    found = provider.find_instance(name)
+    return found if found is not None and identity.claim(found) is not None else None
 
 
 def wait_running(provider: Provider, instance_id: str, timeout: float) -> Instance:
@@ -59,8 +81,10 @@ def wait_running(provider: Provider, instance_id: str, timeout: float) -> Instan
         delay = min(delay * 2, 2.0)
 
 
-def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, timeout: float) -> Outcome:
-    """Delete the member's VM if it exists and record the result.
+def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, identity: FleetIdentity,
+            timeout: float) -> Outcome:
+    """Delete the member's VM if it exists and record the result. A member without an instance id is looked
+    up by name and only a VM that carries the fleet's id is deleted.
 
     DESTROYED only after the cloud confirmed; RELEASED when the cloud refuses to delete it (it keeps running);
     FAILED ("never created") for an intent that has no VM. On any other error the member keeps a state that
@@ -68,8 +92,11 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
     """
     if provider is None:
         return Outcome(member, False, f"{member.name}: provider {member.provider} is not configured")
+    if not member.instance_id and not identity.fleet_id:
+        note = "not looked up: the fleet was recorded before fleet ids, so a name proves nothing"
+        return Outcome(record(store, member, state=MemberState.FAILED, error=note), True)
     try:
-        instance_id = member.instance_id or _id_by_name(provider, member)
+        instance_id = member.instance_id or _id_by_name(provider, member, identity)
         if instance_id is None:
             return _absent(store, member)
         member = record(store, member, state=MemberState.DESTROYING, instance_id=instance_id)
@@ -84,8 +111,8 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
     return Outcome(record(store, member, state=MemberState.DESTROYED), True)
 
 
-def _id_by_name(provider: Provider, member: MemberRecord) -> str | None:
-    found = provider.find_instance(member.name)
+def _id_by_name(provider: Provider, member: MemberRecord, identity: FleetIdentity) -> str | None:
+    found = find_claimed(provider, member.name, identity)
     return found.id if found is not None else None
 
 

@@ -1,18 +1,31 @@
-"""Deterministic member names: `<fleet>-<slot>` for a slot's first attempt, `<fleet>-<slot>-r<n>` after.
+"""Fleet identity: which VMs in a (shared) cloud account provably belong to a fleet.
 
-The name carries the fleet, so a VM that was created in the cloud but never recorded (the process died
-between the create call and the store write) is still found by `vm fleet destroy` and `reconcile`. Slots are
-digits and retries use an `r` prefix, so the names of two fleets can never collide ("a-1-r2" is fleet "a",
-while fleet "a-1" names its members "a-1-0", "a-1-1", ...).
+Every fleet has an immutable random id (8 base32 characters, `new_fleet_id`). Every VM created for the fleet
+carries it in its name, `<fleet>--<id>-<slot>` (`-r<n>` after the first attempt of a slot), and, where the cloud
+has labels, in the label `vm-fleet-id` (Nebius `metadata.labels`, Lambda `tags`). A plain `vm create` name can
+never contain `--` (see cli/validate.py), fleet names cannot either, and the id is random, so a VM of another
+fleet, another person's store or a hand-made VM never matches. A label that names another id overrides a
+matching name.
+
+Fleets recorded before ids existed have the id '' and keep their old member names `<fleet>-<slot>[-r<n>]`:
+such names prove nothing, so those fleets never adopt a VM by name.
 """
 
 from __future__ import annotations
 
+import base64
 import re
+import secrets
+from dataclasses import dataclass
+from functools import cached_property
 
 from ..errors import UsageError
+from ..model import Instance
 
 FLEET_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+FLEET_ID = re.compile(r"^[a-z2-7]{8}$")
+NAME_LABEL = "vm-fleet"
+ID_LABEL = "vm-fleet-id"
 
 
 def check_fleet_name(name: str) -> str:
@@ -23,10 +36,50 @@ def check_fleet_name(name: str) -> str:
     return name
 
 
-def member_name(fleet: str, slot: int, attempt: int) -> str:
-    return f"{fleet}-{slot}" if attempt == 1 else f"{fleet}-{slot}-r{attempt}"
+def new_fleet_id() -> str:
+    """8 random base32 characters (40 bits), lower case: URL-safe and valid in every cloud's names."""
+    return base64.b32encode(secrets.token_bytes(5)).decode().lower()
 
 
-def member_pattern(fleet: str) -> re.Pattern[str]:
-    """Matches exactly the names `member_name` gives to this fleet's members."""
-    return re.compile(rf"^{re.escape(fleet)}-(?P<slot>\d+)(?:-r(?P<attempt>\d+))?$")
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A VM that provably carries a fleet's id; slot and attempt come from its name (None when only its label
+    names the fleet, e.g. after a rename)."""
+
+    slot: int | None
+    attempt: int | None
+
+
+@dataclass(frozen=True)
+class FleetIdentity:
+    fleet: str
+    fleet_id: str  # '' for a fleet recorded before ids existed
+
+    def member_name(self, slot: int, attempt: int) -> str:
+        base = f"{self.fleet}--{self.fleet_id}-{slot}" if self.fleet_id else f"{self.fleet}-{slot}"
+        return base if attempt == 1 else f"{base}-r{attempt}"
+
+    def labels(self) -> dict[str, str]:
+        return {NAME_LABEL: self.fleet, ID_LABEL: self.fleet_id} if self.fleet_id else {NAME_LABEL: self.fleet}
+
+    def claim(self, instance: Instance) -> Claim | None:
+        """How `instance` proves it is this fleet's, or None when it does not. Never true for a fleet without
+        an id."""
+        if not self.fleet_id:
+            return None
+        label = instance.labels.get(ID_LABEL)
+        if label is not None and label != self.fleet_id:
+            return None
+        match = self._pattern.match(instance.name)
+        if match is not None:
+            return Claim(int(match["slot"]), int(match["attempt"] or 1))
+        return Claim(None, None) if label == self.fleet_id else None
+
+    def resembles(self, instance: Instance) -> bool:
+        """Whether the VM's name or label looks like this fleet's (for saying "not ours: left alone")."""
+        return instance.name.startswith(f"{self.fleet}-") or instance.labels.get(NAME_LABEL) == self.fleet
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        return re.compile(rf"^{re.escape(self.fleet)}--{re.escape(self.fleet_id)}-(?P<slot>\d+)"
+                          rf"(?:-r(?P<attempt>\d+))?$")

@@ -185,6 +185,7 @@ def to_instance(native: NativeInstance, reservations: Mapping[str, Reservation])
         price_per_hour=price if price is not None else shape.price_cents_per_hour / 100,
         created_at=None,  # Lambda does not report when an instance was launched
         native=native,
+        labels={tag.key: tag.value for tag in native.tags},
     )
 
 

@@ -121,6 +121,7 @@ def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
         price_per_hour=None if reservation_id or entry is None else entry.price_per_hour,
         created_at=metadata.created_at,
         native=native,
+        labels=dict(metadata.labels or {}),
     )
 
 

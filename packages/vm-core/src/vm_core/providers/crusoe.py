@@ -178,6 +178,10 @@ class CrusoeProvider:
     def __repr__(self) -> str:
         return f"CrusoeProvider({self._client!r})"
 
+    def account(self) -> str:
+        """The project id: Crusoe instances are project-scoped."""
+        return f"project {self._client.project_id}"
+
     # ------------------------------------------------------------------------------------------ reads
     def list_instances(self) -> Iterator[Instance]:
         """Every VM of the project that is not terminated, lazily paged."""

@@ -127,7 +127,16 @@ class LambdaPlugin:
             retry=RetryPolicy(initial_backoff=1.0 * scale, max_backoff=30.0 * scale),
             poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
         )
-        return LambdaProvider(client, ssh_key_name=config.ssh_key_name, time_scale=scale)
+        return LambdaProvider(client, ssh_key_name=config.ssh_key_name, time_scale=scale,
+                              account=key_fingerprint(config.api_key))
+
+
+def key_fingerprint(api_key: str) -> str:
+    """Lambda accounts have no id in the API: the account is the key's owner. A SHA-256 prefix of the key
+    tells two keys apart without revealing either."""
+    import hashlib
+
+    return "key sha256:" + hashlib.sha256(api_key.encode()).hexdigest()[:16]
 
 
 plugin = LambdaPlugin()
@@ -143,8 +152,10 @@ class LambdaProvider:
 
     name = NAME
 
-    def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, time_scale: float = 1.0) -> None:
+    def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, time_scale: float = 1.0,
+                 account: str = "") -> None:
         self._client = client
+        self._account = account
         self._ssh_key_name = ssh_key_name
         self._scale = time_scale
         self._lock = threading.Lock()  # guards the lookups below, each made once
@@ -153,6 +164,10 @@ class LambdaProvider:
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
+
+    def account(self) -> str:
+        """A fingerprint of the API key (see key_fingerprint); "" when the provider was built without one."""
+        return self._account
 
     # -------------------------------------------------------------------------------------- reads
     def list_instances(self) -> Iterator[Instance]:

@@ -186,6 +186,10 @@ class NebiusProvider:
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
 
+    def account(self) -> str:
+        """The configured project ids: Nebius instances live in projects."""
+        return "projects " + ",".join(sorted(set(self._config.projects.values())))
+
     def close(self) -> None:
         """Release the gRPC channel. Operations in flight continue in the cloud."""
         self._client.close()

@@ -1,0 +1,53 @@
+"""Opening the fleet store, and acting on a recorded fleet only through the accounts it was created in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ConfigError, VmError
+from .app import App
+
+
+def open_store(session: Any) -> Any:
+    """The fleet store of this vm home (SQLite under the state directory)."""
+    from ..fleet.store import SqliteFleetStore
+
+    return SqliteFleetStore(session.paths.state_dir / "vm.db")
+
+
+def fleet_providers(app: App, name: str) -> tuple[Any, Any, dict[str, Any]]:
+    """(store, record, connected providers) of a recorded fleet.
+
+    Without an explicit --profile (or VM_PROFILE) the fleet's own profile is used. Each provider the fleet used
+    must act in the account the fleet recorded: ConfigError (exit 4) otherwise, before any call that changes
+    anything. A provider that cannot be connected is warned about and left out (its VMs are reported as not
+    checked). Raises NotFound for an unknown fleet."""
+    from ..fleet.destroy import recorded_fleet
+
+    session = app.session()
+    store = open_store(session)
+    record = recorded_fleet(store, name)
+    if app.profile_name is None and record.profile and record.profile != session.profile.name:
+        session = app.use_profile(record.profile)
+    connected = {}
+    for provider in sorted({m.provider for m in store.members(name)} | set(record.accounts)):
+        try:
+            connected[provider] = session.provider(provider)
+        except VmError as exc:
+            app.output.warn(f"{provider}: {exc.message}")
+    check_accounts(record, connected, session.profile.name)
+    return store, record, connected
+
+
+def check_accounts(record: Any, providers: dict[str, Any], profile: str) -> None:
+    """ConfigError naming the first provider whose account differs from the one the fleet was created in."""
+    from ..fleet.create import accounts
+
+    current = accounts(providers)
+    for provider, recorded in sorted(record.accounts.items()):
+        now = current.get(provider, "")
+        if recorded and now and now != recorded:
+            raise ConfigError(
+                f"fleet {record.name} was created in {provider} {recorded} (profile {record.profile or '?'}); "
+                f"profile {profile} uses {provider} {now}: refusing to act on another account", provider=provider,
+                suggestion=f"vm fleet status {record.name} --profile {record.profile}" if record.profile else None)

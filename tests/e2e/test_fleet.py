@@ -71,7 +71,7 @@ def test_dry_run_changes_nothing(shared_home: VmHome) -> None:
     (["create", "--gpu", "H100", "--count", "2", "--providers", "aws"], 2, "unknown provider 'aws'"),
     (["create", "--gpu", "H100", "--count", "2", "--name", "Bad_Name"], 2, "invalid fleet name"),
     (["status", "no-such-fleet"], 3, "no fleet named 'no-such-fleet'"),
-    (["destroy", "no-such-fleet"], 3, "no fleet named 'no-such-fleet'"),
+    (["destroy", "no-such-fleet"], 0, "nothing to destroy"),
     (["reconcile", "no-such-fleet"], 3, "no fleet named 'no-such-fleet'"),
 ])
 def test_bad_input_is_rejected_without_state_change(shared_home: VmHome, args: list[str], code: int,

@@ -80,7 +80,11 @@ def test_bad_input_is_rejected_without_state_change(shared_home: VmHome, args: l
     result = shared_home("fleet", *args)
     assert result.code == code and says in result.err and "Traceback" not in result.err
     assert shared_home.inventory() == before
-    assert shared_home("fleet", *args, "-o", "json").error()["code"] in ("usage", "not_found")
+    as_json = shared_home("fleet", *args, "-o", "json")
+    if code:
+        assert as_json.error()["code"] in ("usage", "not_found") and as_json.out == ""
+    else:
+        assert as_json.json()["destroyed"] == 0 and as_json.json()["actions"] == []
 
 
 def test_duplicate_name_fails_cleanly(shared_home: VmHome) -> None:

@@ -66,7 +66,11 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
     creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout,
                            profile=session.profile.name)
     if dry_run:
-        views.plan(app.output, spec, *creator.plan(spec))
+        placements, offers = creator.plan(spec)
+        views.plan(app.output, spec, placements, offers)
+        if len(placements) < spec.count:
+            app.fail(CapacityError(f"only {len(placements)} of {spec.count} VMs can be placed with the current "
+                                   "offers", suggestion=f"vm offers --gpu {gpu}"))
         return
     report = _run_interruptibly(creator, spec)
     views.created(app.output, report, store.members(spec.name))
@@ -177,20 +181,26 @@ def _wait(finished: threading.Event, creator: Any) -> None:
 
 
 def _exit_for(app: App, report: Any) -> None:
-    from ..errors import Interrupted
+    """The documented exit code of a finished create: 0 active, 7 degraded, 130 interrupted; a failed fleet
+    exits with its failures' kind (9 all timed out, 4 all refused credentials, 8 all transient, else 6)."""
+    from ..errors import AuthError, Interrupted, Timeout, Transient
     from ..fleet.store import FleetState
 
-    name = report.fleet.name
+    name, fleet = report.fleet.name, report.fleet
     if report.interrupted:
         app.fail(Interrupted(f"fleet {name} interrupted with {len(report.running)} VM(s) running",
-                             suggestion=f"`vm fleet destroy {name}` removes them; `vm fleet reconcile {name}` "
-                                        "keeps them and records the truth"))
-    if report.fleet.state is FleetState.FAILED:
-        error = CapacityError(f"fleet {name}: {report.fleet.message}")
-        if report.unresolved:
-            error = PartialFailure(f"fleet {name}: rollback could not destroy {len(report.unresolved)} VM(s)",
-                                   suggestion=f"re-run `vm fleet destroy {name}`")
-        app.fail(error, [(name, VmError(n)) for n in report.notes + report.unresolved])
+                             suggestion=f"vm fleet destroy {name}"))
+    if fleet.state is FleetState.DEGRADED:
+        app.fail(PartialFailure(f"fleet {name} is degraded: {fleet.message}", suggestion=f"vm fleet status {name}"))
+    if fleet.state is not FleetState.FAILED:
+        return
+    if report.unresolved:
+        app.fail(PartialFailure(f"fleet {name}: rollback could not destroy {len(report.unresolved)} VM(s)",
+                                suggestion=f"vm fleet destroy {name}"), [(name, VmError(n)) for n in report.unresolved])
+    kind = next((k for k in (Timeout, AuthError, Transient)
+                 if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
+    app.fail(kind(f"fleet {name} failed: {fleet.message}; its name stays taken until it is destroyed",
+                  suggestion=f"vm fleet destroy {name}"))
 
 
 @fleet.command("list")
@@ -228,12 +238,14 @@ def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
     """Destroy every VM of a fleet (also ones it created but never recorded, if they carry its id). VMs that
     only look like the fleet's are left alone and listed. Safe to re-run."""
     from ..errors import NotFound
-    from ..fleet.destroy import FleetDestroyer
+    from ..fleet.destroy import DestroyReport, FleetDestroyer
 
     try:
         store, record, providers = fleet_providers(app, name)
     except NotFound as exc:
         app.output.progress(f"{exc.message}: nothing to destroy")
+        if app.output.json:
+            views.destroyed(app.output, DestroyReport(name))
         return
     if not yes:
         _confirm(app, record, store.members(name))

@@ -83,8 +83,6 @@ def created(out: Output, report: Any, records: Sequence[MemberRecord]) -> None:
         out.data(fleet_json(report.fleet, members))
     else:
         _summary(out, report.fleet, members)
-    for note in report.notes:
-        out.warn(note)
 
 
 def _instance_of(report: Any, member: MemberRecord) -> Instance | None:

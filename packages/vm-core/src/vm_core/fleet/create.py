@@ -29,6 +29,11 @@ from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecor
 from .strategies import Blocked, FleetRequest, Strategy, offer_key
 
 MAX_ATTEMPTS_PER_SLOT = 6
+# A round in which nothing succeeded and nothing was ruled out (transient failures only) is retried after this
+# backoff (seconds, doubling); the attempt limit per slot bounds the retries.
+RETRY_BACKOFF, MAX_RETRY_BACKOFF = 0.5, 8.0
+# Cleaning up a VM that did not come up in time may take longer than the create's own --timeout.
+MIN_CLEANUP_TIMEOUT = 600.0
 # Concurrent create calls per provider (the SDKs' own limiters pace requests within these). Crusoe and Nebius
 # document no rate limit; Lambda's SDK spaces launches 12 s apart anyway.
 DEFAULT_CONCURRENCY = {"crusoe": 32, "lambda": 4, "nebius": 32}
@@ -63,6 +68,7 @@ class _Attempt:
     instance: Instance | None = None
     block: Blocked | None = None  # a new blocklist when the attempt ruled out a scope
     note: str = ""
+    error: VmError | None = None  # why the attempt failed
 
 
 @dataclass
@@ -70,6 +76,7 @@ class CreateReport:
     fleet: FleetRecord
     running: list[Instance]
     notes: list[str] = field(default_factory=list)  # per attempt, what went wrong
+    errors: list[VmError] = field(default_factory=list)  # the failures behind the notes, for the exit code
     rolled_back: bool = False
     interrupted: bool = False
     unresolved: list[str] = field(default_factory=list)  # VMs that may exist and could not be cleaned up
@@ -88,8 +95,13 @@ class FleetCreator:
         caps = {**DEFAULT_CONCURRENCY, **(concurrency or {})}
         self._gates = {name: threading.Semaphore(caps.get(name, 4)) for name in providers}
         self.stop = threading.Event()
+        self._errors: list[VmError] = []
         self._attempts: dict[int, int] = defaultdict(int)
         self._lock = threading.Lock()
+
+    @property
+    def _cleanup_timeout(self) -> float:
+        return max(self.timeout, MIN_CLEANUP_TIMEOUT)
 
     def plan(self, spec: FleetSpec) -> tuple[list[Offer], OfferSet]:
         """The placement the strategy would choose now (for --dry-run); changes nothing. Raises UsageError
@@ -105,8 +117,10 @@ class FleetCreator:
         check_fleet_name(spec.name)
         offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
         _check_region(spec, offers)
+        _check_reachable(offers)
         self._register(spec)
         notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
+        self._errors = list(offers.errors.values())
         running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
         running.update(self._sweep_unresolved(spec, len(running)))
         return self._finish(spec, list(running.values()), notes)
@@ -131,6 +145,7 @@ class FleetCreator:
         running: dict[int, Instance] = {}
         used: Counter[tuple[str, str, str, str]] = Counter()
         pending = list(range(spec.count))
+        idle_rounds = 0
         while pending and not self.stop.is_set():
             request = spec.request(len(pending), offers.unterminable_reservations)
             placements = self.strategy(_remaining(offers.offers, used), request, blocked)
@@ -148,13 +163,16 @@ class FleetCreator:
                     progressed = True
                     continue
                 notes.append(result.note)
+                self.progress(f"failed: {result.note}")
+                self._errors += [result.error] if result.error is not None else []
                 merged = blocked.merge(result.block) if result.block is not None else blocked
                 if merged != blocked:
                     blocked, progressed = merged, True
                 if self._attempts[result.slot] < MAX_ATTEMPTS_PER_SLOT:
                     pending.append(result.slot)
-            if not progressed:
-                break
+            idle_rounds = 0 if progressed else idle_rounds + 1
+            if pending and idle_rounds:
+                self.stop.wait(min(RETRY_BACKOFF * 2 ** (idle_rounds - 1), MAX_RETRY_BACKOFF))
         return running
 
     def _run_batch(self, spec: FleetSpec, batch: list[tuple[int, Offer]]) -> list[_Attempt]:
@@ -219,8 +237,7 @@ class FleetCreator:
         mem.record(self.store, member, state=MemberState.FAILED, error=exc.message)
         self.offers.invalidate(offer.provider)
         block = _block_for(exc, offer)
-        self.progress(f"{offer.provider}: {member.name} failed: {exc.message}")
-        return _Attempt(member.slot, block=block, note=f"{member.name} ({offer.provider} {offer.region}): "
+        return _Attempt(member.slot, block=block, error=exc, note=f"{member.name} ({offer.provider} {offer.region}): "
                                                        f"{exc.message}")
 
     def _ambiguous(self, member: MemberRecord, provider: Provider, offer: Offer, exc: VmError) -> _Attempt:
@@ -232,7 +249,7 @@ class FleetCreator:
             found = None
         if found is None:
             mem.record(self.store, member, state=MemberState.UNKNOWN, error=exc.message)
-            return _Attempt(member.slot, note=f"{member.name}: {exc.message}; not found by name, will retry")
+            return _Attempt(member.slot, error=exc, note=f"{member.name}: {exc.message}; not found by name, retried")
         member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=found.id)
         try:
             return self._running(member, mem.wait_running(provider, found.id, self.timeout))
@@ -243,12 +260,12 @@ class FleetCreator:
                              exc: VmError) -> _Attempt:
         """The VM was accepted but did not come up: destroy it (destroy is idempotent, so this costs one call
         when nothing is left) before the slot is re-placed, and block the scope the error names."""
-        outcome = mem.destroy(self.store, provider, member, self.identity, self.timeout)
+        outcome = mem.destroy(self.store, provider, member, self.identity, self._cleanup_timeout)
         if outcome.ok:
             mem.record(self.store, outcome.member, state=MemberState.FAILED, error=exc.message)
         self.offers.invalidate(offer.provider)
         note = f"{member.name} ({offer.provider}): {exc.message}"
-        return _Attempt(member.slot, block=_block_for(exc, offer), note=note if outcome.ok
+        return _Attempt(member.slot, block=_block_for(exc, offer), error=exc, note=note if outcome.ok
                         else f"{note}; cleanup failed: {outcome.message}")
 
     # ------------------------------------------------------------------------------------------ endgame
@@ -273,7 +290,7 @@ class FleetCreator:
                                                                               self.timeout)).instance
                 needed -= 1
             else:
-                mem.destroy(self.store, provider, member, self.identity, self.timeout)
+                mem.destroy(self.store, provider, member, self.identity, self._cleanup_timeout)
         return adopted
 
     def _slot_running(self, fleet: str, slot: int) -> bool:
@@ -283,12 +300,12 @@ class FleetCreator:
         if self.stop.is_set():
             record = self.store.update_fleet(spec.name, state=FleetState.INTERRUPTED,
                                              message=f"interrupted with {len(running)} of {spec.count} running")
-            return CreateReport(record, running, notes, interrupted=True)
+            return CreateReport(record, running, notes, self._errors, interrupted=True)
         if len(running) >= spec.min_count:
             state = FleetState.ACTIVE if len(running) == spec.count else FleetState.DEGRADED
             record = self.store.update_fleet(spec.name, state=state,
                                              message=f"{len(running)} of {spec.count} running")
-            return CreateReport(record, running, notes)
+            return CreateReport(record, running, notes, self._errors)
         return self._roll_back(spec, running, notes)
 
     def _roll_back(self, spec: FleetSpec, running: list[Instance], notes: list[str]) -> CreateReport:
@@ -296,13 +313,13 @@ class FleetCreator:
         record = self.store.update_fleet(spec.name, state=FleetState.ROLLING_BACK)
         from .destroy import FleetDestroyer
 
-        result = FleetDestroyer(self.store, self.providers, progress=self.progress, timeout=self.timeout)
+        result = FleetDestroyer(self.store, self.providers, progress=self.progress, timeout=self._cleanup_timeout)
         report = result.destroy_members(record)
         unresolved = report.failures + [a.line() for a in report.released]
         record = self.store.update_fleet(
             spec.name, state=FleetState.FAILED,
             message=f"{len(running)} of {spec.count} could be created (minimum {spec.min_count}); rolled back")
-        return CreateReport(record, [], notes, rolled_back=True, unresolved=unresolved)
+        return CreateReport(record, [], notes, self._errors, rolled_back=True, unresolved=unresolved)
 
 
 def accounts(providers: Mapping[str, Provider]) -> dict[str, str]:
@@ -317,6 +334,18 @@ def creator() -> str:
     except (KeyError, OSError):
         user = str(os.getuid())
     return f"{user}@{socket.gethostname()}"
+
+
+def _check_reachable(offers: OfferSet) -> None:
+    """Before anything is recorded: when no provider answered, the error of them all (every credential
+    refused: AuthError, exit 4; every provider unreachable: Transient, exit 8)."""
+    if offers.offers or not offers.errors:
+        return
+    errors = list(offers.errors.values())
+    for kind in (AuthError, Transient):
+        if all(isinstance(e, kind) for e in errors):
+            raise kind("no provider could be used: " + "; ".join(f"{n}: {e.message}" for n, e in
+                                                                 offers.errors.items()))
 
 
 def _check_region(spec: FleetSpec, offers: OfferSet) -> None:

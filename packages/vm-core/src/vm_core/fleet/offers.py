@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..errors import VmError
+from ..errors import Transient, VmError
 from ..model import Offer
 from ..provider import Provider, SupportsReservations
 
@@ -19,6 +19,7 @@ CACHE_SECONDS = 30.0
 class OfferSet:
     offers: list[Offer]
     problems: dict[str, str] = field(default_factory=dict)  # provider -> why its offers are missing
+    errors: dict[str, VmError] = field(default_factory=dict)  # provider -> the error behind its problem
     unterminable_reservations: frozenset[str] = frozenset()
 
 
@@ -40,6 +41,7 @@ class OfferCache:
                 result.offers.extend(future.result())
             except VmError as exc:
                 result.problems[name] = exc.message
+                result.errors[name] = exc
         result.unterminable_reservations = _unterminable(providers)
         return result
 
@@ -53,10 +55,20 @@ class OfferCache:
             cached = self._entries.get(key)
         if cached and time.monotonic() - cached[0] < self._ttl:
             return cached[1]
-        offers = provider.offers(gpu, gpu_count)
+        offers = _retried(lambda: provider.offers(gpu, gpu_count))
         with self._lock:
             self._entries[key] = (time.monotonic(), offers)
         return offers
+
+
+def _retried(ask: Callable[[], list[Offer]], attempts: int = 3, backoff: float = 0.5) -> list[Offer]:
+    """`ask()`, again after a transient failure (rate limit, lost answer), up to `attempts` times."""
+    for attempt in range(attempts - 1):
+        try:
+            return ask()
+        except Transient:
+            time.sleep(backoff * 2 ** attempt)
+    return ask()
 
 
 def _unterminable(providers: Mapping[str, Provider]) -> frozenset[str]:

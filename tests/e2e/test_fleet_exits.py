@@ -1,0 +1,87 @@
+"""`vm fleet create` ends with the documented exit code, and a real Ctrl-C to its process group leaves an
+interrupted fleet (exit 130) that `vm fleet destroy` cleans up completely."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from .conftest import VM, VmHome
+
+
+def fleet_vms(vm: VmHome, name: str) -> list[dict]:
+    return [i for i in vm.inventory() if i["name"].startswith(f"{name}--") and i["state"] != "terminated"]
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0, 2.5])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_create_interrupts_cleanly(fresh_home: VmHome, delay: float, sig: signal.Signals) -> None:
+    vm = fresh_home
+    vm.ok("providers")  # the mock clouds are up before the clock starts
+    proc = subprocess.Popen([VM, "fleet", "create", "--gpu", "H100:1", "--count", "6", "--name", "sig"],
+                            env={**vm.env, "VM_MOCK_TIME_SCALE": "0.05"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(delay)
+    if sig is signal.SIGINT:
+        os.killpg(proc.pid, sig)  # what a terminal does on Ctrl-C
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=300)
+    assert "internal error" not in err and "Traceback" not in err, err
+    # 130: interrupted; 0: it had finished before the signal came; -SIGTERM: the signal came before the create
+    # began or after it ended, where SIGTERM's default action applies (nothing is in flight then)
+    assert proc.returncode in (0, 130, -signal.SIGTERM), err
+    state = vm("fleet", "status", "sig", "-o", "json")
+    if proc.returncode == 130 and "vm fleet destroy sig" in err:
+        assert state.json()["state"] == "interrupted"
+    elif state.code == 0:
+        assert state.json()["state"] == "active"
+    vm.ok("fleet", "destroy", "sig")
+    assert fleet_vms(vm, "sig") == []
+
+
+def test_degraded_is_7_and_a_dry_run_that_cannot_place_everything_is_6(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    dry = vm("fleet", "create", "--gpu", "H100:8", "--count", "40", "--name", "big", "--providers", "crusoe",
+             "--dry-run")
+    assert dry.code == 6 and "can be placed" in dry.err and dry.out  # the plan is still shown
+    result = vm("fleet", "create", "--gpu", "H100:8", "--count", "40", "--min-count", "1", "--name", "big",
+                "--providers", "crusoe", "-o", "json")
+    assert result.code == 7, result.err
+    assert result.json()["state"] == "degraded" and "vm fleet status big" in result.err
+    vm.ok("fleet", "destroy", "big")
+
+
+def test_all_credentials_refused_is_4_and_records_nothing(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("providers")
+    vm.config('[profiles.bad]\nembedded = true\n[profiles.bad.lambda]\napi_key = "secret_wrong_0123456789abcdef"\n'
+              '[profiles.bad.nebius]\ntoken = "wrong-token-0123456789"\n')
+    result = vm("fleet", "create", "--gpu", "H100", "--count", "2", "--name", "nocred", "--providers",
+                "lambda,nebius", "--profile", "bad")
+    assert result.code == 4, result.err
+    assert vm.ok("fleet", "list", "-o", "json").json() == []
+
+
+def test_the_only_provider_unreachable_is_8(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.path.mkdir(parents=True, exist_ok=True)
+    vm.config('[profiles.down]\nembedded = true\n[profiles.down.lambda]\napi_endpoint = "http://127.0.0.1:9"\n')
+    result = vm("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "down", "--providers", "lambda",
+                "--profile", "down")
+    assert result.code == 8, result.err
+    assert vm.ok("fleet", "list", "-o", "json").json() == []
+
+
+def test_a_timeout_is_9(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    result = vm("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "slow", "--providers", "nebius",
+                "--timeout", "0.001", env={"VM_MOCK_TIME_SCALE": "0.05"})
+    assert result.code == 9, result.err
+    assert "vm fleet destroy slow" in result.err
+    vm.ok("fleet", "destroy", "slow")
+    assert fleet_vms(vm, "slow") == []

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from .errors import Interrupted, NotFound, Timeout, Transient, VmError
 from .model import Instance, InstanceState
-from .provider import Pending, Provider
+from .provider import Explained, Pending, Provider
 
 K = TypeVar("K")
 T = TypeVar("T")
@@ -125,14 +125,18 @@ def start(provider: Provider, verb: str, begin: Callable[[], Pending[T]], tracke
     tracker.add(accepted)
     label = f"{name} ({pending.resource_id})" if name else pending.resource_id
     progress(f"{provider.name}: {verb} {label}: accepted, operation {pending.id}")
+    if note := _note(pending):
+        progress(f"{provider.name}: {name or pending.resource_id}: {note}")
     return pending, accepted
 
 
 def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout: float,
-         progress: Progress) -> T:
-    """Block until the action is done, printing one progress line per state change of its instance.
+         progress: Progress, warn: Progress | None = None) -> T:
+    """Block until the action is done, printing one progress line per state change of its instance, and (to
+    `warn`, else `progress`) a note of the finished action that was not there when it began (see Explained).
 
     Raises the action's normalized error, or Timeout (the action goes on) after `timeout` seconds."""
+    before = _note(pending)
     deadline = time.monotonic() + timeout
     label = f"{provider.name}: {accepted.name or accepted.instance_id}"
     last, delay = None, FIRST_POLL
@@ -153,7 +157,13 @@ def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout
     final = result.state.value if isinstance(result, Instance) else InstanceState.TERMINATED.value
     if final != last:
         progress(f"{label}: {final}")
+    if (after := _note(pending)) and after != before:
+        (warn or progress)(f"{label}: {after}")
     return result
+
+
+def _note(pending: Pending[Any]) -> str:
+    return pending.note if isinstance(pending, Explained) else ""
 
 
 def _done(pending: Pending[Any]) -> bool:

@@ -77,6 +77,10 @@ class Output:
         """Diagnostics of --debug on stderr (even with -q)."""
         self._err(text)
 
+    def notice(self, message: str) -> None:
+        """A line on stderr that -q does not silence (what a confirmation question is about)."""
+        self._err(message)
+
     def warn(self, message: str) -> None:
         self._err(f"vm: warning: {message}")
 

@@ -53,12 +53,16 @@ def accepted(out: Output, items: Sequence[Accepted], *, single: bool = False) ->
               [(a.provider, a.instance_id, a.name, a.verb, a.operation_id) for a in items])
 
 
-def destroyed(out: Output, provider: str, ids: Sequence[str], *, single: bool = False) -> None:
-    docs = [{"provider": provider, "id": i, "state": "terminated"} for i in ids]
+def destroyed(out: Output, provider: str, items: Sequence[tuple[str, str, str]], *, single: bool = False) -> None:
+    """VMs gone: (id, name, note) each; the note says when nothing had to be done ("not found (treated as
+    destroyed)")."""
+    docs = [{"provider": provider, "id": i, "name": name or None, "state": "terminated", "note": note or None}
+            for i, name, note in items]
     if out.json:
         out.data(docs[0] if single and len(docs) == 1 else docs)
         return
-    out.table(("PROVIDER", "ID", "STATE"), [(provider, i, "terminated") for i in ids])
+    out.table(("PROVIDER", "ID", "NAME", "STATE", "NOTE"),
+              [(provider, i, name, "terminated", note) for i, name, note in items])
 
 
 def offers(out: Output, items: Sequence[Offer]) -> None:

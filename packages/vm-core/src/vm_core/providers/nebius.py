@@ -21,7 +21,8 @@ How the Nebius model maps onto vm-core:
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
-  both (the start is sent only when the stop has finished, from `wait()` or `done()`; `hard` changes nothing).
+  both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
+  `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
 - **Offers**: Nebius exposes neither capacity nor prices: an offer is a region whose PlatformService lists the
   preset, with `capacity=None`, `available=True` and the catalog's list price.
 
@@ -39,10 +40,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..catalog import Catalog, default_catalog
-from ..errors import CapacityError, ConfigError, Scope, UsageError, VmError
+from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer
 from ..provider import Pending, Setting
+from ._chain import StopThenStart
 from ._nebius_map import NAME, ErrorContext, reservation_policy, to_instance, translated
+
+REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
 if TYPE_CHECKING:
     from nebius_sdk import Backoff, NebiusClient, Operation
@@ -258,8 +262,12 @@ class NebiusProvider:
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
         """Stop, then start (Nebius has no reboot). Only the stop is sent now: the start follows when the
-        stop has finished, from the Pending's `wait()` or `done()`."""
-        return _RebootPending(self.begin_stop(instance_id), self.begin_start)
+        stop has finished, from the Pending's `wait()` or `done()`. Unsupported for `hard`: Nebius has no reset,
+        and a stop + start is not one."""
+        if hard:
+            raise Unsupported("Nebius AI Cloud has no hard reset; its only reboot is a stop then a start",
+                              provider=NAME, suggestion=f"vm reboot {instance_id} --provider {NAME}")
+        return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
 
     # ------------------------------------------------------------------------------------------ offers
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
@@ -414,39 +422,6 @@ class _OperationPending(Generic[T]):
                 self._on_failure(self.resource_id, error, deadline)
             raise
         return self._finish(self.resource_id)
-
-
-class _RebootPending:
-    """Stop, then start, as one Pending. `id` is the operation running now (the stop's, then the start's)."""
-
-    def __init__(self, stop: Pending[Instance], begin_start: Callable[[str], Pending[Instance]]) -> None:
-        self._stop = stop
-        self._begin_start = begin_start
-        self._start: Pending[Instance] | None = None
-
-    @property
-    def id(self) -> str:
-        return (self._start or self._stop).id
-
-    @property
-    def resource_id(self) -> str:
-        return self._stop.resource_id
-
-    def done(self) -> bool:
-        """Polls the stop; once it has finished this sends the start (so it may make a few calls)."""
-        if self._start is None:
-            if not self._stop.done():
-                return False
-            self._stop.wait(0.0)  # raises if the stop failed
-            self._start = self._begin_start(self.resource_id)
-        return self._start.done()
-
-    def wait(self, timeout: float) -> Instance:
-        deadline = time.monotonic() + timeout
-        if self._start is None:
-            self._stop.wait(timeout)
-            self._start = self._begin_start(self.resource_id)
-        return self._start.wait(max(deadline - time.monotonic(), 0.0))
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ def test_quiet_means_no_progress(shared_home: VmHome) -> None:
     loud = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "loud")
     assert "nebius: loud: running" in loud.err
     quiet = shared_home.ok("destroy", loud.rows()[1][1], "-p", "nebius", "-q")
-    assert quiet.err == "" and quiet.rows()[1][2] == "terminated"
+    assert quiet.err == "" and quiet.rows()[1][3] == "terminated"
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,6 +17,7 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 PROVIDERS = ("crusoe", "lambda", "nebius")
+VM = str(Path(sys.executable).parent / "vm")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -62,3 +70,115 @@ def test_nebius_hard_reboot_is_refused_not_faked(shared_home: VmHome) -> None:
     soft = shared_home.ok("reboot", vm["id"], "-p", "nebius")
     assert "rb-nebius: rebooting as a stop then a start (Nebius AI Cloud has no reboot)" in soft.err
     shared_home.ok("destroy", vm["id"], "-p", "nebius", "-y")
+
+
+def test_start_of_a_running_vm_is_already_running(shared_home: VmHome) -> None:
+    vm = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "up-already", "-o", "json").json()
+    again = shared_home.ok("start", vm["id"], "-p", "nebius", "-o", "json")
+    assert again.json()["state"] == "running" and "nebius: up-already: already running" in again.err
+    assert "accepted" not in again.err  # nothing was sent
+    shared_home.ok("destroy", vm["id"], "-p", "nebius")
+
+
+NEVER = {"crusoe": "00000000-0000-4000-8000-00000000abcd", "lambda": "0" * 31 + "a",
+         "nebius": "computeinstance-e00neverexisted00"}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_destroy_of_an_id_that_never_existed_says_not_found(shared_home: VmHome, provider: str) -> None:
+    vm_id = NEVER[provider]
+    table = shared_home.ok("destroy", vm_id, "-p", provider)
+    assert f"{provider}: {vm_id}: not found (treated as destroyed)" in table.err
+    assert "accepted" not in table.err and "operation" not in table.err + table.out
+    doc = shared_home.ok("destroy", vm_id, "-p", provider, "--no-wait", "-o", "json").json()
+    assert doc == {"provider": provider, "id": vm_id, "name": None, "state": "terminated",
+                   "note": "not found (treated as destroyed)"}
+
+
+def test_start_falling_back_to_on_demand_says_so_and_strict_refuses(fresh_home: VmHome) -> None:
+    vm = fresh_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "keep", "-o", "json").json()
+    assert vm["reserved"]
+    reserved_price = vm["price_per_hour"]
+    fresh_home.ok("stop", vm["id"], "-p", "crusoe")
+    # Every H100 reservation of the scenario fills up while it is stopped (4 + 2 VMs of 8 GPUs).
+    fillers = fresh_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--count", "6", "--name", "fill",
+                            "-o", "json").json()
+    assert all(f["reserved"] for f in fillers)
+    strict = fresh_home("start", vm["id"], "-p", "crusoe", "--strict", "-o", "json")
+    assert strict.code == 6 and strict.out == "" and strict.error()["code"] == "capacity"
+    assert "not started" in strict.error()["message"]
+    assert [i["state"] for i in fresh_home.live("keep")] == ["stopped"]
+    started = fresh_home.ok("start", vm["id"], "-p", "crusoe", "-o", "json")
+    doc = started.json()
+    assert doc["state"] == "running" and not doc["reserved"] and doc["price_per_hour"] > reserved_price
+    assert (f"vm: warning: crusoe: keep: started on-demand at ${doc['price_per_hour']:.2f}/h: reservation"
+            f" {vm['reservation_id']} (${reserved_price:.2f}/h) has no room for it") in started.err
+
+
+def test_strict_start_is_refused_where_the_provider_cannot_tell(shared_home: VmHome) -> None:
+    vm = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "nostrict", "-o", "json").json()
+    shared_home.ok("stop", vm["id"], "-p", "nebius")
+    refused = shared_home("start", vm["id"], "-p", "nebius", "--strict", "-o", "json")
+    assert refused.code == 5 and refused.out == "" and refused.error()["code"] == "unsupported"
+    assert [i["state"] for i in shared_home.live("nostrict")] == ["stopped"]
+    shared_home.ok("destroy", vm["id"], "-p", "nebius")
+
+
+def on_a_terminal(home: VmHome, args: list[str], answer: bytes | None) -> tuple[int, str, str]:
+    """Run vm with stdin and stderr on a pseudo-terminal (stdout piped), as a user at a shell would; once the
+    question appears, type `answer` (None: expect no question). Returns (exit code, stdout, terminal text)."""
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([VM, *args], env=home.env, stdin=secondary, stderr=secondary, stdout=subprocess.PIPE)
+    os.close(secondary)
+    seen = b""
+    try:
+        while proc.poll() is None or select.select([primary], [], [], 0)[0]:
+            ready, _, _ = select.select([primary], [], [], 1.0)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if answer is not None and b"[y/N]" in seen:
+                os.write(primary, answer)
+                answer = None
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        code = proc.wait(timeout=300)
+    finally:
+        os.close(primary)
+        if proc.stdout:
+            proc.stdout.close()
+    return code, out, seen.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_destroy_on_a_terminal_asks_first(shared_home: VmHome) -> None:
+    made = shared_home.ok("create", "-p", "lambda", "--gpu", "H100", "--count", "2", "--name", "ask",
+                          "--reservation", "none", "-o", "json").json()
+    ids = [m["id"] for m in made]
+    total = sum(m["price_per_hour"] for m in made)
+    code, out, screen = on_a_terminal(shared_home, ["destroy", *ids, "-p", "lambda"], b"n\n")
+    assert code == 1 and out == ""
+    assert "These will be destroyed:" in screen and f"Destroy 2 VMs (running now: ${total:.2f}/h)? [y/N]" in screen
+    for m in made:
+        assert f"lambda  {m['id']}  {m['name']}  running  ${m['price_per_hour']:.2f}/h" in screen
+    assert "vm: error: cancelled: nothing was destroyed" in screen
+    assert f"hint: vm destroy {' '.join(ids)} --provider lambda --yes" in screen
+    assert len(shared_home.live("ask-1") + shared_home.live("ask-2")) == 2
+    code, out, screen = on_a_terminal(shared_home, ["destroy", *ids, "-p", "lambda", "-o", "json"], b"y\n")
+    assert code == 0 and sorted(d["id"] for d in json.loads(out)) == sorted(ids)
+    assert shared_home.live("ask-1") == shared_home.live("ask-2") == []
+
+
+def test_destroy_yes_skips_the_question_and_no_terminal_never_asks(shared_home: VmHome) -> None:
+    first = shared_home.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "noask", "--reservation", "none",
+                           "-o", "json").json()
+    code, out, screen = on_a_terminal(shared_home, ["destroy", first["id"], "-p", "lambda", "-y"], None)
+    assert code == 0 and "[y/N]" not in screen and first["id"] in out
+    second = shared_home.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "noask2", "--reservation",
+                            "none", "-o", "json").json()
+    piped = shared_home.ok("destroy", second["id"], "-p", "lambda")  # stdin is not a terminal: no question
+    assert "[y/N]" not in piped.err and shared_home.live("noask2") == []

@@ -95,7 +95,7 @@ def test_ctrl_c_during_a_wait_leaves_the_action_running(home: VmHome) -> None:
     assert proc.returncode == 130, err
     vm_id = accepted.split("(")[1].split(")")[0]
     assert "vm: error: interrupted; the cloud operation keeps running: example create of interrupted" in err
-    assert f"hint: follow it with: vm get {vm_id} --provider example" in err
+    assert f"hint: follow it with `vm get {vm_id} --provider example`" in err
     assert "Traceback" not in err and out == ""
     state = home.ok("get", vm_id, "-p", "example", "--profile", "slow", "-o", "json").json()["state"]
     assert state == "creating"  # the action goes on

@@ -107,14 +107,14 @@ class Tracker:
         with self._lock:
             running = list(self._accepted)
         if not running:
-            check = " / ".join(f"vm list --provider {p}" for p in providers) or "vm list"
+            check = ", ".join(f"`vm list --provider {p}`" for p in providers) or "`vm list`"
             return Interrupted("interrupted; requests already sent may still complete in the cloud",
-                               suggestion=f"check with: {check}")
+                               suggestion=f"check with {check}")
         lines = "; ".join(f"{a.provider} {a.verb} of {a.name or a.instance_id} (operation {a.operation_id})"
                           for a in running)
-        follow = " / ".join(dict.fromkeys(a.follow for a in running))
+        follow = ", ".join(dict.fromkeys(f"`{a.follow}`" for a in running))
         return Interrupted(f"interrupted; the cloud operation keeps running: {lines}",
-                           suggestion=f"follow it with: {follow}")
+                           suggestion=f"follow it with {follow}")
 
 
 def start(provider: Provider, verb: str, begin: Callable[[], Pending[T]], tracker: Tracker, progress: Progress,
@@ -149,7 +149,7 @@ def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout
         if remaining <= 0:
             raise Timeout(f"{provider.name}: gave up waiting after {timeout:g} s for the {accepted.verb} of"
                           f" {accepted.name or accepted.instance_id}; operation {accepted.operation_id} goes on"
-                          " in the cloud", provider=provider.name, suggestion=f"follow it with: {accepted.follow}")
+                          " in the cloud", provider=provider.name, suggestion=f"follow it with `{accepted.follow}`")
         time.sleep(min(delay, remaining))
         delay = min(delay * 1.5, MAX_POLL)
     result = pending.wait(max(deadline - time.monotonic(), 30.0))

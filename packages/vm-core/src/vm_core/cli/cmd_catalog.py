@@ -15,17 +15,20 @@ from .app import App, common_options, pass_app, provider_option
 @click.command()
 @click.option("--gpu", required=True, metavar="TYPE[:N]", help="GPU type, optionally with GPUs per VM (H100:8).")
 @provider_option(required=False)
+@click.option("--region", metavar="REGION", help="Only offers in this region.")
 @click.option("--all", "show_all", is_flag=True, help="Also offers without capacity now.")
 @common_options
 @pass_app
-def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
+def offers(app: App, gpu: str, provider: str | None, region: str | None, show_all: bool) -> None:
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
-    Cheapest per GPU-hour first (with --all, offers without capacity follow).
+    Cheapest per GPU-hour first (with --all, offers without capacity follow). When every provider fails,
+    nothing is listed.
 
     \b
     vm offers --gpu H100
     vm offers --gpu H100:8 --provider crusoe -o json
+    vm offers --gpu H100 --region us-east1-a --all
     """
     request = default_catalog().parse(gpu)
     session = app.session()
@@ -33,9 +36,13 @@ def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
     outcomes = fan_out(lambda name: session.provider(name).offers(request.gpu, request.gpu_count), names)
-    found: list[Offer] = [offer for o in outcomes if o.value for offer in o.value if show_all or offer.available]
+    failures = [(o.key, o.error) for o in outcomes if o.error]
+    if names and len(failures) == len(names):
+        app.finish(failures, len(names), "providers", as_warnings=True)
+    found: list[Offer] = [offer for o in outcomes if o.value for offer in o.value
+                          if (show_all or offer.available) and (region is None or offer.region == region)]
     views.offers(app.output, sorted(found, key=cheapest_first))
-    app.finish([(o.key, o.error) for o in outcomes if o.error], len(names), "providers", as_warnings=True)
+    app.finish(failures, len(names), "providers", as_warnings=True)
 
 
 def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:

@@ -156,8 +156,8 @@ def _stop_start(app: App, target: Provider, ids: list[str]) -> SupportsStopStart
         return target
     title = _title(app, target.name)
     raise Unsupported(f"{title} has no stop/start: instances can only be terminated", provider=target.name,
-                      suggestion=f"keep it running, reboot it (vm reboot {ids[0]} --provider {target.name}) or"
-                                 f" destroy it (vm destroy {ids[0]} --provider {target.name})")
+                      suggestion=f"keep it running, reboot it (`vm reboot {ids[0]} --provider {target.name}`) or"
+                                 f" destroy it (`vm destroy {ids[0]} --provider {target.name}`)")
 
 
 def _title(app: App, provider: str) -> str:

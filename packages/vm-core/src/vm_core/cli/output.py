@@ -60,6 +60,10 @@ class Output:
         for row in cells:
             click.echo(_line([_styled(v, color) for v in row], row, widths))
 
+    def line(self, text: str) -> None:
+        """One plain line on stdout."""
+        click.echo(text)
+
     def pairs(self, rows: Iterable[tuple[str, Any]]) -> None:
         """`key  value` lines on stdout (for single records such as `vm config show`)."""
         rows = list(rows)

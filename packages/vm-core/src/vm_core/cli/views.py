@@ -23,6 +23,16 @@ def instances(out: Output, items: Sequence[Instance], *, single: bool = False, r
     out.table(INSTANCE_COLUMNS, [_instance_row(i) for i in items])
 
 
+def instance(out: Output, item: Instance, *, raw: bool = False) -> None:
+    """One instance (`vm get`): the table of `instances` plus its public IP, then the ssh command line."""
+    if out.json or raw:
+        instances(out, [item], single=True, raw=raw)
+        return
+    out.table((*INSTANCE_COLUMNS, "PUBLIC-IP"), [[*_instance_row(item), item.public_ip]])
+    if item.ssh:
+        out.line(f"ssh: {item.ssh}")
+
+
 def native(value: Any) -> Any:
     """The SDK's object as JSON-ready data: msgspec structs and betterproto2 messages (`to_dict`)."""
     if value is None or isinstance(value, (dict, list, str, int, float, bool)):

@@ -61,6 +61,7 @@ from ._crusoe_map import (
 
 T = TypeVar("T")
 
+SSH_USER = "ubuntu"  # the login of Crusoe's ubuntu22.04 images, which VMs boot by default
 REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest reboot; --hard resets)"
 
 PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
@@ -213,15 +214,15 @@ class CrusoeProvider:
         """Ask for one VM (never retried). UsageError/Unsupported before any call for a shape Crusoe does not
         sell or `auto --strict`; CapacityError (scope provider) when no location can host it."""
         shape = self._shape_for(spec)
-        reservation = reservation_spec(spec.reservation)
+        reservation = reservation_spec(spec.reservation, shape.gpu)
         with translated():
             location = spec.region or self._pick_location(shape, spec.reservation)
-        with translated(ErrorContext(region=location)):
+        with translated(ErrorContext(region=location, gpu=shape.gpu)):
             operation = self._client.begin_create_instance(
                 name=spec.name, type=shape.shape, location=location,
                 ssh_public_key=spec.ssh_public_key or self._ssh_public_key, reservation_specification=reservation,
             )
-        return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id))
+        return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
 
     def _shape_for(self, spec: CreateSpec) -> ShapeEntry:
         """The pinned shape, else the smallest catalog shape of the GPU (UsageError listing what Crusoe sells)."""
@@ -255,7 +256,8 @@ class CrusoeProvider:
             usable = [r for r in usable if r.id == request.reservation_id]
             if not usable:
                 raise NotFound(f"no reservation {request.reservation_id} for {shape.shape} in this project",
-                               provider=NAME, suggestion="see `vm offers --provider crusoe` for reservations")
+                               provider=NAME,
+                               suggestion=f"`vm offers --gpu {shape.gpu} --provider crusoe` lists reservations")
         zones = self._zones()
         with_room = (r for r in usable if r.free_quantity >= max(1, shape.gpu_count))
         zone = next((z for r in with_room for z in _zones_of(r.locations, zones)), None)
@@ -390,7 +392,8 @@ class CrusoeProvider:
             provider=NAME, id=vm.id, name=vm.name, state=instance_state(vm.state),
             gpu=entry.gpu if entry else "", gpu_count=entry.gpu_count if entry else 0, region=vm.location,
             shape=vm.type, reserved=vm.reservation_id != "", reservation_id=vm.reservation_id,
-            price_per_hour=self._vm_price(vm.reservation_id, entry), created_at=vm.created_at, native=vm,
+            price_per_hour=self._vm_price(vm.reservation_id, entry), created_at=vm.created_at,
+            public_ip=vm.public_ipv4, ssh_user=SSH_USER, native=vm,
         )
 
     def _vm_price(self, reservation_id: str, entry: ShapeEntry | None) -> float | None:

@@ -231,10 +231,11 @@ class NebiusProvider:
             raise UsageError("an instance name is required", provider=NAME)
         policy = reservation_policy(spec.reservation)
         shape = self._shape_for(spec)
-        region = self._region_for(spec.region, shape)  # reads PlatformService; the checks above call nothing
+        gpu = self._catalog.gpu(spec.gpu).name
+        region = self._region_for(spec.region, shape, gpu)  # reads PlatformService; the checks above call nothing
         project, subnet = self._config.projects[region], self._config.subnet(region)
         platform, _, preset = shape.partition("/")
-        context = ErrorContext(region=region, project=project, name=spec.name)
+        context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu)
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
@@ -327,7 +328,7 @@ class NebiusProvider:
                 counts.setdefault(s.gpu, []).append(s.gpu_count)
         return ", ".join(f"{gpu}:{'/'.join(map(str, sorted(n)))}" for gpu, n in counts.items())
 
-    def _region_for(self, wanted: str | None, shape: str) -> str:
+    def _region_for(self, wanted: str | None, shape: str, gpu: str) -> str:
         """`wanted` if configured and it sells `shape`, else the first configured region that sells it."""
         regions = list(self._config.projects)
         if wanted:
@@ -337,7 +338,8 @@ class NebiusProvider:
                                  suggestion="add its project to the profile's `projects` table")
             if shape not in self._shapes_sold(wanted):
                 raise CapacityError(f"Nebius offers no {shape} in {wanted}", scope=Scope.REGION, region=wanted,
-                                    provider=NAME, suggestion="`vm offers --provider nebius` lists where it is sold")
+                                    provider=NAME, suggestion=f"`vm offers --gpu {gpu} --provider nebius` lists where"
+                                                              " it is sold")
             return wanted
         for region in regions:
             if shape in self._shapes_sold(region):

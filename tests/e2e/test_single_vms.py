@@ -182,3 +182,104 @@ def test_destroy_yes_skips_the_question_and_no_terminal_never_asks(shared_home: 
                             "none", "-o", "json").json()
     piped = shared_home.ok("destroy", second["id"], "-p", "lambda")  # stdin is not a terminal: no question
     assert "[y/N]" not in piped.err and shared_home.live("noask2") == []
+
+
+FAILING_CONFIG = """
+[profiles.local]
+embedded = true
+[profiles.bad]
+embedded = true
+[profiles.bad.crusoe]
+secret_key = "d3JvbmctY3JlZGVudGlhbA"
+[profiles.bad.lambda]
+api_key = "d3JvbmctY3JlZGVudGlhbA"
+[profiles.bad.nebius]
+token = "d3JvbmctY3JlZGVudGlhbA"
+[profiles.nokey.crusoe]
+access_key_id = "only-half-of-it"
+"""
+
+
+def test_nothing_on_stdout_on_failure(fresh_home: VmHome) -> None:
+    fresh_home.path.mkdir(parents=True)
+    fresh_home.config(FAILING_CONFIG)
+    lam = fresh_home.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "quiet-fail", "-o", "json").json()
+    failing = [
+        (["list", "--profile", "bad"], 4),
+        (["list", "--profile", "nokey"], 4),
+        (["offers", "--gpu", "H100", "--profile", "bad"], 4),
+        (["get", "0" * 32, "-p", "lambda"], 3),
+        (["create", "-p", "crusoe", "--gpu", "H100", "--region", "mars-1"], 2),
+        (["stop", lam["id"], "-p", "lambda"], 5),
+        (["reboot", lam["id"], "-p", "lambda", "--hard"], 5),
+        (["destroy", "not-an-id", "-p", "crusoe"], 2),
+        (["providers", "--profile", "nope"], 4),
+        (["config", "show", "--profile", "nope"], 4),
+    ]
+    for args, code in failing:
+        table = fresh_home(*args)
+        assert (table.code, table.out) == (code, ""), (args, table.err)
+        assert table.err.startswith("vm: ") and "vm: error: " in table.err, args
+        as_json = fresh_home(*args, "-o", "json")
+        assert (as_json.code, as_json.out) == (code, ""), (args, as_json.err)
+        assert as_json.error()["message"], args  # one JSON error object on stderr
+    fresh_home.ok("destroy", lam["id"], "-p", "lambda")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_public_ip_and_ssh_line_in_get_and_list(shared_home: VmHome, provider: str) -> None:
+    name = f"reach-{provider}"
+    made = shared_home.ok("create", "-p", provider, "--gpu", "H100", "--name", name, "-o", "json").json()
+    got = shared_home.ok("get", made["id"], "-p", provider, "-o", "json", "--raw").json()
+    ip = got["public_ip"]
+    assert ip and ip in json.dumps(got["native"])  # the cloud's own field
+    assert got["ssh"] == f"ssh ubuntu@{ip}"
+    listed = next(i for i in shared_home.ok("list", "-p", provider, "-o", "json").json() if i["id"] == made["id"])
+    assert (listed["public_ip"], listed["ssh"]) == (ip, f"ssh ubuntu@{ip}")
+    table = shared_home.ok("get", made["id"], "-p", provider)
+    assert table.rows()[0][-1] == "PUBLIC-IP" and table.rows()[1][-1] == ip
+    assert table.out.splitlines()[-1] == f"ssh: ssh ubuntu@{ip}"
+    shared_home.ok("destroy", made["id"], "-p", provider)
+
+
+def test_list_filters_and_offers_region(shared_home: VmHome) -> None:
+    a = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "filt-a", "-o", "json").json()
+    b = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "filt-b", "-o", "json").json()
+    shared_home.ok("stop", b["id"], "-p", "crusoe")
+
+    def ids(*args: str) -> set[str]:
+        return {i["id"] for i in shared_home.ok("list", *args, "-o", "json").json()} & {a["id"], b["id"]}
+
+    assert ids() == {a["id"], b["id"]}
+    assert ids("--name", "filt-a") == {a["id"]}
+    assert ids("--state", "stopped") == {b["id"]} and ids("--state", "running") == {a["id"]}
+    assert ids("--region", a["region"]) == {a["id"]}
+    assert ids("--name", "filt-a", "--state", "stopped") == set()
+    assert all(i["state"] == "stopped" for i in shared_home.ok("list", "--state", "stopped", "-o", "json").json())
+    assert shared_home("list", "--state", "sleeping").code == 2
+    offers = shared_home.ok("offers", "--gpu", "H100", "--region", "us-south-2", "--all", "-o", "json").json()
+    assert offers and {o["region"] for o in offers} == {"us-south-2"}
+    shared_home.ok("destroy", a["id"], "-p", "nebius")
+    shared_home.ok("destroy", b["id"], "-p", "crusoe")
+
+
+def test_list_fleet_filter_uses_the_instances_fleet(fresh_home: VmHome) -> None:
+    made = fresh_home.ok("fleet", "create", "--gpu", "H100:1", "--count", "2", "--name", "fl", "--providers",
+                         "lambda", "-o", "json")
+    other = fresh_home.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "loner", "-o", "json").json()
+    members = fresh_home.ok("list", "--fleet", "fl", "-o", "json").json()
+    assert len(members) == 2 and {m["fleet"] for m in members} == {"fl"} and other["id"] not in str(members)
+    assert fresh_home.ok("list", "--fleet", "nothing-like-it", "-o", "json").json() == []
+    assert made.code == 0
+    fresh_home.ok("fleet", "destroy", "fl")
+    fresh_home.ok("destroy", other["id"], "-p", "lambda")
+
+
+def test_progress_lines_name_the_vms(shared_home: VmHome) -> None:
+    made = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "named-steps", "-o", "json").json()
+    stopped = shared_home.ok("stop", made["id"], "-p", "nebius")
+    assert f"nebius: stop named-steps ({made['id']}): accepted" in stopped.err
+    assert "nebius: named-steps: stopped" in stopped.err
+    gone = shared_home.ok("destroy", made["id"], "-p", "nebius")
+    assert f"nebius: destroy named-steps ({made['id']}): accepted" in gone.err
+    assert "nebius: named-steps: terminated" in gone.err

@@ -283,3 +283,39 @@ def test_progress_lines_name_the_vms(shared_home: VmHome) -> None:
     gone = shared_home.ok("destroy", made["id"], "-p", "nebius")
     assert f"nebius: destroy named-steps ({made['id']}): accepted" in gone.err
     assert "nebius: named-steps: terminated" in gone.err
+
+
+def test_providers_checks_credentials_concurrently(fresh_home: VmHome) -> None:
+    import socket
+
+    silent = socket.socket()  # accepts connections (the kernel's backlog) and never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    try:
+        fresh_home.path.mkdir(parents=True)
+        fresh_home.config(f"""
+[profiles.local]
+embedded = true
+[profiles.mixed]
+embedded = true
+[profiles.mixed.lambda]
+api_key = "d3JvbmctY3JlZGVudGlhbA"
+[profiles.mixed.crusoe]
+api_endpoint = "http://127.0.0.1:{port}/v1alpha5"
+""")
+        good = {p["name"]: p for p in fresh_home.ok("providers", "-o", "json").json()}
+        assert {n: good[n]["status"] for n in PROVIDERS} == {"crusoe": "ok", "lambda": "ok", "nebius": "ok"}
+        mixed = fresh_home.ok("providers", "--profile", "mixed", "--timeout", "3", "-o", "json")
+        doc = {p["name"]: p for p in mixed.json()}
+        assert (doc["lambda"]["status"], doc["crusoe"]["status"], doc["nebius"]["status"]) == (
+            "auth refused", "unreachable", "ok")
+        assert "refused the API key" in doc["lambda"]["problem"]
+        assert doc["crusoe"]["problem"] == "no answer within 3 s"
+        assert doc["example"]["status"] == "not configured"
+        table = fresh_home.ok("providers", "--profile", "mixed", "--timeout", "3")
+        assert "vm: warning: provider lambda: auth refused: " in table.err
+        assert "vm: warning: provider crusoe: unreachable: no answer within 3 s" in table.err
+        assert "d3JvbmctY3JlZGVudGlhbA" not in table.out + table.err + mixed.out + mixed.err
+    finally:
+        silent.close()

@@ -201,8 +201,9 @@ def test_offers_and_providers(vm) -> None:
                               "shape": "ex-h100.1x", "price_per_hour": 1.25, "capacity": 3, "available": True,
                               "reserved": False, "reservation_id": ""}]
     providers = {p["name"]: p for p in vm("providers", "-o", "json").json()}
-    assert providers["example"]["configured"] is True
-    assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False, "reservations": False}
+    assert providers["example"]["configured"] is True and providers["example"]["status"] == "ok"
+    assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False,
+                                                      "lists_reservations": False}
     assert providers["lambda"]["configured"] is False  # not in this profile
     assert providers["lambda"]["capabilities"]["stop_start"] is False  # known from the plugin, unconnected
 

@@ -7,9 +7,9 @@ import click
 from ..actions import fan_out
 from ..catalog import default_catalog
 from ..model import Offer
-from ..session import report_providers
+from ..session import CHECK_TIMEOUT, report_providers
 from . import views
-from .app import App, common_options, pass_app, provider_option
+from .app import SECONDS, App, common_options, pass_app, provider_option
 
 
 @click.command()
@@ -51,12 +51,19 @@ def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:
 
 
 @click.command()
+@click.option("--timeout", type=SECONDS, default=CHECK_TIMEOUT, show_default=True, metavar="SECONDS",
+              help="How long to wait for the credential checks (made at once for every provider).")
 @common_options
 @pass_app
-def providers(app: App) -> None:
-    """The provider plugins: which are configured, where their API is, what they can do, and broken ones.
+def providers(app: App, timeout: float) -> None:
+    """The provider plugins: which are configured, whether their credentials work, where their API is, what
+    they can do, and broken ones.
+
+    STATUS is ok only once an authenticated call succeeded; else auth refused, unreachable (with the reason),
+    error, not configured or broken.
 
     \b
     vm providers
+    vm providers -o json --timeout 3
     """
-    views.providers(app.output, report_providers(app.session()))
+    views.providers(app.output, report_providers(app.session(), check_timeout=timeout))

@@ -92,21 +92,17 @@ def _capacity(o: Offer) -> str:
 
 
 def providers(out: Output, reports: Sequence[ProviderReport]) -> None:
+    """The providers with their status (from an authenticated call), capabilities and endpoint; the reason of
+    every status that is not ok follows the table, as a warning."""
     if out.json:
         out.data([r.to_json() for r in reports])
         return
-    out.table(("NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "RESERVATIONS", "ENDPOINT"),
-              [(r.name, r.title, _status(r), _yes_no(r.stop_start), _yes_no(r.reboot), _yes_no(r.reservations),
-                r.endpoint) for r in reports])
+    out.table(("NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "LISTS-RESERVATIONS", "ENDPOINT"),
+              [(r.name, r.title, r.status.value, _yes_no(r.stop_start), _yes_no(r.reboot),
+                _yes_no(r.lists_reservations), r.endpoint) for r in reports])
     for report in reports:
         if report.problem:
-            out.warn(f"provider {report.name}: {report.problem}")
-
-
-def _status(r: ProviderReport) -> str:
-    if r.problem:
-        return "broken" if not r.title else "error"
-    return "ok" if r.configured else "not configured"
+            out.warn(f"provider {report.name}: {report.status.value}: {report.problem}")
 
 
 def _yes_no(value: bool | None) -> str:

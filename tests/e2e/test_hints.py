@@ -76,6 +76,10 @@ def test_every_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
         ["create", "-p", "crusoe", "--gpu", "H100", "--strict"],
         ["create", "-p", "crusoe", "--gpu", "H100", "--reservation", UNKNOWN["crusoe"]],
         ["create", "-p", "crusoe", "--gpu", "H100", "--region", "us-northcentral1-a", "--reservation", "none"],
+        # Room for two: the third fails, and the hint says how to destroy the two (then the zone is full).
+        ["create", "-p", "crusoe", "--gpu", "H100", "--region", "us-southcentral1-a", "--reservation", "none",
+         "--count", "3", "--name", "three"],
+        ["create", "-p", "crusoe", "--gpu", "H100", "--region", "us-southcentral1-a", "--reservation", "none"],
         ["create", "-p", "nebius", "--gpu", "H100", "--region", "eu-west1", "--reservation", "none"],
         ["create", "-p", "lambda", "--gpu", "H100", "--strict"],
         ["create", "-p", "lambda", "--gpu", "H100", "--reservation", UNKNOWN["lambda"]],
@@ -96,6 +100,7 @@ def test_every_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
     to_run = [c for hint in collected for c in commands(hint)]
     assert any(c.startswith("vm offers --gpu H100 --provider crusoe") for c in to_run), to_run
     assert any(c.startswith("vm offers --gpu H100 --provider nebius") for c in to_run), to_run
+    assert any(c.startswith("vm destroy ") and c.endswith(" --provider crusoe --yes") for c in to_run), to_run
     for command in sorted(set(to_run), key=lambda c: "destroy" in c):  # destroying last: the others need the VMs
         assert_runs(home, command)
 

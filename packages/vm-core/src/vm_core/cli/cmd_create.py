@@ -81,5 +81,5 @@ def _left_running(provider: str, outcomes: list[Any]) -> str | None:
     if not made:
         return None
     ids = [getattr(v, "id", None) or v.instance_id for v in made]
-    return (f"the {len(made)} VM(s) created are left running; destroy them with:"
-            f" vm destroy {' '.join(ids)} --provider {provider}")
+    return (f"the {len(made)} VM(s) created are left running; destroy them with"
+            f" `vm destroy {' '.join(ids)} --provider {provider} --yes`")

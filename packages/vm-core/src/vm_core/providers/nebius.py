@@ -101,7 +101,8 @@ class NebiusSettings:
             raise ConfigError(
                 f"Nebius needs a VPC subnet to create instances in {region or 'the default project'}: set the "
                 "profile's subnet_id (one id, or a region -> subnet id table)", provider=NAME,
-                suggestion="list subnets with `nebius vpc subnet list --parent-id <project>`",
+                suggestion=f"list subnets with `nebius vpc subnet list --parent-id {self.projects.get(region, '')}`"
+                if self.projects.get(region) else "list subnets with `nebius vpc subnet list`",
             )
         return subnet
 

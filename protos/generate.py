@@ -4,10 +4,10 @@
 Usage (from the repo root, with the venv that has grpcio-tools, betterproto2-compiler
 and ruff installed; the venv does not need to be activated):
 
-    /work/venv/bin/python protos/generate.py            # regenerate every target
-    /work/venv/bin/python protos/generate.py --check    # exit 1 and list stale files if a
+    hatch run protos                                    # regenerate every target
+    hatch run protos --check                            # exit 1 and list stale files if a
                                                         # committed copy is out of date
-    /work/venv/bin/python protos/generate.py --target packages/nebius-sdk/src/nebius_sdk/_pb
+    hatch run protos --target packages/nebius-sdk/src/nebius_sdk/_pb
 
 What it does:
   1. Collects every *.proto under protos/ (except google/protobuf/**, which comes from

@@ -43,12 +43,12 @@ def test_providers_shows_endpoints_and_capabilities(shared_home: VmHome) -> None
     assert doc["lambda"]["endpoint"] == endpoints["lambda"]["url"]
     assert doc["nebius"]["endpoint"] == endpoints["nebius"]["target"]
     assert {n: p["capabilities"] for n, p in doc.items() if n != "example"} == {
-        "crusoe": {"stop_start": True, "reboot": True, "reservations": True},
-        "lambda": {"stop_start": False, "reboot": True, "reservations": True},
-        "nebius": {"stop_start": True, "reboot": True, "reservations": False},
+        "crusoe": {"stop_start": True, "reboot": True, "lists_reservations": True},
+        "lambda": {"stop_start": False, "reboot": True, "lists_reservations": True},
+        "nebius": {"stop_start": True, "reboot": True, "lists_reservations": False},
     }
     table = shared_home.ok("providers").rows()
-    assert table[0] == ["NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "RESERVATIONS", "ENDPOINT"]
+    assert table[0] == ["NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "LISTS-RESERVATIONS", "ENDPOINT"]
     lam = next(r for r in table if r[0] == "lambda")
     assert lam[3:7] == ["ok", "no", "yes", "yes"]  # title "Lambda Cloud" is two cells
 
@@ -83,7 +83,7 @@ def test_quiet_means_no_progress(shared_home: VmHome) -> None:
     loud = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "loud")
     assert "nebius: loud: running" in loud.err
     quiet = shared_home.ok("destroy", loud.rows()[1][1], "-p", "nebius", "-q")
-    assert quiet.err == "" and quiet.rows()[1][2] == "terminated"
+    assert quiet.err == "" and quiet.rows()[1][3] == "terminated"
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -9,8 +9,9 @@ import pytest
 if TYPE_CHECKING:
     from conftest import VmHome
 
-# Regions of the default scenario where the cloud sells H100 but has no H100 capacity.
-NO_H100_CAPACITY = {"crusoe": "us-northcentral1-a", "lambda": "us-east-1", "nebius": "eu-west1"}
+# Regions of the default scenario where the cloud sells H100 but has no H100 capacity (Crusoe's has room for two
+# VMs, which the test fills first).
+NO_H100_CAPACITY = {"crusoe": "us-southcentral1-a", "lambda": "us-east-1", "nebius": "eu-west1"}
 WRONG = "d3JvbmctY3JlZGVudGlhbA"
 CONFIG = f"""
 default_profile = "local"
@@ -40,6 +41,11 @@ def home(shared_home: VmHome) -> VmHome:
 @pytest.mark.parametrize("provider", sorted(NO_H100_CAPACITY))
 def test_no_capacity_is_exit_6_and_leaves_nothing(home: VmHome, provider: str) -> None:
     name = f"full-{provider}"
+    fillers = []
+    if provider == "crusoe":
+        fillers = [i["id"] for i in home.ok("create", "-p", provider, "--gpu", "H100", "--region",
+                                            NO_H100_CAPACITY[provider], "--count", "2", "--name", "filler",
+                                            "--reservation", "none", "-o", "json").json()]
     result = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
                   name, "--reservation", "none", "-o", "json")
     assert result.code == 6, result.err
@@ -50,6 +56,8 @@ def test_no_capacity_is_exit_6_and_leaves_nothing(home: VmHome, provider: str) -
     table = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
                  name, "--reservation", "none", "-q")
     assert table.code == 6 and table.err.startswith("vm: error: ") and "Traceback" not in table.err
+    if fillers:
+        home.ok("destroy", *fillers, "-p", provider)
 
 
 @pytest.mark.parametrize("provider", ["crusoe", "lambda", "nebius"])

@@ -46,10 +46,12 @@ def test_full_lifecycle_where_stop_start_exists(shared_home: VmHome, provider: s
     assert vm.ok("reboot", vm_id, "-p", provider, "-o", "json").json()["state"] == "running"
 
     gone = vm.ok("destroy", vm_id, "-p", provider, "-o", "json").json()
-    assert gone == {"provider": provider, "id": vm_id, "state": "terminated"}
+    assert gone == {"provider": provider, "id": vm_id, "name": name, "state": "terminated", "note": None}
     assert vm.live(name) == []
     again = vm.ok("destroy", vm_id, "-p", provider)  # already gone is success
-    assert again.rows() == [["PROVIDER", "ID", "STATE"], [provider, vm_id, "terminated"]]
+    assert again.rows()[0] == ["PROVIDER", "ID", "NAME", "STATE", "NOTE"]
+    assert again.rows()[1][:4] == [provider, vm_id, "-", "terminated"]
+    assert again.rows()[1][4:] in (["not", "found", "(treated", "as", "destroyed)"], ["already", "destroyed"])
     after = vm("get", vm_id, "-p", provider, "-o", "json")
     assert after.code == 3 or after.json()["state"] == "terminated"
 
@@ -101,7 +103,7 @@ def test_no_wait_returns_the_operation_at_once(shared_home: VmHome) -> None:
     assert [i["id"] for i in vm.live("nowait")] == [started["id"]]
     table = vm.ok("destroy", started["id"], "-p", "crusoe", "--no-wait")
     assert table.rows()[0] == ["PROVIDER", "ID", "NAME", "ACTION", "OPERATION"]
-    assert table.rows()[1][:4] == ["crusoe", started["id"], "-", "destroy"]
+    assert table.rows()[1][:4] == ["crusoe", started["id"], "nowait", "destroy"]
 
 
 def test_unknown_instance_is_exit_3(shared_home: VmHome) -> None:

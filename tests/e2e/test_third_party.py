@@ -61,7 +61,8 @@ def test_example_provider_through_the_cli(home: VmHome) -> None:
     assert home.ok("destroy", vm_id, "-p", "example").code == 0
     assert home.ok("list", "-o", "json").json() == []
     providers = {p["name"]: p for p in home.ok("providers", "-o", "json").json()}
-    assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False, "reservations": False}
+    assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False,
+                                                      "lists_reservations": False}
     assert not home.mock_dir.exists()  # no mock clouds were needed
 
 
@@ -70,11 +71,12 @@ def test_broken_plugin_is_reported_and_the_others_work(home: VmHome, tmp_path: P
     table = home("providers", env=env)
     assert table.code == 0
     assert next(r for r in table.rows() if r[0] == "broken")[:6] == ["broken", "-", "broken", "?", "?", "?"]
-    assert "vm: warning: provider broken: cannot be loaded from vm_broken_provider:plugin: RuntimeError: broken" \
-           " on purpose" in table.err
+    assert "vm: warning: provider broken: broken: cannot be loaded from vm_broken_provider:plugin: RuntimeError:" \
+           " broken on purpose" in table.err
     doc = {p["name"]: p for p in home.ok("providers", "-o", "json", env=env).json()}
     assert "RuntimeError: broken on purpose" in doc["broken"]["problem"]
     assert doc["example"]["problem"] is None and doc["example"]["configured"] is True
+    assert (doc["example"]["status"], doc["broken"]["status"]) == ("ok", "broken")
     made = home.ok("create", "-p", "example", "--gpu", "H100", "--name", "despite", env=env)
     assert made.rows()[1][2] == "despite"
     assert home.ok("list", "-o", "json", env=env).json()[0]["name"] == "despite"
@@ -95,7 +97,7 @@ def test_ctrl_c_during_a_wait_leaves_the_action_running(home: VmHome) -> None:
     assert proc.returncode == 130, err
     vm_id = accepted.split("(")[1].split(")")[0]
     assert "vm: error: interrupted; the cloud operation keeps running: example create of interrupted" in err
-    assert f"hint: follow it with: vm get {vm_id} --provider example" in err
+    assert f"hint: follow it with `vm get {vm_id} --provider example`" in err
     assert "Traceback" not in err and out == ""
     state = home.ok("get", vm_id, "-p", "example", "--profile", "slow", "-o", "json").json()["state"]
     assert state == "creating"  # the action goes on

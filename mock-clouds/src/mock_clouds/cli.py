@@ -25,7 +25,8 @@ EXIT_NOT_RUNNING = 3
 
 state_dir_option = click.option(
     "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Where the world and endpoints.json live (default: $XDG_STATE_HOME/mock-clouds).",
+    help="Where the world and endpoints.json live (default: where `vm` keeps them: $VM_HOME/mock-clouds,"
+         " else $XDG_STATE_HOME/vm/mock-clouds).",
 )
 
 

@@ -19,8 +19,12 @@ class NotRunning(Exception):
 
 
 def default_state_dir() -> Path:
+    """Where `vm` keeps the mock clouds it starts: $VM_HOME/mock-clouds, else $XDG_STATE_HOME/vm/mock-clouds
+    (~/.local/state/vm/mock-clouds), so `mock-clouds status` finds them without --state-dir."""
+    if home := os.environ.get("VM_HOME"):
+        return Path(home).expanduser() / "mock-clouds"
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "mock-clouds"
+    return Path(base) / "vm" / "mock-clouds"
 
 
 def read_endpoints(state_dir: Path) -> dict[str, Any]:

@@ -70,8 +70,7 @@ def test_full_lifecycle(client: CrusoeClient) -> None:
     assert stopped.state is InstanceState.STOPPED and stopped.state.is_stopped
     started = client.begin_start_instance(vm.id).result()
     assert started.state is InstanceState.RUNNING
-    for begin in (client.begin_reset_instance, client.begin_reboot_instance, client.begin_restart_instance):
-        assert begin(vm.id).result().state is InstanceState.RUNNING
+    assert client.begin_reset_instance(vm.id).result().state is InstanceState.RUNNING
 
     delete = client.begin_delete_instance(vm.id)
     assert delete.id and delete.result() is None
@@ -188,8 +187,9 @@ def test_reserve_and_unreserve_are_synchronous(client: CrusoeClient) -> None:
     assert reserved_quantity(client, OTHER_H100_RESERVATION) == 0
 
 
-def test_restart_reclaims_the_reservation(clouds: Any, client: CrusoeClient) -> None:
+def test_stop_then_start_reclaims_the_reservation(clouds: Any, client: CrusoeClient) -> None:
     vm = create(client, "rst-1", type=H100, location="us-east1-a").result()
-    restarted = client.begin_restart_instance(vm.id).result()
+    assert client.begin_stop_instance(vm.id).result().reservation_id == ""
+    restarted = client.begin_start_instance(vm.id).result()
     assert restarted.reservation_id == vm.reservation_id == CHEAPEST_H100_RESERVATION
     assert crusoe_config(clouds.world.state).reservations  # the scenario really has reservations

@@ -31,3 +31,13 @@ def test_generated_code_is_up_to_date() -> None:
         f"nebius_sdk/_pb is stale; run `python protos/generate.py` and commit the result\n"
         f"{result.stdout}{result.stderr}"
     )
+
+
+def test_protos_script_has_its_generator_in_the_default_environment() -> None:
+    """`hatch run protos --check` (README) runs in hatch's default environment: it must install the generator."""
+    import tomllib
+
+    hatch = tomllib.loads((REPO / "hatch.toml").read_text())
+    assert "protos/generate.py" in hatch["envs"]["default"]["scripts"]["protos"]
+    names = {dep.split("=")[0].split("<")[0].split(">")[0].strip() for dep in hatch["envs"]["default"]["dependencies"]}
+    assert {"grpcio-tools", "betterproto2-compiler", "ruff"} <= names

@@ -108,14 +108,14 @@ def test_wait_gives_up_at_the_deadline_and_says_how_to_follow() -> None:
         wait(FakePending(polls=10**9), FakeProvider([InstanceState.CREATING]), ACCEPTED, timeout=0.3,
              progress=lambda _: None)
     assert "operation op-1 goes on in the cloud" in err.value.message
-    assert err.value.suggestion == "follow it with: vm get vm-1 --provider fake"
+    assert err.value.suggestion == "follow it with `vm get vm-1 --provider fake`"
 
 
 def test_interrupt_names_what_goes_on() -> None:
     tracker = Tracker()
-    assert tracker.interrupted(["fake"]).suggestion == "check with: vm list --provider fake"
+    assert tracker.interrupted(["fake"]).suggestion == "check with `vm list --provider fake`"
     tracker.add(ACCEPTED)
     error = tracker.interrupted(["fake"])
     assert error.exit_code == 130
     assert "fake create of one (operation op-1)" in error.message
-    assert error.suggestion == "follow it with: vm get vm-1 --provider fake"
+    assert error.suggestion == "follow it with `vm get vm-1 --provider fake`"

@@ -85,7 +85,7 @@ def test_lifecycle_in_tables_and_json(vm) -> None:
     assert made.code == 0, made.err
     doc = made.json()
     assert set(doc) == {"provider", "id", "name", "state", "gpu", "gpu_count", "region", "reserved",
-                        "reservation_id", "price_per_hour", "fleet", "created_at"}
+                        "reservation_id", "price_per_hour", "fleet", "created_at", "public_ip", "ssh"}
     assert (doc["provider"], doc["name"], doc["state"], doc["gpu"], doc["gpu_count"]) == (
         "example", "box", "running", "H100", 1)
     assert "accepted" in made.err and "box: running" in made.err  # progress, one line per state change
@@ -103,7 +103,8 @@ def test_lifecycle_in_tables_and_json(vm) -> None:
     assert vm("start", vm_id, "-p", "example", "-o", "json").json()["state"] == "running"
 
     gone = vm("destroy", vm_id, "-p", "example", "-o", "json")
-    assert (gone.code, gone.json()) == (0, {"provider": "example", "id": vm_id, "state": "terminated"})
+    assert (gone.code, gone.json()) == (0, {"provider": "example", "id": vm_id, "name": "box", "state": "terminated",
+                                           "note": None})
     assert vm("destroy", vm_id, "-p", "example").code == 0  # already gone is success
     assert vm("list", "-o", "json").json() == []
 
@@ -146,12 +147,14 @@ def test_all_failing_for_one_reason_keeps_that_reason(vm) -> None:
 
 def test_destroy_several_continues_past_failures(vm) -> None:
     ids = [i["id"] for i in create(vm, "--count", "2", "-o", "json").json()]
-    # The second VM is stopped first, so stopping both fails for one of them only.
+    # The second VM is stopped first: stopping both again leaves it as it is ("already stopped").
     assert vm("stop", ids[1], "-p", "example").code == 0
-    result = vm("stop", *ids, "-p", "example")
+    again = vm("stop", *ids, "-p", "example")
+    assert again.code == 0 and ": already stopped" in again.err
+    # An id that does not exist fails alone; the other VM is still started.
+    result = vm("start", ids[0], "ex-0123abcd", "-p", "example")
     assert result.code == 7
-    assert f"vm: error: {ids[1]}: example: {ids[1]} is stopped, not running" in result.err
-    assert "vm: error: 1 of 2 VMs failed" in result.err
+    assert "vm: error: ex-0123abcd: " in result.err and "vm: error: 1 of 2 VMs failed" in result.err
     assert ids[0] in result.out
     assert vm("destroy", *ids, "ex-0123abcd", "-p", "example").code == 0  # an unknown id is already gone
 
@@ -168,7 +171,7 @@ def test_no_wait_prints_the_operation_and_returns(vm) -> None:
 def test_timeout_exits_9_and_says_the_operation_goes_on(vm) -> None:
     result = create(vm, "--name", "slowpoke", "--timeout", "0.3", "--profile", "slow")
     assert result.code == 9
-    assert "goes on in the cloud" in result.err and "hint: follow it with: vm get ex-" in result.err
+    assert "goes on in the cloud" in result.err and "hint: follow it with `vm get ex-" in result.err
 
 
 def test_quiet_suppresses_progress(vm) -> None:
@@ -182,7 +185,8 @@ def test_reboot_unsupported_is_exit_5(vm) -> None:
     assert result.code == 5
     assert result.error() == {"code": "unsupported", "message": "Example Cloud cannot reboot instances",
                               "provider": "example", "retryable": False,
-                              "suggestion": f"vm stop / vm start, or vm destroy {vm_id} --provider example"}
+                              "suggestion": f"vm stop {vm_id} --provider example && vm start {vm_id}"
+                                            " --provider example"}
 
 
 def test_unknown_instance_is_exit_3(vm) -> None:
@@ -197,8 +201,9 @@ def test_offers_and_providers(vm) -> None:
                               "shape": "ex-h100.1x", "price_per_hour": 1.25, "capacity": 3, "available": True,
                               "reserved": False, "reservation_id": ""}]
     providers = {p["name"]: p for p in vm("providers", "-o", "json").json()}
-    assert providers["example"]["configured"] is True
-    assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False, "reservations": False}
+    assert providers["example"]["configured"] is True and providers["example"]["status"] == "ok"
+    assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False,
+                                                      "lists_reservations": False}
     assert providers["lambda"]["configured"] is False  # not in this profile
     assert providers["lambda"]["capabilities"]["stop_start"] is False  # known from the plugin, unconnected
 

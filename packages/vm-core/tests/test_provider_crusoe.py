@@ -31,6 +31,7 @@ from vm_core.errors import (
     VmError,
 )
 from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
+from vm_core.provider import Explained
 from vm_core.providers import _crusoe_map
 from vm_core.providers.crusoe import CrusoeProvider, plugin, policies
 
@@ -189,11 +190,14 @@ def test_every_crusoe_catalog_shape_has_a_product_line_of_its_gpu() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle
-def test_hard_reboot_is_a_reset_and_soft_a_reboot(clouds: Any, crusoe: CrusoeProvider) -> None:
+def test_hard_reboot_is_a_reset_and_soft_a_stop_then_start(clouds: Any, crusoe: CrusoeProvider) -> None:
     vm = crusoe.begin_create(h100("rebooter", NONE)).wait(WAIT)
     assert crusoe.begin_reboot(vm.id, hard=True).wait(WAIT).state is InstanceState.RUNNING
-    assert crusoe.begin_reboot(vm.id).wait(WAIT).state is InstanceState.RUNNING
-    assert operation_kinds(clouds, vm.id) == [OpKind.CREATE, OpKind.RESET, OpKind.REBOOT]
+    soft = crusoe.begin_reboot(vm.id)
+    assert isinstance(soft, Explained) and "stop then a start" in soft.note
+    assert soft.wait(WAIT).state is InstanceState.RUNNING
+    # Only the real API's actions: no REBOOT/RESTART (mock extensions).
+    assert operation_kinds(clouds, vm.id) == [OpKind.CREATE, OpKind.RESET, OpKind.STOP, OpKind.START]
 
 
 def test_states_are_mapped_explicitly() -> None:

@@ -261,18 +261,6 @@ class CrusoeClient:
         """RESET: a hard reset of a running VM (the real API's only reboot-like action)."""
         return self._action(instance_id, InstanceAction.RESET, project_id)
 
-    def begin_reboot_instance(
-        self, instance_id: str, *, project_id: str | None = None
-    ) -> Operation[Instance]:
-        """REBOOT (mock-clouds extension): a guest reboot that keeps the reservation."""
-        return self._action(instance_id, InstanceAction.REBOOT, project_id)
-
-    def begin_restart_instance(
-        self, instance_id: str, *, project_id: str | None = None
-    ) -> Operation[Instance]:
-        """RESTART (mock-clouds extension): stop then start; releases, then reclaims, reserved capacity."""
-        return self._action(instance_id, InstanceAction.RESTART, project_id)
-
     def begin_reserve_instance(
         self, instance_id: str, reservation_id: str, *, project_id: str | None = None
     ) -> Operation[Instance]:

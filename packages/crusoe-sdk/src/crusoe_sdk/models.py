@@ -76,8 +76,8 @@ class OperationState(enum.StrEnum):
 
 
 class InstanceAction(enum.StrEnum):
-    """The `action` of PATCH /instances/{id}. REBOOT and RESTART are mock-clouds extensions: the real API has
-    only START, STOP, RESET (hard reset), RESERVE, UNRESERVE and UPDATE."""
+    """The `action` of PATCH /instances/{id}: the real API's START, STOP, RESET (hard reset), RESERVE, UNRESERVE
+    and UPDATE. There is no guest reboot (the mock clouds' REBOOT and RESTART extensions are not part of it)."""
 
     START = "START"
     STOP = "STOP"
@@ -85,8 +85,6 @@ class InstanceAction(enum.StrEnum):
     RESERVE = "RESERVE"
     UNRESERVE = "UNRESERVE"
     UPDATE = "UPDATE"
-    REBOOT = "REBOOT"
-    RESTART = "RESTART"
 
 
 # ------------------------------------------------------------------------------------------------ instances

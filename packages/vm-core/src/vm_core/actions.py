@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from .errors import Interrupted, NotFound, Timeout, Transient, VmError
 from .model import Instance, InstanceState
-from .provider import Pending, Provider
+from .provider import Explained, Pending, Provider
 
 K = TypeVar("K")
 T = TypeVar("T")
@@ -107,14 +107,14 @@ class Tracker:
         with self._lock:
             running = list(self._accepted)
         if not running:
-            check = " / ".join(f"vm list --provider {p}" for p in providers) or "vm list"
+            check = ", ".join(f"`vm list --provider {p}`" for p in providers) or "`vm list`"
             return Interrupted("interrupted; requests already sent may still complete in the cloud",
-                               suggestion=f"check with: {check}")
+                               suggestion=f"check with {check}")
         lines = "; ".join(f"{a.provider} {a.verb} of {a.name or a.instance_id} (operation {a.operation_id})"
                           for a in running)
-        follow = " / ".join(dict.fromkeys(a.follow for a in running))
+        follow = ", ".join(dict.fromkeys(f"`{a.follow}`" for a in running))
         return Interrupted(f"interrupted; the cloud operation keeps running: {lines}",
-                           suggestion=f"follow it with: {follow}")
+                           suggestion=f"follow it with {follow}")
 
 
 def start(provider: Provider, verb: str, begin: Callable[[], Pending[T]], tracker: Tracker, progress: Progress,
@@ -125,14 +125,18 @@ def start(provider: Provider, verb: str, begin: Callable[[], Pending[T]], tracke
     tracker.add(accepted)
     label = f"{name} ({pending.resource_id})" if name else pending.resource_id
     progress(f"{provider.name}: {verb} {label}: accepted, operation {pending.id}")
+    if note := _note(pending):
+        progress(f"{provider.name}: {name or pending.resource_id}: {note}")
     return pending, accepted
 
 
 def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout: float,
-         progress: Progress) -> T:
-    """Block until the action is done, printing one progress line per state change of its instance.
+         progress: Progress, warn: Progress | None = None) -> T:
+    """Block until the action is done, printing one progress line per state change of its instance, and (to
+    `warn`, else `progress`) a note of the finished action that was not there when it began (see Explained).
 
     Raises the action's normalized error, or Timeout (the action goes on) after `timeout` seconds."""
+    before = _note(pending)
     deadline = time.monotonic() + timeout
     label = f"{provider.name}: {accepted.name or accepted.instance_id}"
     last, delay = None, FIRST_POLL
@@ -145,7 +149,7 @@ def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout
         if remaining <= 0:
             raise Timeout(f"{provider.name}: gave up waiting after {timeout:g} s for the {accepted.verb} of"
                           f" {accepted.name or accepted.instance_id}; operation {accepted.operation_id} goes on"
-                          " in the cloud", provider=provider.name, suggestion=f"follow it with: {accepted.follow}")
+                          " in the cloud", provider=provider.name, suggestion=f"follow it with `{accepted.follow}`")
         time.sleep(min(delay, remaining))
         delay = min(delay * 1.5, MAX_POLL)
     result = pending.wait(max(deadline - time.monotonic(), 30.0))
@@ -153,7 +157,13 @@ def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout
     final = result.state.value if isinstance(result, Instance) else InstanceState.TERMINATED.value
     if final != last:
         progress(f"{label}: {final}")
+    if (after := _note(pending)) and after != before:
+        (warn or progress)(f"{label}: {after}")
     return result
+
+
+def _note(pending: Pending[Any]) -> str:
+    return pending.note if isinstance(pending, Explained) else ""
 
 
 def _done(pending: Pending[Any]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -33,12 +34,13 @@ def mock_endpoints(state_dir: Path, environ: Mapping[str, str], notify: Callable
         return control.read_endpoints(state_dir)
     if environ.get("VM_NO_AUTOSTART", "") not in ("", "0"):
         raise ConfigError(f"the mock clouds of the local profile are not running ({state_dir}) and"
-                          " VM_NO_AUTOSTART is set", suggestion=f"start them: {' '.join(serve_command(state_dir))}")
+                          " VM_NO_AUTOSTART is set",
+                          suggestion=f"start them with `{shlex.join(serve_command(state_dir))}`")
     with _start_lock(state_dir):
         with contextlib.suppress(control.NotRunning):
             return control.read_endpoints(state_dir)  # another vm started them while we waited for the lock
         notify(f"vm: starting the local mock clouds in the background ({state_dir}); stop them with"
-               f" `python -m mock_clouds stop --state-dir {state_dir}`")
+               f" `{shlex.join(stop_command(state_dir))}`")
         _serve(state_dir, environ)
         try:
             return control.read_endpoints(state_dir)
@@ -61,6 +63,11 @@ def serve_command(state_dir: Path, environ: Mapping[str, str] | None = None) -> 
     if environ and (scale := environ.get("VM_MOCK_TIME_SCALE")):
         command += ["--time-scale", scale]
     return command
+
+
+def stop_command(state_dir: Path) -> list[str]:
+    """The command that stops them, runnable from any shell (this interpreter's full path)."""
+    return [sys.executable, "-m", "mock_clouds", "stop", "--state-dir", str(state_dir)]
 
 
 def _serve(state_dir: Path, environ: Mapping[str, str]) -> None:

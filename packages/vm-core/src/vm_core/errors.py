@@ -1,6 +1,7 @@
 """Normalized errors: every provider error becomes one of these at the adapter's edge.
 
     VmError                     exit 1   anything else that went wrong
+    ├── Cancelled               exit 1   the user answered no to a confirmation; nothing was done
     ├── UsageError              exit 2   bad input, rejected before any API call
     ├── NotFound                exit 3
     ├── ConfigError             exit 4   missing/unsafe configuration
@@ -48,6 +49,10 @@ class VmError(Exception):
         if self.suggestion:
             body["suggestion"] = self.suggestion
         return {"error": body}
+
+
+class Cancelled(VmError):
+    code = "cancelled"
 
 
 class UsageError(VmError):

@@ -49,9 +49,18 @@ class Instance:
     price_per_hour: float | None = None
     fleet: str | None = None
     created_at: datetime | None = None
+    public_ip: str = ""  # "" while the cloud reports none (booting, stopped, no public interface)
+    ssh_user: str = ""  # the login of the image the adapter boots ("ubuntu" for the built-in ones)
     native: Any = field(default=None, repr=False, compare=False)
     # Nebius metadata.labels, Lambda tags; always empty on clouds without labels (Crusoe).
     labels: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def ssh(self) -> str:
+        """The command line that logs in ("" without a public IP)."""
+        if not self.public_ip:
+            return ""
+        return f"ssh {self.ssh_user}@{self.public_ip}" if self.ssh_user else f"ssh {self.public_ip}"
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON schema of `vm ... -o json` (keys documented in the README)."""
@@ -68,6 +77,8 @@ class Instance:
             "price_per_hour": self.price_per_hour,
             "fleet": self.fleet,
             "created_at": self.created_at.isoformat() if self.created_at else None,
+            "public_ip": self.public_ip or None,
+            "ssh": self.ssh or None,
         }
 
 

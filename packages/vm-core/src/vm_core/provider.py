@@ -43,6 +43,16 @@ class Pending(Protocol[T_co]):
 
 
 @runtime_checkable
+class Explained(Protocol):
+    """A Pending that tells the user something they did not ask for: how the cloud carries out the action (a
+    reboot done as a stop then a start), or, once `wait` returned, what came of it (a start that fell back to
+    on-demand capacity, with its price). "" when there is nothing to say."""
+
+    @property
+    def note(self) -> str: ...
+
+
+@runtime_checkable
 class Provider(Protocol):
     """One cloud account, connected. Methods may block on network calls; none waits for a long action."""
 
@@ -81,6 +91,14 @@ class SupportsStopStart(Protocol):
     def begin_stop(self, instance_id: str) -> Pending[Instance]: ...
 
     def begin_start(self, instance_id: str) -> Pending[Instance]: ...
+
+
+@runtime_checkable
+class SupportsReservedStart(Protocol):
+    def begin_start_reserved(self, instance_id: str) -> Pending[Instance]:
+        """Start a stopped instance only onto reserved capacity: CapacityError, before anything is sent, when no
+        reservation it may use has room (`vm start --strict`)."""
+        ...
 
 
 @runtime_checkable

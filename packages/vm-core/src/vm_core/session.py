@@ -8,16 +8,19 @@ profile is embedded and the mock clouds serve it, or when every required setting
 
 from __future__ import annotations
 
+import enum
 import logging
+import queue
 import threading
+import time
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .autostart import MOCK_PROVIDERS, mock_endpoints, running_endpoints
 from .config import Paths, Profile
-from .errors import ConfigError, UsageError
+from .errors import AuthError, ConfigError, Timeout, Transient, UsageError, VmError
 from .plugins import PluginSet
 from .provider import Provider, SupportsReboot, SupportsReservations, SupportsStopStart
 
@@ -128,9 +131,24 @@ def _shown(plugin: Any, settings: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={'<set>' if k in secret else v}" for k, v in settings.items())
 
 
+CHECK_TIMEOUT = 10.0  # seconds `vm providers` waits for the credential checks (all at once)
+
+
+class Status(enum.StrEnum):
+    """What `vm providers` found of a provider."""
+
+    OK = "ok"  # an authenticated call succeeded
+    AUTH_REFUSED = "auth refused"  # the cloud refused the credentials
+    UNREACHABLE = "unreachable"  # no answer, or not one in time
+    ERROR = "error"  # configured, but not usable (a missing setting) or the call failed otherwise
+    NOT_CONFIGURED = "not configured"
+    BROKEN = "broken"  # the plugin does not load
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderReport:
-    """What `vm providers` shows of one plugin. Capabilities are None when they cannot be known."""
+    """What `vm providers` shows of one plugin. Capabilities are None when they cannot be known; `problem` says
+    why the status is not ok."""
 
     name: str
     title: str
@@ -138,25 +156,29 @@ class ProviderReport:
     endpoint: str
     stop_start: bool | None
     reboot: bool | None
-    reservations: bool | None
+    lists_reservations: bool | None
+    status: Status = Status.NOT_CONFIGURED
     problem: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "configured": self.configured, "endpoint": self.endpoint,
+                "status": self.status.value,
                 "capabilities": {"stop_start": self.stop_start, "reboot": self.reboot,
-                                 "reservations": self.reservations},
+                                 "lists_reservations": self.lists_reservations},
                 "problem": self.problem or None}
 
 
 CAPABILITIES = (SupportsStopStart, SupportsReboot, SupportsReservations)
 
 
-def report_providers(session: Session) -> list[ProviderReport]:
-    """Every provider plugin: loaded and configured ones with endpoint and capabilities, broken ones with why.
-    Capabilities come from isinstance on the connected provider; for a provider that is not configured, from
-    issubclass on the class its plugin connects to (see _provider_class)."""
+def report_providers(session: Session, *, check_timeout: float = CHECK_TIMEOUT) -> list[ProviderReport]:
+    """Every provider plugin: loaded and configured ones with endpoint, capabilities and the result of an
+    authenticated call (made for all of them at once; one that has not answered within `check_timeout` seconds
+    is unreachable), broken ones with why. Capabilities come from isinstance on the connected provider; for a
+    provider that is not configured, from issubclass on the class its plugin connects to (see _provider_class)."""
     reports = [_report(session, name, plugin) for name, plugin in session.plugins.load_all().items()]
-    reports += [ProviderReport(p.name, "", False, "", None, None, None, problem=p.reason)
+    reports = _checked(session, reports, check_timeout)
+    reports += [ProviderReport(p.name, "", False, "", None, None, None, Status.BROKEN, problem=p.reason)
                 for p in session.plugins.problems]
     return sorted(reports, key=lambda r: r.name)
 
@@ -173,7 +195,45 @@ def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
             problem = exc.message
     elif (cls := _provider_class(plugin)) is not None:
         caps = [issubclass(cls, cap) for cap in CAPABILITIES]
-    return ProviderReport(name, plugin.title, configured, endpoint, *caps, problem=problem)
+    status = Status.NOT_CONFIGURED if not configured else Status.ERROR if problem else Status.OK
+    return ProviderReport(name, plugin.title, configured, endpoint, *caps, status=status, problem=problem)
+
+
+def _checked(session: Session, reports: list[ProviderReport], timeout: float) -> list[ProviderReport]:
+    """The reports of connected providers with the outcome of an authenticated call each: listing the first
+    instance (every cloud needs valid credentials for it). The calls run in daemon threads, all at once."""
+    to_check = [r for r in reports if r.status is Status.OK]
+    results: queue.Queue[tuple[str, Status, str]] = queue.Queue()
+    for report in to_check:
+        provider = session.provider(report.name)
+        threading.Thread(target=_check, args=(report.name, provider, results), daemon=True,
+                         name=f"check-{report.name}").start()
+    found: dict[str, tuple[Status, str]] = {}
+    deadline = time.monotonic() + timeout
+    while len(found) < len(to_check) and (left := deadline - time.monotonic()) > 0:
+        try:
+            name, status, problem = results.get(timeout=left)
+        except queue.Empty:
+            break
+        found[name] = (status, problem)
+    late = (Status.UNREACHABLE, f"no answer within {timeout:g} s")
+    return [replace(r, status=found.get(r.name, late)[0], problem=found.get(r.name, late)[1])
+            if r.status is Status.OK else r for r in reports]
+
+
+def _check(name: str, provider: Any, results: queue.Queue[tuple[str, Status, str]]) -> None:
+    try:
+        next(iter(provider.list_instances()), None)
+    except AuthError as exc:
+        results.put((name, Status.AUTH_REFUSED, exc.message))
+    except (Transient, Timeout) as exc:
+        results.put((name, Status.UNREACHABLE, exc.message))
+    except VmError as exc:
+        results.put((name, Status.ERROR, exc.message))
+    except Exception as exc:  # noqa: BLE001 - a bug in a plugin is that provider's problem, not vm's
+        results.put((name, Status.ERROR, f"{type(exc).__name__}: {exc}"))
+    else:
+        results.put((name, Status.OK, ""))
 
 
 def _provider_class(plugin: Any) -> type | None:

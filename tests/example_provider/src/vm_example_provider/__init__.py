@@ -166,7 +166,6 @@ class ExamplePlugin:
     )
     instance_id_pattern = r"ex-[0-9a-f]{8}"
     instance_id_example = "ex-0123abcd"
-    regions = (REGION,)
     provider_class = ExampleProvider
 
     def connect(self, settings: Mapping[str, Any]) -> ExampleProvider:

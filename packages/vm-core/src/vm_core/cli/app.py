@@ -11,21 +11,23 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..errors import VmError
+from ..errors import Cancelled, VmError
 from .output import FORMATS, TABLE, Output
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..model import Instance
     from ..session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEBUG_LOGGERS = ("vm_core", "crusoe_sdk", "lambda_sdk", "nebius_sdk")
 DEFAULT_TIMEOUT = 1800.0
+STOPPED_OR_GONE = ("stopped", "terminated", "terminating")  # InstanceState values that cost no running price
 
 
 class App:
@@ -96,6 +98,36 @@ class App:
         if self.debug:
             for cause in [e.__cause__ for e in errors if e.__cause__ is not None]:
                 self.output.debug(self.redact("".join(traceback.format_exception(cause))).rstrip())
+
+
+def on_terminal() -> bool:
+    """Whether a person is there to answer: stdin and stderr are both a terminal."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again: str, what: str = "") -> None:
+    """Ask before destroying `instances`, listing each (provider, id, name, state, $/h) and the total $/h on
+    stderr. No question with `yes`, without a terminal (scripts keep working) or when the list is empty.
+    Raises Cancelled (exit 1, nothing done) unless the answer is yes; EOF or Ctrl-C count as no.
+    `again` is the command that destroys without asking (the hint of the refusal, e.g. "vm fleet destroy train
+    --yes"); `what` names the group in the question ("fleet train"); default "N VM(s)"."""
+    if yes or not instances or not on_terminal():
+        return
+    out = app.output
+    prices = [i.price_per_hour for i in instances if i.state not in STOPPED_OR_GONE]
+    known = sum(p for p in prices if p is not None)
+    total = f"{'>= ' if None in prices else ''}${known:.2f}/h"
+    out.notice("These will be destroyed:")
+    for i in instances:
+        price = "-" if i.price_per_hour is None or i.state in STOPPED_OR_GONE else f"${i.price_per_hour:.2f}/h"
+        out.notice(f"  {i.provider}  {i.id}  {i.name or '-'}  {i.state.value}  {price}")
+    label = what or f"{len(instances)} VM{'s' if len(instances) > 1 else ''}"
+    try:
+        agreed = click.confirm(f"Destroy {label} (running now: {total})?", default=False, err=True)
+    except click.Abort:
+        agreed = False
+    if not agreed:
+        raise Cancelled("cancelled: nothing was destroyed", suggestion=again)
 
 
 class _Redacting(logging.Formatter):

@@ -7,25 +7,28 @@ import click
 from ..actions import fan_out
 from ..catalog import default_catalog
 from ..model import Offer
-from ..session import report_providers
+from ..session import CHECK_TIMEOUT, report_providers
 from . import views
-from .app import App, common_options, pass_app, provider_option
+from .app import SECONDS, App, common_options, pass_app, provider_option
 
 
 @click.command()
 @click.option("--gpu", required=True, metavar="TYPE[:N]", help="GPU type, optionally with GPUs per VM (H100:8).")
 @provider_option(required=False)
+@click.option("--region", metavar="REGION", help="Only offers in this region.")
 @click.option("--all", "show_all", is_flag=True, help="Also offers without capacity now.")
 @common_options
 @pass_app
-def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
+def offers(app: App, gpu: str, provider: str | None, region: str | None, show_all: bool) -> None:
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
-    Cheapest per GPU-hour first (with --all, offers without capacity follow).
+    Cheapest per GPU-hour first (with --all, offers without capacity follow). When every provider fails,
+    nothing is listed.
 
     \b
     vm offers --gpu H100
     vm offers --gpu H100:8 --provider crusoe -o json
+    vm offers --gpu H100 --region us-east1-a --all
     """
     request = default_catalog().parse(gpu)
     session = app.session()
@@ -33,9 +36,13 @@ def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
     outcomes = fan_out(lambda name: session.provider(name).offers(request.gpu, request.gpu_count), names)
-    found: list[Offer] = [offer for o in outcomes if o.value for offer in o.value if show_all or offer.available]
+    failures = [(o.key, o.error) for o in outcomes if o.error]
+    if names and len(failures) == len(names):
+        app.finish(failures, len(names), "providers", as_warnings=True)
+    found: list[Offer] = [offer for o in outcomes if o.value for offer in o.value
+                          if (show_all or offer.available) and (region is None or offer.region == region)]
     views.offers(app.output, sorted(found, key=cheapest_first))
-    app.finish([(o.key, o.error) for o in outcomes if o.error], len(names), "providers", as_warnings=True)
+    app.finish(failures, len(names), "providers", as_warnings=True)
 
 
 def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:
@@ -44,12 +51,19 @@ def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:
 
 
 @click.command()
+@click.option("--timeout", type=SECONDS, default=CHECK_TIMEOUT, show_default=True, metavar="SECONDS",
+              help="How long to wait for the credential checks (made at once for every provider).")
 @common_options
 @pass_app
-def providers(app: App) -> None:
-    """The provider plugins: which are configured, where their API is, what they can do, and broken ones.
+def providers(app: App, timeout: float) -> None:
+    """The provider plugins: which are configured, whether their credentials work, where their API is, what
+    they can do, and broken ones.
+
+    STATUS is ok only once an authenticated call succeeded; else auth refused, unreachable (with the reason),
+    error, not configured or broken.
 
     \b
     vm providers
+    vm providers -o json --timeout 3
     """
-    views.providers(app.output, report_providers(app.session()))
+    views.providers(app.output, report_providers(app.session(), check_timeout=timeout))

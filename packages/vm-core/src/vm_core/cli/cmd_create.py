@@ -9,6 +9,7 @@ import click
 from ..catalog import default_catalog
 from ..errors import UsageError
 from ..model import CreateSpec, Instance, ReservationRequest
+from ..provider import Provider
 from . import validate, views
 from .app import App, common_options, pass_app, provider_option, wait_options
 from .running import accepted_only, perform
@@ -39,8 +40,11 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     vm create --provider lambda --gpu H100 --reservation 9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9 --no-wait
     """
     session = app.session()
-    specs = _specs(session.plugin(provider), provider, gpu, count, name, region, reservation, strict)
+    session.plugin(provider)
+    specs = _specs(provider, gpu, count, name, region, reservation, strict)
     target = session.provider(provider)
+    if specs[0].region is not None:
+        _check_region(target, specs[0])
     outcomes = perform(app, target, "create", target.begin_create, specs, no_wait=no_wait, timeout=timeout,
                        label=lambda spec: spec.name)
     created = [o.value for o in outcomes if isinstance(o.value, Instance)]
@@ -52,11 +56,11 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     app.finish(failures, len(specs), "VMs", note=_left_running(provider, outcomes) if failures else None)
 
 
-def _specs(plugin: Any, provider: str, gpu: str, count: int, name: str | None, region: str | None,
+def _specs(provider: str, gpu: str, count: int, name: str | None, region: str | None,
            reservation: str, strict: bool) -> list[CreateSpec]:
     """The CreateSpecs of the command line; UsageError for any bad input."""
     request = validate.gpu(default_catalog(), provider, gpu)
-    where = validate.region(plugin, provider, region)
+    where = validate.region(provider, region)
     try:
         wanted = ReservationRequest.parse(reservation, strict=strict)
     except ValueError as exc:
@@ -65,10 +69,17 @@ def _specs(plugin: Any, provider: str, gpu: str, count: int, name: str | None, r
             for n in validate.names(name, validate.count(count))]
 
 
+def _check_region(target: Provider, spec: CreateSpec) -> None:
+    """UsageError (before any create call) when none of the provider's offers of the GPU is in spec.region."""
+    wanted = f"{spec.gpu}:{spec.gpu_count}" if spec.gpu_count else spec.gpu
+    assert spec.region is not None
+    validate.offered_region(target.offers(spec.gpu, spec.gpu_count), target.name, wanted, spec.region)
+
+
 def _left_running(provider: str, outcomes: list[Any]) -> str | None:
     made = [o.value for o in outcomes if o.value is not None]
     if not made:
         return None
     ids = [getattr(v, "id", None) or v.instance_id for v in made]
-    return (f"the {len(made)} VM(s) created are left running; destroy them with:"
-            f" vm destroy {' '.join(ids)} --provider {provider}")
+    return (f"the {len(made)} VM(s) created are left running; destroy them with"
+            f" `vm destroy {' '.join(ids)} --provider {provider} --yes`")

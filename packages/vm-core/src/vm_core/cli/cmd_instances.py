@@ -8,35 +8,51 @@ from typing import Any
 import click
 
 from ..actions import fan_out
-from ..model import Instance
+from ..model import Instance, InstanceState
 from . import validate, views
 from .app import App, common_options, pass_app, provider_option
 
 raw_option = click.option("--raw", is_flag=True, help="JSON with each cloud's native object under \"native\".")
 
 
+STATES = [s.value for s in InstanceState]
+
+
 @click.command("list")
 @provider_option(required=False)
+@click.option("--fleet", metavar="NAME", help="Only the VMs of this fleet.")
+@click.option("--state", type=click.Choice(STATES), help="Only VMs in this state.")
+@click.option("--region", metavar="REGION", help="Only VMs in this region.")
+@click.option("--name", metavar="NAME", help="Only VMs with exactly this name.")
 @raw_option
 @common_options
 @pass_app
-def list_command(app: App, provider: str | None, raw: bool) -> None:
-    """List the VMs of every configured provider (queried concurrently), or of one.
+def list_command(app: App, provider: str | None, fleet: str | None, state: str | None, region: str | None,
+                 name: str | None, raw: bool) -> None:
+    """List the VMs of every configured provider (queried concurrently), or of one; filters combine.
 
-    A provider that fails gives a warning and the others' VMs are still listed (exit 7).
+    A provider that fails gives a warning and the others' VMs are still listed (exit 7); when every provider
+    fails nothing is listed (stdout stays empty).
 
     \b
     vm list
     vm list --provider crusoe -o json
+    vm list --state running --region us-east1-a
+    vm list --fleet train
     """
     session = app.session()
     if provider is not None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
     outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names)
+    failures = [(o.key, o.error) for o in outcomes if o.error]
+    if names and len(failures) == len(names):
+        app.finish(failures, len(names), "providers", as_warnings=True)
     found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value])
-    views.instances(app.output, sorted(found, key=lambda i: (i.provider, i.name, i.id)), raw=raw)
-    app.finish([(o.key, o.error) for o in outcomes if o.error], len(names), "providers", as_warnings=True)
+    wanted = [i for i in found if (fleet is None or i.fleet == fleet) and (state is None or i.state == state)
+              and (region is None or i.region == region) and (name is None or i.name == name)]
+    views.instances(app.output, sorted(wanted, key=lambda i: (i.provider, i.name, i.id)), raw=raw)
+    app.finish(failures, len(names), "providers", as_warnings=True)
 
 
 def _with_fleets(session: Any, instances: list[Instance]) -> list[Instance]:
@@ -59,7 +75,7 @@ def _with_fleets(session: Any, instances: list[Instance]) -> list[Instance]:
 @common_options
 @pass_app
 def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
-    """Show one VM (exit 3 when it does not exist).
+    """Show one VM, with its public IP and the ssh command line (exit 3 when it does not exist).
 
     \b
     vm get 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
@@ -67,4 +83,4 @@ def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
     """
     session = app.session()
     instance_id = validate.instance_id(session.plugin(provider), provider, instance_id)
-    views.instances(app.output, [session.provider(provider).get_instance(instance_id)], single=True, raw=raw)
+    views.instance(app.output, session.provider(provider).get_instance(instance_id), raw=raw)

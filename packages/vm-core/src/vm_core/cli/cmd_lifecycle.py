@@ -11,14 +11,19 @@ from typing import Any
 
 import click
 
-from ..errors import Unsupported
-from ..model import Instance
-from ..provider import Pending, Provider, SupportsReboot, SupportsStopStart
+from ..actions import fan_out
+from ..errors import NotFound, Unsupported, VmError
+from ..model import Instance, InstanceState
+from ..provider import Pending, Provider, SupportsReboot, SupportsReservedStart, SupportsStopStart
 from . import validate, views
-from .app import App, common_options, pass_app, provider_option, wait_options
+from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options
 from .running import accepted_only, perform
 
 ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True)
+yes_option = click.option("-y", "--yes", is_flag=True,
+                          help="Do not ask for confirmation (vm asks only when stdin and stderr are a terminal).")
+NOT_FOUND_NOTE = "not found (treated as destroyed)"
+ALREADY_GONE_NOTE = "already destroyed"
 
 
 def _lifecycle(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -30,25 +35,41 @@ def _lifecycle(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.command()
 @_lifecycle
 def stop(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float) -> None:
-    """Stop VMs; they keep their disks and can be started again.
+    """Stop VMs; they keep their disks and can be started again. A stopped VM is left as it is.
 
     \b
     vm stop 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
     """
     target, ids = _target(app, provider, instance_ids)
-    _run(app, target, "stop", _stop_start(app, target, ids).begin_stop, ids, no_wait, timeout)
+    actions = _stop_start(app, target, ids)
+    _run(app, target, "stop", actions.begin_stop, ids, no_wait, timeout, already=InstanceState.STOPPED)
 
 
 @click.command()
+@click.option("--strict", is_flag=True,
+              help="Start only onto reserved capacity: refuse (exit 6) rather than fall back to on-demand.")
 @_lifecycle
-def start(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float) -> None:
-    """Start stopped VMs.
+def start(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float,
+          strict: bool) -> None:
+    """Start stopped VMs. A running VM is left as it is ("already running").
+
+    A VM whose reservation has no room any more starts on-demand: vm says so, with the new price. With --strict
+    (providers that can tell beforehand) it is not started instead.
 
     \b
     vm start computeinstance-e00hf93cfnsgaxygn3 --provider nebius
+    vm start 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe --strict
     """
     target, ids = _target(app, provider, instance_ids)
-    _run(app, target, "start", _stop_start(app, target, ids).begin_start, ids, no_wait, timeout)
+    actions = _stop_start(app, target, ids)
+    begin = actions.begin_start
+    if strict:
+        if not isinstance(target, SupportsReservedStart):
+            raise Unsupported(f"{_title(app, provider)} cannot tell before a start whether reserved capacity has"
+                              " room, so it cannot start strictly", provider=provider,
+                              suggestion=f"vm start {' '.join(ids)} --provider {provider}")
+        begin = target.begin_start_reserved
+    _run(app, target, "start", begin, ids, no_wait, timeout, already=InstanceState.RUNNING)
 
 
 @click.command()
@@ -56,34 +77,70 @@ def start(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool,
 @_lifecycle
 def reboot(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float,
            hard: bool) -> None:
-    """Reboot VMs.
+    """Reboot VMs (how each provider does it: `vm providers` and the README).
 
     \b
     vm reboot 0920582c7ff041399e34823a0be62549 --provider lambda
     """
     target, ids = _target(app, provider, instance_ids)
     if not isinstance(target, SupportsReboot):
+        both = f"vm stop {ids[0]} --provider {provider} && vm start {ids[0]} --provider {provider}"
         raise Unsupported(f"{_title(app, provider)} cannot reboot instances", provider=provider,
-                          suggestion=f"vm stop / vm start, or vm destroy {ids[0]} --provider {provider}")
+                          suggestion=both if isinstance(target, SupportsStopStart) else None)
     _run(app, target, "reboot", lambda i: target.begin_reboot(i, hard=hard), ids, no_wait, timeout)
 
 
 @click.command()
+@yes_option
 @_lifecycle
-def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float) -> None:
-    """Destroy VMs. A VM that is already gone counts as destroyed; with several, the others go on past a failure.
+def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float,
+            yes: bool) -> None:
+    """Destroy VMs. A VM that is already gone (or never existed) counts as destroyed; with several, the others
+    go on past a failure. On a terminal, vm first lists what goes with its $/h and asks (-y skips that).
 
     \b
     vm destroy 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
+    vm destroy 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d -p crusoe --yes
     """
     target, ids = _target(app, provider, instance_ids)
-    outcomes = perform(app, target, "destroy", target.begin_destroy, ids, no_wait=no_wait, timeout=timeout)
+    found = lookup(target, ids)
+    notes = {i: _gone_note(found[i]) for i in ids if _gone_note(found[i])}
+    live = [i for i in ids if i not in notes]
+    confirm_destroy(app, [v for i in live if isinstance(v := found[i], Instance)]
+                    + [Instance(provider, i, "", InstanceState.UNKNOWN, "", 0, "", "") for i in live
+                       if not isinstance(found[i], Instance)], yes=yes,
+                    again=f"vm destroy {' '.join(live)} --provider {provider} --yes")
+    for vm_id, note in notes.items():
+        app.output.progress(f"{provider}: {vm_id}: {note}")
+    outcomes = perform(app, target, "destroy", target.begin_destroy, live, no_wait=no_wait, timeout=timeout,
+                       label=lambda i: _name(found[i]))
     done = [o for o in outcomes if not o.error]
-    if done and no_wait:
+    if no_wait and done:
         views.accepted(app.output, accepted_only(done), single=len(ids) == 1)
-    elif done:
-        views.destroyed(app.output, provider, [o.key for o in done], single=len(ids) == 1)
+        notes = {}
+    gone = [o.key for o in done] if not no_wait else []
+    if gone or notes:
+        views.destroyed(app.output, provider, [(i, _name(found[i]), notes.get(i, "")) for i in ids
+                                               if i in notes or i in gone], single=len(ids) == 1)
     app.finish([(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")
+
+
+def lookup(target: Provider, ids: list[str]) -> dict[str, Instance | VmError]:
+    """Each id's instance (read concurrently), or the error reading it gave (NotFound when it does not exist)."""
+    outcomes = fan_out(target.get_instance, ids)
+    return {o.key: o.value if o.value is not None else o.error for o in outcomes}  # type: ignore[misc]
+
+
+def _gone_note(found: Instance | VmError) -> str:
+    if isinstance(found, NotFound):
+        return NOT_FOUND_NOTE
+    if isinstance(found, Instance) and found.state is InstanceState.TERMINATED:
+        return ALREADY_GONE_NOTE
+    return ""
+
+
+def _name(found: Instance | VmError) -> str:
+    return found.name if isinstance(found, Instance) else ""
 
 
 def _target(app: App, provider: str, instance_ids: tuple[str, ...]) -> tuple[Provider, list[str]]:
@@ -99,8 +156,8 @@ def _stop_start(app: App, target: Provider, ids: list[str]) -> SupportsStopStart
         return target
     title = _title(app, target.name)
     raise Unsupported(f"{title} has no stop/start: instances can only be terminated", provider=target.name,
-                      suggestion=f"keep it running, reboot it (vm reboot {ids[0]} --provider {target.name}) or"
-                                 f" destroy it (vm destroy {ids[0]} --provider {target.name})")
+                      suggestion=f"keep it running, reboot it (`vm reboot {ids[0]} --provider {target.name}`) or"
+                                 f" destroy it (`vm destroy {ids[0]} --provider {target.name}`)")
 
 
 def _title(app: App, provider: str) -> str:
@@ -108,11 +165,23 @@ def _title(app: App, provider: str) -> str:
 
 
 def _run(app: App, target: Provider, verb: str, begin: Callable[[str], Pending[Instance]], ids: list[str],
-         no_wait: bool, timeout: float) -> None:
-    outcomes = perform(app, target, verb, begin, ids, no_wait=no_wait, timeout=timeout)
+         no_wait: bool, timeout: float, already: InstanceState | None = None) -> None:
+    """`verb` on every id (each looked up first, for its name); a VM already in state `already` is left as it is
+    and reported with the others ("already running"). A VM that does not exist fails with NotFound (exit 3)."""
+    found = lookup(target, ids)
+    failures: list[tuple[str, VmError]] = [(i, e) for i, e in found.items() if isinstance(e, NotFound)]
+    settled = [v for i in ids if isinstance(v := found[i], Instance) and already is not None and v.state is already]
+    for instance in settled:
+        app.output.progress(f"{target.name}: {instance.name or instance.id}: already {already}")
+    skip = {i for i, _ in failures} | {i.id for i in settled}
+    todo = [i for i in ids if i not in skip]
+    outcomes = perform(app, target, verb, begin, todo, no_wait=no_wait, timeout=timeout,
+                       label=lambda i: _name(found[i]))
     done = [o.value for o in outcomes if not o.error]
-    if done and no_wait:
+    if no_wait and done:
         views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
-    elif done:
-        views.instances(app.output, done, single=len(ids) == 1)
-    app.finish([(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")
+    elif done or settled:
+        by_id = {i.id: i for i in [*settled, *done]}
+        views.instances(app.output, [by_id[i] for i in ids if i in by_id], single=len(ids) == 1)
+    failures += [(o.key, o.error) for o in outcomes if o.error]
+    app.finish(failures, len(ids), "VMs")

@@ -25,6 +25,7 @@ STYLES: Mapping[str, Mapping[str, Any]] = {
     "running": {"fg": "green"}, "yes": {"fg": "green"}, "ok": {"fg": "green"},
     "stopped": {"dim": True}, "terminated": {"dim": True}, "-": {"dim": True}, "no": {"dim": True},
     "error": {"fg": "red"}, "unknown": {"fg": "red"}, "broken": {"fg": "red"}, "missing": {"fg": "red"},
+    "auth refused": {"fg": "red"}, "unreachable": {"fg": "red"},
     "creating": {"fg": "yellow"}, "starting": {"fg": "yellow"}, "stopping": {"fg": "yellow"},
     "rebooting": {"fg": "yellow"}, "terminating": {"fg": "yellow"}, "not configured": {"dim": True},
 }
@@ -60,6 +61,10 @@ class Output:
         for row in cells:
             click.echo(_line([_styled(v, color) for v in row], row, widths))
 
+    def line(self, text: str) -> None:
+        """One plain line on stdout."""
+        click.echo(text)
+
     def pairs(self, rows: Iterable[tuple[str, Any]]) -> None:
         """`key  value` lines on stdout (for single records such as `vm config show`)."""
         rows = list(rows)
@@ -76,6 +81,10 @@ class Output:
     def debug(self, text: str) -> None:
         """Diagnostics of --debug on stderr (even with -q)."""
         self._err(text)
+
+    def notice(self, message: str) -> None:
+        """A line on stderr that -q does not silence (what a confirmation question is about)."""
+        self._err(message)
 
     def warn(self, message: str) -> None:
         self._err(f"vm: warning: {message}")

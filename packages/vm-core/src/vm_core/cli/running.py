@@ -24,7 +24,8 @@ def perform(app: App, provider: Provider, verb: str, begin: Callable[[K], Pendin
         pending, accepted = start(provider, verb, lambda: begin(key), tracker, app.output.progress, label(key))
         if no_wait:
             return accepted
-        return wait(pending, provider, accepted, timeout=timeout, progress=app.output.progress)
+        return wait(pending, provider, accepted, timeout=timeout, progress=app.output.progress,
+                    warn=app.output.warn)
 
     try:
         return fan_out(one, keys)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from ..catalog import Catalog, GpuRequest
 from ..errors import UsageError
+from ..model import Offer
 
 MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -83,13 +85,26 @@ def gpu(catalog: Catalog, provider: str, text: str) -> GpuRequest:
                      provider=provider)
 
 
-def region(plugin: Any, provider: str, value: str | None) -> str | None:
-    """The region, when the plugin lists its regions (optional attribute `regions`) and this is one of them."""
+def region(provider: str, value: str | None) -> str | None:
+    """The region as given (stripped of nothing); UsageError for an empty one. Whether the provider offers it
+    is checked against its offers (see `offered_region`)."""
     if value is None:
         return None
     if not value.strip():
         raise UsageError("empty --region", provider=provider)
-    known = getattr(plugin, "regions", None)
-    if known and value not in known:
-        raise UsageError(f"unknown {provider} region {value!r}; regions: {', '.join(known)}", provider=provider)
     return value
+
+
+def offered_region(offers: Sequence[Offer], provider: str, wanted: str, value: str) -> str:
+    """`value` when some offer of `provider` (with capacity now or not) is in that region; else UsageError naming
+    the regions its offers are in, those with capacity now first. `wanted` names the GPU request (H100:8)."""
+    if any(o.region == value for o in offers):
+        return value
+    now = sorted({o.region for o in offers if o.available})
+    later = sorted({o.region for o in offers} - set(now))
+    if not now and not later:
+        raise UsageError(f"{provider} offers no {wanted} in any region (asked for region {value!r})",
+                         provider=provider, suggestion=f"vm offers --gpu {wanted} --all")
+    parts = [f"with capacity now: {', '.join(now) or 'none'}"] + ([f"without: {', '.join(later)}"] if later else [])
+    raise UsageError(f"{provider} offers no {wanted} in region {value!r}; regions that sell it: {'; '.join(parts)}",
+                     provider=provider, suggestion=f"vm offers --gpu {wanted} --provider {provider} --all")

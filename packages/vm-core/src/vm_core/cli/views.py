@@ -23,6 +23,16 @@ def instances(out: Output, items: Sequence[Instance], *, single: bool = False, r
     out.table(INSTANCE_COLUMNS, [_instance_row(i) for i in items])
 
 
+def instance(out: Output, item: Instance, *, raw: bool = False) -> None:
+    """One instance (`vm get`): the table of `instances` plus its public IP, then the ssh command line."""
+    if out.json or raw:
+        instances(out, [item], single=True, raw=raw)
+        return
+    out.table((*INSTANCE_COLUMNS, "PUBLIC-IP"), [[*_instance_row(item), item.public_ip]])
+    if item.ssh:
+        out.line(f"ssh: {item.ssh}")
+
+
 def native(value: Any) -> Any:
     """The SDK's object as JSON-ready data: msgspec structs and betterproto2 messages (`to_dict`)."""
     if value is None or isinstance(value, (dict, list, str, int, float, bool)):
@@ -53,12 +63,16 @@ def accepted(out: Output, items: Sequence[Accepted], *, single: bool = False) ->
               [(a.provider, a.instance_id, a.name, a.verb, a.operation_id) for a in items])
 
 
-def destroyed(out: Output, provider: str, ids: Sequence[str], *, single: bool = False) -> None:
-    docs = [{"provider": provider, "id": i, "state": "terminated"} for i in ids]
+def destroyed(out: Output, provider: str, items: Sequence[tuple[str, str, str]], *, single: bool = False) -> None:
+    """VMs gone: (id, name, note) each; the note says when nothing had to be done ("not found (treated as
+    destroyed)")."""
+    docs = [{"provider": provider, "id": i, "name": name or None, "state": "terminated", "note": note or None}
+            for i, name, note in items]
     if out.json:
         out.data(docs[0] if single and len(docs) == 1 else docs)
         return
-    out.table(("PROVIDER", "ID", "STATE"), [(provider, i, "terminated") for i in ids])
+    out.table(("PROVIDER", "ID", "NAME", "STATE", "NOTE"),
+              [(provider, i, name, "terminated", note) for i, name, note in items])
 
 
 def offers(out: Output, items: Sequence[Offer]) -> None:
@@ -78,21 +92,17 @@ def _capacity(o: Offer) -> str:
 
 
 def providers(out: Output, reports: Sequence[ProviderReport]) -> None:
+    """The providers with their status (from an authenticated call), capabilities and endpoint; the reason of
+    every status that is not ok follows the table, as a warning."""
     if out.json:
         out.data([r.to_json() for r in reports])
         return
-    out.table(("NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "RESERVATIONS", "ENDPOINT"),
-              [(r.name, r.title, _status(r), _yes_no(r.stop_start), _yes_no(r.reboot), _yes_no(r.reservations),
-                r.endpoint) for r in reports])
+    out.table(("NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "LISTS-RESERVATIONS", "ENDPOINT"),
+              [(r.name, r.title, r.status.value, _yes_no(r.stop_start), _yes_no(r.reboot),
+                _yes_no(r.lists_reservations), r.endpoint) for r in reports])
     for report in reports:
         if report.problem:
-            out.warn(f"provider {report.name}: {report.problem}")
-
-
-def _status(r: ProviderReport) -> str:
-    if r.problem:
-        return "broken" if not r.title else "error"
-    return "ok" if r.configured else "not configured"
+            out.warn(f"provider {report.name}: {report.status.value}: {report.problem}")
 
 
 def _yes_no(value: bool | None) -> str:

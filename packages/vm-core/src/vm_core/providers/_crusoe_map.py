@@ -79,16 +79,17 @@ def reservation_gpu(line: str, catalog: Catalog) -> str:
 
 
 # ------------------------------------------------------------------------------------------ reservations
-def reservation_spec(request: ReservationRequest) -> Any:
+def reservation_spec(request: ReservationRequest, gpu: str) -> Any:
     """The SDK's `reservation_specification` for `--reservation` (table in vm_core.providers.crusoe).
 
-    Raises Unsupported for `auto --strict`: Crusoe's lowest_cost always falls back to on-demand.
+    Raises Unsupported for `auto --strict`: Crusoe's lowest_cost always falls back to on-demand (its hint lists
+    the reservations of `gpu`).
     """
     from crusoe_sdk import ById, LowestCost, OnDemand
 
     if request.mode is ReservationMode.AUTO and request.strict:
         raise Unsupported("Crusoe cannot require a reservation without naming one; pass --reservation ID",
-                          provider=NAME, suggestion="list reservations with `vm offers --gpu T --provider crusoe`")
+                          provider=NAME, suggestion=f"`vm offers --gpu {gpu} --provider crusoe` lists reservations")
     specs: dict[ReservationMode, Callable[[], Any]] = {
         ReservationMode.AUTO: LowestCost,
         ReservationMode.NONE: OnDemand,
@@ -104,6 +105,7 @@ class ErrorContext:
 
     region: str | None = None
     resource_id: str = ""
+    gpu: str = ""  # the GPU type of a create, for the hint of a capacity error
 
 
 Factory = Callable[[Any, ErrorContext], VmError]
@@ -111,8 +113,9 @@ Factory = Callable[[Any, ErrorContext], VmError]
 
 def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     where = f" in {ctx.region}" if ctx.region else ""
+    offers = f"`vm offers --gpu {ctx.gpu} --provider crusoe` lists capacity" if ctx.gpu else "or later"
     return CapacityError(f"Crusoe is out of stock{where}: {exc.message}", scope=Scope.REGION, region=ctx.region,
-                         provider=NAME, suggestion="try another region, or `vm offers` to see capacity")
+                         provider=NAME, suggestion=f"try another region: {offers}")
 
 
 def _timeout(exc: Any, ctx: ErrorContext) -> VmError:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from lambda_sdk import Instance as NativeInstance
     from lambda_sdk import InstanceStatus, InstanceTypeAvailability, Reservation
 
+SSH_USER = "ubuntu"  # the login of Lambda's images (Lambda Stack, Ubuntu)
 NAME = "lambda"
 API_KEY_ENV = "LAMBDA_API_KEY"
 # Lambda's documented reason code for an action blocked by another one (here: a restart still running).
@@ -134,7 +135,7 @@ def _not_found(exc: Any, where: Where) -> NotFound:
 
 def _lost_response(exc: Any, where: Where) -> Transient:
     return Transient(f"no answer from Lambda Cloud ({exc}); the request may have taken effect", provider=NAME,
-                     suggestion="look the instance up by name (vm list) before launching it again")
+                     suggestion="look the instance up by name (`vm list --provider lambda`) before launching it again")
 
 
 def _timeout(exc: Any, where: Where) -> Timeout:
@@ -184,6 +185,8 @@ def to_instance(native: NativeInstance, reservations: Mapping[str, Reservation])
         reserved=native.is_reserved, reservation_id=held.id if held else "",
         price_per_hour=price if price is not None else shape.price_cents_per_hour / 100,
         created_at=None,  # Lambda does not report when an instance was launched
+        public_ip=native.ip or "",  # `ip` is absent while booting
+        ssh_user=SSH_USER,
         native=native,
         labels={tag.key: tag.value for tag in native.tags},
     )
@@ -211,13 +214,14 @@ def reservation_info(reservation: Reservation) -> ReservationInfo:
 
 
 # ------------------------------------------------------------------------------------------------ requests
-def launch_reservation_id(request: ReservationRequest) -> str:
+def launch_reservation_id(request: ReservationRequest, gpu: str) -> str:
     """The reservation to launch on ("" = on-demand). Lambda cannot choose a reservation by itself."""
     if request.mode is ReservationMode.ID:
         return request.reservation_id
     if request.mode is ReservationMode.AUTO and request.strict:
         raise Unsupported("Lambda Cloud cannot pick a reservation automatically", provider=NAME,
-                          suggestion="name one with --reservation ID (see `vm offers`), or drop --strict")
+                          suggestion=f"name one with --reservation ID (`vm offers --gpu {gpu} --provider lambda` lists"
+                                     " them), or drop --strict")
     return ""
 
 

@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..model import Instance, InstanceState, ReservationMode, ReservationRequest
 
+SSH_USER = "ubuntu"  # the login of the Ubuntu images vm boots; cloud-init installs the key for it
 NAME = "nebius"
 
 
@@ -53,6 +54,7 @@ class ErrorContext:
     region: str | None = None
     project: str = ""
     name: str = ""  # the instance name of a create
+    gpu: str = ""  # the GPU type of a create, for the hint of a capacity error
     instance_id: str = ""
 
 
@@ -120,9 +122,21 @@ def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
         reservation_id=reservation_id,
         price_per_hour=None if reservation_id or entry is None else entry.price_per_hour,
         created_at=metadata.created_at,
+        public_ip=public_ip(status),
+        ssh_user=SSH_USER,
         native=native,
         labels=dict(metadata.labels or {}),
     )
+
+
+def public_ip(status: Any) -> str:
+    """The first interface's public address without its prefix length (`89.169.1.2/32` -> `89.169.1.2`); ""
+    when there is none (a dynamic address exists only while the instance runs)."""
+    for interface in getattr(status, "network_interfaces", None) or []:
+        address = getattr(getattr(interface, "public_ip_address", None), "address", "")
+        if address:
+            return address.split("/")[0]
+    return ""
 
 
 # ------------------------------------------------------------------------------------------------ reservations
@@ -161,8 +175,12 @@ def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     return CapacityError(
         f"Nebius has no capacity for {requested} in {where} ({exc.message})",
         scope=Scope.REGION, region=ctx.region, provider=NAME,
-        suggestion="try another region or GPU count (`vm offers --provider nebius`), or later",
+        suggestion=f"try another region or GPU count, or later{_offers_hint(ctx.gpu)}",
     )
+
+
+def _offers_hint(gpu: str) -> str:
+    return f" (`vm offers --gpu {gpu} --provider nebius` lists where it is sold)" if gpu else ""
 
 
 def _quota(exc: Any, ctx: ErrorContext) -> VmError:

@@ -27,8 +27,9 @@ The real backend has ignored `{"id": ID}` at create since early 2026 (research c
 there a RESERVE after the create would be needed. The mocks honour it, and so does this adapter's contract.
 
 Prices: Crusoe's API has none. A VM on a reservation costs the reservation's price ($/GPU-h) x its GPUs; any
-other VM the catalog's list price. Reboot: `hard=False` sends REBOOT (a mock-clouds extension: the real API only
-has RESET), `hard=True` sends RESET.
+other VM the catalog's list price. Reboot: the v1alpha5 API's actions are START, STOP, RESET, RESERVE, UNRESERVE
+and UPDATE, with no guest reboot: `hard=True` sends RESET, `hard=False` STOP then START (one Pending; its `note`
+says so). The mock clouds' REBOOT and RESTART extensions are not used.
 
 Without an `ssh_public_key` setting VMs get PLACEHOLDER_SSH_KEY: a well-formed ed25519 key nobody holds the
 private half of. It satisfies the API (and the mocks); set your own key to log in to real VMs.
@@ -46,6 +47,7 @@ from ..catalog import Catalog, ShapeEntry, default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, UsageError
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import Pending, ReservationInfo, Setting
+from ._chain import StopThenStart
 from ._crusoe_map import (
     NAME,
     TITLE,
@@ -58,6 +60,9 @@ from ._crusoe_map import (
 )
 
 T = TypeVar("T")
+
+SSH_USER = "ubuntu"  # the login of Crusoe's ubuntu22.04 images, which VMs boot by default
+REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest reboot; --hard resets)"
 
 PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
 
@@ -160,7 +165,8 @@ class CrusoePending(Generic[T]):
 
 
 class CrusoeProvider:
-    """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReboot and SupportsReservations.
+    """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot and
+    SupportsReservations.
 
     Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
     Raises only vm_core.errors exceptions.
@@ -212,15 +218,15 @@ class CrusoeProvider:
         """Ask for one VM (never retried). UsageError/Unsupported before any call for a shape Crusoe does not
         sell or `auto --strict`; CapacityError (scope provider) when no location can host it."""
         shape = self._shape_for(spec)
-        reservation = reservation_spec(spec.reservation)
+        reservation = reservation_spec(spec.reservation, shape.gpu)
         with translated():
             location = spec.region or self._pick_location(shape, spec.reservation)
-        with translated(ErrorContext(region=location)):
+        with translated(ErrorContext(region=location, gpu=shape.gpu)):
             operation = self._client.begin_create_instance(
                 name=spec.name, type=shape.shape, location=location,
                 ssh_public_key=spec.ssh_public_key or self._ssh_public_key, reservation_specification=reservation,
             )
-        return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id))
+        return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
 
     def _shape_for(self, spec: CreateSpec) -> ShapeEntry:
         """The pinned shape, else the smallest catalog shape of the GPU (UsageError listing what Crusoe sells)."""
@@ -254,7 +260,8 @@ class CrusoeProvider:
             usable = [r for r in usable if r.id == request.reservation_id]
             if not usable:
                 raise NotFound(f"no reservation {request.reservation_id} for {shape.shape} in this project",
-                               provider=NAME, suggestion="see `vm offers --provider crusoe` for reservations")
+                               provider=NAME,
+                               suggestion=f"`vm offers --gpu {shape.gpu} --provider crusoe` lists reservations")
         zones = self._zones()
         with_room = (r for r in usable if r.free_quantity >= max(1, shape.gpu_count))
         zone = next((z for r in with_room for z in _zones_of(r.locations, zones)), None)
@@ -273,13 +280,43 @@ class CrusoeProvider:
         return self._act(self._client.begin_stop_instance, instance_id, self._instance)
 
     def begin_start(self, instance_id: str) -> Pending[Instance]:
-        """START: the VM tries to go back to its reservation (CapacityError from wait() when nothing fits)."""
-        return self._act(self._client.begin_start_instance, instance_id, self._instance)
+        """START: the VM tries to go back to a reservation (CapacityError from wait() when nothing fits). When
+        it comes back on-demand although a reservation it may use exists, the Pending's `note` says so after
+        `wait`, with both prices."""
+        return self._start(instance_id, strict=False)
+
+    def begin_start_reserved(self, instance_id: str) -> Pending[Instance]:
+        """START only when a reservation the VM may use (product line, zone, project) has room for it now;
+        CapacityError before anything is sent otherwise. Should the reservation fill up meanwhile and the VM
+        start on-demand, wait() raises CapacityError saying so (the VM is left running)."""
+        return self._start(instance_id, strict=True)
+
+    def _start(self, instance_id: str, *, strict: bool) -> Pending[Instance]:
+        _check_id(instance_id)
+        with translated(ErrorContext(resource_id=instance_id)):
+            vm = self._client.get_instance(instance_id)
+            shape = self._catalog.lookup(NAME, vm.type) or ShapeEntry(NAME, "", vm.type, 0)
+            usable = [r for r in self._usable_reservations(shape, self._reservations())
+                      if _zones_of(r.locations, [vm.location])]
+        room = [r for r in usable if r.free_quantity >= max(1, shape.gpu_count)]
+        if strict and not room:
+            full = f" (full: {', '.join(r.id for r in usable)})" if usable else ""
+            raise CapacityError(f"no reservation {vm.name} may use has room for {vm.type} in {vm.location}"
+                                f"{full}; not started", scope=Scope.REGION, region=vm.location, provider=NAME,
+                                suggestion=f"vm start {instance_id} --provider {NAME}")
+        pending = self._act(self._client.begin_start_instance, instance_id, self._instance)
+        reserved_price = self._prices.get(usable[0].id) if usable else None
+        fallback = _Fallback(usable[0].id, reserved_price * shape.gpu_count if reserved_price else None, strict) \
+            if usable else None
+        return _StartPending(pending, fallback)
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
-        """REBOOT (soft, keeps the reservation) or RESET (`hard`)."""
-        begin = self._client.begin_reset_instance if hard else self._client.begin_reboot_instance
-        return self._act(begin, instance_id, self._instance)
+        """`hard`: RESET (a hard reset; the VM keeps its reservation). Else STOP, then START (the API has no
+        guest reboot): the stop releases reserved capacity, which the start tries to get back; the Pending's
+        `note` says so."""
+        if hard:
+            return self._act(self._client.begin_reset_instance, instance_id, self._instance)
+        return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
 
     def _act(self, begin: Callable[[str], Any], instance_id: str, convert: Callable[[Any], T]) -> Pending[T]:
         _check_id(instance_id)
@@ -359,7 +396,8 @@ class CrusoeProvider:
             provider=NAME, id=vm.id, name=vm.name, state=instance_state(vm.state),
             gpu=entry.gpu if entry else "", gpu_count=entry.gpu_count if entry else 0, region=vm.location,
             shape=vm.type, reserved=vm.reservation_id != "", reservation_id=vm.reservation_id,
-            price_per_hour=self._vm_price(vm.reservation_id, entry), created_at=vm.created_at, native=vm,
+            price_per_hour=self._vm_price(vm.reservation_id, entry), created_at=vm.created_at,
+            public_ip=vm.public_ipv4, ssh_user=SSH_USER, native=vm,
         )
 
     def _vm_price(self, reservation_id: str, entry: ShapeEntry | None) -> float | None:
@@ -373,6 +411,56 @@ class CrusoeProvider:
             if per_gpu is not None:
                 return round(per_gpu * entry.gpu_count, 4)
         return entry.price_per_hour
+
+
+@dataclass(frozen=True)
+class _Fallback:
+    """The reservation a started VM could have gone back to (cheapest usable one), its price for the VM, and
+    whether landing on-demand is an error (`--strict`)."""
+
+    reservation_id: str
+    price_per_hour: float | None
+    strict: bool
+
+    def check(self, instance: Instance) -> str:
+        """"" when `instance` is reserved; else the note (or, when strict, CapacityError) that it is not."""
+        if instance.reserved:
+            return ""
+        now = f"${instance.price_per_hour:.2f}/h" if instance.price_per_hour is not None else "the list price"
+        was = f" (${self.price_per_hour:.2f}/h)" if self.price_per_hour is not None else ""
+        note = f"started on-demand at {now}: reservation {self.reservation_id}{was} has no room for it"
+        if self.strict:
+            raise CapacityError(f"{instance.name or instance.id} {note} (it filled up during the start); the VM"
+                                " is running on-demand", scope=Scope.REGION, region=instance.region,
+                                provider=NAME, suggestion=f"vm stop {instance.id} --provider {NAME}")
+        return note
+
+
+class _StartPending:
+    """A START whose `note` (the Explained protocol) says, once wait() returned, that the VM came back
+    on-demand although a reservation it may use exists."""
+
+    def __init__(self, pending: Pending[Instance], fallback: _Fallback | None) -> None:
+        self._pending = pending
+        self._fallback = fallback
+        self.note = ""
+
+    @property
+    def id(self) -> str:
+        return self._pending.id
+
+    @property
+    def resource_id(self) -> str:
+        return self._pending.resource_id
+
+    def done(self) -> bool:
+        return self._pending.done()
+
+    def wait(self, timeout: float) -> Instance:
+        instance = self._pending.wait(timeout)
+        if self._fallback is not None:
+            self.note = self._fallback.check(instance)
+        return instance
 
 
 def _on_demand_offer(shape: ShapeEntry, zone: str, quantity: int) -> Offer:

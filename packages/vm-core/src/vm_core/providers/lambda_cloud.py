@@ -210,11 +210,11 @@ class LambdaProvider:
         CapacityError before launching when Lambda lists no capacity, CapacityError/QuotaError when the launch
         is refused, Transient when the answer was lost (the instance may exist: look it up by name)."""
         name = _checked_name(spec.name)
-        reservation_id = lm.launch_reservation_id(spec.reservation)
+        reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
         ssh_key = self._ssh_key_for(spec.ssh_public_key)
         if reservation_id:
-            region = spec.region or self._reservation_region(reservation_id)
+            region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:
             region = self._region_with_capacity(shape, spec.region)
         with translated(Where(region=region)):
@@ -245,11 +245,12 @@ class LambdaProvider:
                             region=requested, provider=NAME,
                             suggestion=f"regions with capacity now: {', '.join(with_room) or 'none'}")
 
-    def _reservation_region(self, reservation_id: str) -> str:
+    def _reservation_region(self, reservation_id: str, gpu: str) -> str:
         found = next((r for r in self._reservations() if r.id == reservation_id), None)
         if found is None or found.region is None:
             raise NotFound(f"no Lambda reservation {reservation_id} is visible to this account", provider=NAME,
-                           suggestion="check the id with `vm offers`, or give --region")
+                           suggestion=f"check the id (`vm offers --gpu {gpu} --provider lambda` lists reservations), or"
+                                      " give --region")
         return found.region.name
 
     def _ssh_key_for(self, public_key: str | None) -> str:
@@ -356,7 +357,7 @@ class LambdaProvider:
             self.begin_destroy(native.id)
         except VmError as cleanup:
             return VmError(f"{error.message}; terminating it failed: {cleanup.message}", provider=NAME,
-                           suggestion=cleanup.suggestion or f"destroy it: vm destroy {native.id} --provider lambda")
+                           suggestion=cleanup.suggestion or f"destroy it: `vm destroy {native.id} --provider lambda`")
         return VmError(f"{error.message}; it was terminated", provider=NAME,
                        suggestion="try again, or another region or provider")
 

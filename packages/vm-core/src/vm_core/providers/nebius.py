@@ -21,7 +21,8 @@ How the Nebius model maps onto vm-core:
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
-  both (the start is sent only when the stop has finished, from `wait()` or `done()`; `hard` changes nothing).
+  both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
+  `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
 - **Offers**: Nebius exposes neither capacity nor prices: an offer is a region whose PlatformService lists the
   preset, with `capacity=None`, `available=True` and the catalog's list price.
 
@@ -39,10 +40,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..catalog import Catalog, default_catalog
-from ..errors import CapacityError, ConfigError, Scope, UsageError, VmError
+from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer
 from ..provider import Pending, Setting
+from ._chain import StopThenStart
 from ._nebius_map import NAME, ErrorContext, reservation_policy, to_instance, translated
+
+REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
 if TYPE_CHECKING:
     from nebius_sdk import Backoff, NebiusClient, Operation
@@ -97,7 +101,8 @@ class NebiusSettings:
             raise ConfigError(
                 f"Nebius needs a VPC subnet to create instances in {region or 'the default project'}: set the "
                 "profile's subnet_id (one id, or a region -> subnet id table)", provider=NAME,
-                suggestion="list subnets with `nebius vpc subnet list --parent-id <project>`",
+                suggestion=f"list subnets with `nebius vpc subnet list --parent-id {self.projects.get(region, '')}`"
+                if self.projects.get(region) else "list subnets with `nebius vpc subnet list`",
             )
         return subnet
 
@@ -231,10 +236,11 @@ class NebiusProvider:
             raise UsageError("an instance name is required", provider=NAME)
         policy = reservation_policy(spec.reservation)
         shape = self._shape_for(spec)
-        region = self._region_for(spec.region, shape)  # reads PlatformService; the checks above call nothing
+        gpu = self._catalog.gpu(spec.gpu).name
+        region = self._region_for(spec.region, shape, gpu)  # reads PlatformService; the checks above call nothing
         project, subnet = self._config.projects[region], self._config.subnet(region)
         platform, _, preset = shape.partition("/")
-        context = ErrorContext(region=region, project=project, name=spec.name)
+        context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu)
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
@@ -262,8 +268,12 @@ class NebiusProvider:
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
         """Stop, then start (Nebius has no reboot). Only the stop is sent now: the start follows when the
-        stop has finished, from the Pending's `wait()` or `done()`."""
-        return _RebootPending(self.begin_stop(instance_id), self.begin_start)
+        stop has finished, from the Pending's `wait()` or `done()`. Unsupported for `hard`: Nebius has no reset,
+        and a stop + start is not one."""
+        if hard:
+            raise Unsupported("Nebius AI Cloud has no hard reset; its only reboot is a stop then a start",
+                              provider=NAME, suggestion=f"vm reboot {instance_id} --provider {NAME}")
+        return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
 
     # ------------------------------------------------------------------------------------------ offers
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
@@ -323,7 +333,7 @@ class NebiusProvider:
                 counts.setdefault(s.gpu, []).append(s.gpu_count)
         return ", ".join(f"{gpu}:{'/'.join(map(str, sorted(n)))}" for gpu, n in counts.items())
 
-    def _region_for(self, wanted: str | None, shape: str) -> str:
+    def _region_for(self, wanted: str | None, shape: str, gpu: str) -> str:
         """`wanted` if configured and it sells `shape`, else the first configured region that sells it."""
         regions = list(self._config.projects)
         if wanted:
@@ -333,7 +343,8 @@ class NebiusProvider:
                                  suggestion="add its project to the profile's `projects` table")
             if shape not in self._shapes_sold(wanted):
                 raise CapacityError(f"Nebius offers no {shape} in {wanted}", scope=Scope.REGION, region=wanted,
-                                    provider=NAME, suggestion="`vm offers --provider nebius` lists where it is sold")
+                                    provider=NAME, suggestion=f"`vm offers --gpu {gpu} --provider nebius` lists where"
+                                                              " it is sold")
             return wanted
         for region in regions:
             if shape in self._shapes_sold(region):
@@ -418,39 +429,6 @@ class _OperationPending(Generic[T]):
                 self._on_failure(self.resource_id, error, deadline)
             raise
         return self._finish(self.resource_id)
-
-
-class _RebootPending:
-    """Stop, then start, as one Pending. `id` is the operation running now (the stop's, then the start's)."""
-
-    def __init__(self, stop: Pending[Instance], begin_start: Callable[[str], Pending[Instance]]) -> None:
-        self._stop = stop
-        self._begin_start = begin_start
-        self._start: Pending[Instance] | None = None
-
-    @property
-    def id(self) -> str:
-        return (self._start or self._stop).id
-
-    @property
-    def resource_id(self) -> str:
-        return self._stop.resource_id
-
-    def done(self) -> bool:
-        """Polls the stop; once it has finished this sends the start (so it may make a few calls)."""
-        if self._start is None:
-            if not self._stop.done():
-                return False
-            self._stop.wait(0.0)  # raises if the stop failed
-            self._start = self._begin_start(self.resource_id)
-        return self._start.done()
-
-    def wait(self, timeout: float) -> Instance:
-        deadline = time.monotonic() + timeout
-        if self._start is None:
-            self._stop.wait(timeout)
-            self._start = self._begin_start(self.resource_id)
-        return self._start.wait(max(deadline - time.monotonic(), 0.0))
 
 
 @dataclass(frozen=True)

@@ -85,3 +85,12 @@ def test_a_timeout_is_9(fresh_home: VmHome) -> None:
     assert "vm fleet destroy slow" in result.err
     vm.ok("fleet", "destroy", "slow")
     assert fleet_vms(vm, "slow") == []
+
+
+def test_a_fleet_on_an_explicit_nebius_capacity_block(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:1", "--count", "2", "--name", "blk", "--providers", "nebius",
+                 "--reservation", "capacityblockgroup-e00h100block000001", "--strict", "-o", "json").json()
+    assert made["state"] == "active"
+    assert {m["reservation_id"] for m in made["members"]} == {"capacityblockgroup-e00h100block000001"}
+    vm.ok("fleet", "destroy", "blk")

@@ -96,6 +96,7 @@ class FleetCreator:
         self._gates = {name: threading.Semaphore(caps.get(name, 4)) for name in providers}
         self.stop = threading.Event()
         self._errors: list[VmError] = []
+        self._unlisted_reservation = False
         self._attempts: dict[int, int] = defaultdict(int)
         self._lock = threading.Lock()
 
@@ -121,6 +122,8 @@ class FleetCreator:
         self._register(spec)
         notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
         self._errors = list(offers.errors.values())
+        self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
+            o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
         running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
         running.update(self._sweep_unresolved(spec, len(running)))
         return self._finish(spec, list(running.values()), notes)
@@ -219,6 +222,8 @@ class FleetCreator:
     def _create_spec(self, spec: FleetSpec, member: MemberRecord, offer: Offer) -> CreateSpec:
         if offer.reserved:
             reservation = ReservationRequest(ReservationMode.ID, offer.reservation_id, strict=True)
+        elif spec.reservation.mode is ReservationMode.ID and self._unlisted_reservation:
+            reservation = spec.reservation  # no offer lists it: the cloud places the VM on it, or refuses
         elif spec.reservation.mode is ReservationMode.AUTO:
             reservation = ReservationRequest(ReservationMode.AUTO)
         else:

@@ -9,7 +9,7 @@ any callable with this signature. `eligible` applies the rules every strategy sh
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..model import Offer, ReservationMode, ReservationRequest
 
@@ -71,6 +71,9 @@ def price_per_gpu(offer: Offer) -> float:
 def eligible(offers: Iterable[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
     """Offers a fleet may use: right GPU and size, allowed provider/region, available, not blocked, and
     allowed by the reservation request. Without a GPU count, each provider's smallest size is kept."""
+    offers = list(offers)
+    if _unlisted_reservation(offers, request):
+        request = replace(request, reservation=ReservationRequest(ReservationMode.ID, "", strict=False))
     found = [o for o in offers if _fits(o, request) and not blocked.blocks(o)]
     if request.gpu_count is None:
         smallest: dict[str, int] = {}
@@ -89,6 +92,13 @@ def _fits(offer: Offer, request: FleetRequest) -> bool:
         and (request.providers is None or offer.provider in request.providers)
         and _reservation_allows(offer, request)
     )
+
+
+def _unlisted_reservation(offers: Sequence[Offer], request: FleetRequest) -> bool:
+    """An explicit reservation that no offer lists (Nebius capacity blocks are not listed through its API): the
+    create carries its id and the cloud enforces it, so the provider's unreserved offers are where it can go."""
+    wanted = request.reservation
+    return wanted.mode is ReservationMode.ID and not any(o.reservation_id == wanted.reservation_id for o in offers)
 
 
 def _reservation_allows(offer: Offer, request: FleetRequest) -> bool:

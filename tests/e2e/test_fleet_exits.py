@@ -94,3 +94,18 @@ def test_a_fleet_on_an_explicit_nebius_capacity_block(fresh_home: VmHome) -> Non
     assert made["state"] == "active"
     assert {m["reservation_id"] for m in made["members"]} == {"capacityblockgroup-e00h100block000001"}
     vm.ok("fleet", "destroy", "blk")
+
+
+def test_transient_failures_are_retried_until_the_fleet_is_complete(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("providers")
+    done = vm.mock("faults", "--provider", "lambda", "--error-rate", "0.2", "--drop-rate", "0.2", "--seed", "5")
+    assert done.returncode == 0, done.stderr
+    made = vm("fleet", "create", "--gpu", "H100:1", "--count", "6", "--min-count", "1", "--name", "flaky",
+              "--providers", "lambda", "-o", "json")
+    vm.mock("faults", "--provider", "lambda", "--error-rate", "0", "--drop-rate", "0")
+    assert made.code == 0, made.err
+    assert made.json()["state"] == "active" and len(made.json()["members"]) == 6
+    assert len(fleet_vms(vm, "flaky")) == 6  # and nothing doubled by the retries
+    vm.ok("fleet", "destroy", "flaky")
+    assert fleet_vms(vm, "flaky") == []

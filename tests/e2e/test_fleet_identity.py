@@ -136,3 +136,17 @@ def test_a_store_of_the_previous_version_never_adopts_by_name(fresh_home: VmHome
 def test_vm_create_cannot_make_a_fleet_member_name(fresh_home: VmHome) -> None:
     result = fresh_home("create", "--provider", "crusoe", "--gpu", "H100:8", "--name", "train--abcdefgh-0")
     assert result.code == 2 and "reserved for fleet members" in result.err
+
+
+def test_a_member_is_the_same_json_in_fleet_list_vm_list_and_vm_get(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:1", "--count", "1", "--name", "same", "--providers", "nebius",
+                 "-o", "json").json()
+    member = made["members"][0]
+    got = vm.ok("get", member["id"], "--provider", "nebius", "-o", "json").json()
+    listed = next(i for i in vm.ok("list", "-o", "json").json() if i["id"] == member["id"])
+    recorded = vm.ok("fleet", "list", "-o", "json").json()[0]["members"][0]
+    assert got["fleet"] == listed["fleet"] == recorded["fleet"] == "same"
+    assert set(got) == set(listed) == set(recorded)
+    assert (recorded["gpu"], recorded["gpu_count"]) == (got["gpu"], got["gpu_count"]) == ("H100", 1)
+    vm.ok("fleet", "destroy", "same")

@@ -83,4 +83,5 @@ def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
     """
     session = app.session()
     instance_id = validate.instance_id(session.plugin(provider), provider, instance_id)
-    views.instance(app.output, session.provider(provider).get_instance(instance_id), raw=raw)
+    found = session.provider(provider).get_instance(instance_id)
+    views.instance(app.output, _with_fleets(session, [found])[0], raw=raw)

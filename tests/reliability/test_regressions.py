@@ -20,7 +20,10 @@ from vm_core.embedded import settings_from_endpoints
 from vm_core.errors import CapacityError, NotFound, Transient
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.destroy import FleetDestroyer
+from vm_core.fleet.inspect import FleetInspector
+from vm_core.fleet.naming import FleetIdentity
 from vm_core.fleet.owner import creator_alive
+from vm_core.fleet.reconcile import FleetReconciler
 from vm_core.fleet.store import FleetState, MemberRecord, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
 from vm_core.plugins import provider_plugins
@@ -39,16 +42,16 @@ def test_reconcile_below_the_minimum_keeps_a_degraded_fleet_not_a_failed_one(moc
     store, providers = SqliteFleetStore(tmp_path / "vm.db"), providers_for(mock_clouds)
     FleetCreator(store, providers, spread, timeout=60).create(FleetSpec(name="rec", gpu="H100", count=3, min_count=3))
     store.update_fleet("rec", state=FleetState.INTERRUPTED)  # as `vm fleet status` leaves a killed create
-    destroyer = FleetDestroyer(store, providers, timeout=60)
-    doomed = [v for v in destroyer.view("rec").members][:2]
+    inspector = FleetInspector(store, providers)
+    doomed = [v for v in inspector.view("rec").members][:2]
     for view in doomed:  # two of three disappear behind vm's back
         providers[view.member.provider].begin_destroy(view.instance.id).wait(60)
-    record = destroyer.reconcile("rec").fleet
+    record = FleetReconciler(store, providers, timeout=60).reconcile("rec").view.fleet
     assert record.state is FleetState.DEGRADED
     assert record.message == "1 of 3 running (below the minimum of 3)"
-    remaining = [v for v in destroyer.view("rec").members if v.instance is not None]
+    remaining = [v for v in inspector.view("rec").members if v.instance is not None]
     providers[remaining[0].member.provider].begin_destroy(remaining[0].instance.id).wait(60)
-    assert destroyer.reconcile("rec").fleet.state is FleetState.FAILED  # failed: nothing runs
+    assert FleetReconciler(store, providers, timeout=60).reconcile("rec").view.fleet.state is FleetState.FAILED
 
 
 class _VanishingProvider:
@@ -75,14 +78,14 @@ def test_a_fleet_forgotten_by_another_process_meanwhile_is_not_found_not_a_crash
     """Found by the concurrency mix: `vm fleet status` racing `vm fleet destroy` ended in an internal error
     (KeyError from the store)."""
     store, providers = SqliteFleetStore(tmp_path / "vm.db"), providers_for(mock_clouds)
-    for action in ("view", "reconcile"):
+    for service, action in ((FleetInspector, "view"), (FleetReconciler, "reconcile")):
         name = f"gone-{action}"
         FleetCreator(store, providers, spread, timeout=60).create(FleetSpec(name=name, gpu="L40S", count=1,
                                                                             min_count=1))
         member = store.members(name)[0]
         vanishing = {**providers, member.provider: _VanishingProvider(providers[member.provider], store, name)}
         with pytest.raises(NotFound):  # "no fleet named ...", or "... was removed by another vm process meanwhile"
-            getattr(FleetDestroyer(store, vanishing, timeout=60), action)(name)
+            getattr(service(store, vanishing), action)(name)
         providers[member.provider].begin_destroy(member.instance_id).wait(60)
 
 
@@ -101,6 +104,9 @@ class _Unreachable:
     def find_instance(self, name: str) -> Any:
         raise Transient("503 service unavailable", provider=self._inner.name)
 
+    def list_instances(self) -> Any:
+        raise Transient("503 service unavailable", provider=self._inner.name)
+
 
 def test_reconcile_keeps_what_it_could_not_check(mock_clouds, tmp_path: Path) -> None:
     """Found by the chaos soak: a reconcile whose lookups failed transiently counted those members as not running
@@ -113,7 +119,7 @@ def test_reconcile_keeps_what_it_could_not_check(mock_clouds, tmp_path: Path) ->
                            state=MemberState.UNKNOWN)
     store.add_member(unknown)
     flaky = {**providers, "nebius": _Unreachable(providers["nebius"])}
-    view = FleetDestroyer(store, flaky, timeout=60).reconcile("flaky")
+    view = FleetReconciler(store, flaky, timeout=60).reconcile("flaky").view
     assert view.fleet.state is FleetState.ACTIVE and view.problems
     states = {m.name: m.state for m in store.members("flaky")}
     assert states["flaky-9"] is MemberState.UNKNOWN
@@ -154,8 +160,9 @@ def test_a_capacity_failure_after_the_cloud_accepted_leaves_nothing(mock_clouds,
     providers = {"nebius": _LeavesHusk(providers_for(mock_clouds)["nebius"])}
     report = FleetCreator(store, providers, spread, timeout=60).create(
         FleetSpec(name="husk", gpu="H100", count=1, min_count=1))
-    assert "husk-0" in report.notes[0] and "no capacity" in report.notes[0]
-    assert "husk-0" not in [vm["name"] for vm in fleet_vms(inventory(mock_clouds), "husk")]
+    husk = FleetIdentity("husk", store.get_fleet("husk").fleet_id).member_name(0, 1)
+    assert husk in report.notes[0] and "no capacity" in report.notes[0]
+    assert husk not in [vm["name"] for vm in fleet_vms(inventory(mock_clouds), "husk")]
     assert not audit(Store.read(tmp_path / "vm.db"), inventory(mock_clouds), fleets=["husk"], settled=["husk"])
     FleetDestroyer(store, providers, timeout=60).destroy("husk")
 
@@ -169,10 +176,13 @@ def inventory(clouds: Any) -> list[dict[str, Any]]:
 def test_undecodable_fleet_names_are_not_found(tmp_path: Path) -> None:
     """Found by the CLI fuzzer: a fleet name with bytes that are not UTF-8 crashed the SQLite store."""
     home = VmHome(tmp_path / "home")
-    for command in ("status", "destroy", "reconcile"):
+    for command in ("status", "reconcile"):
         result = vm(home, ["fleet", command, os.fsdecode(b"a\xff")])
         assert_clean_failure(result, {3})
         assert "no fleet named" in result.err
+    result = vm(home, ["fleet", "destroy", os.fsdecode(b"a\xff")])  # a fleet that is gone is exit 0: say why
+    assert_clean_failure(result, {2})
+    assert "invalid fleet name" in result.err
 
 
 def test_destroy_and_reconcile_refuse_while_the_create_runs(home_factory: Callable[..., VmHome]) -> None:

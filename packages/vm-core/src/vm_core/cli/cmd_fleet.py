@@ -239,13 +239,15 @@ def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
     only look like the fleet's are left alone and listed. Safe to re-run."""
     from ..errors import NotFound
     from ..fleet.destroy import DestroyReport, FleetDestroyer
+    from ..fleet.naming import check_fleet_name
 
+    check_fleet_name(name)  # exit 2 for a name no fleet can have
     try:
         store, record, providers = fleet_providers(app, name)
     except NotFound as exc:
         app.output.progress(f"{exc.message}: nothing to destroy")
         if app.output.json:
-            views.destroyed(app.output, DestroyReport(name))
+            views.destroyed(app.output, DestroyReport(name, forgotten=True))
         return
     if not yes:
         _confirm(app, record, store.members(name))

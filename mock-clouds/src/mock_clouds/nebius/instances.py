@@ -16,7 +16,7 @@ import msgspec
 from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project, Provider, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
-from . import auth, catalog, errors, paging, render, updates, validate
+from . import auth, catalog, errors, fieldmask, paging, render, updates, validate
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -261,11 +261,14 @@ def _planned_update(
     """Validate an Update against the current instance and work out the result (nothing is changed yet)."""
     record = InstanceRecord.of(vm)
     _check_identity(vm, record, metadata)
-    mask = call.reset_mask()
+    try:
+        mask = call.reset_mask()
+    except fieldmask.MaskSyntaxError as exc:
+        raise errors.bad_request([("x-resetmask", str(exc))]) from exc
     old_spec = record.instance_spec()
     new_spec = updates.merge(old_spec, spec, mask, "spec") if spec is not None else old_spec
     name = metadata.name or vm.name
-    labels = dict(metadata.labels) if metadata.labels or "metadata.labels" in mask else record.labels
+    labels = dict(metadata.labels) if metadata.labels or mask.resets("metadata.labels") else record.labels
     _raise_if(validate.name(name) + validate.spec(new_spec) + updates.immutable_changes(old_spec, new_spec))
     assert new_spec.resources is not None
     _raise_if(validate.shape(world, world.project(NEBIUS, vm.scope).region, new_spec.resources))

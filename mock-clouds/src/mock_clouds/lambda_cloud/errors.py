@@ -95,13 +95,14 @@ def forbidden(message: str, suggestion: str) -> ApiError:
     return ApiError(403, "global/forbidden", message, suggestion)
 
 
-def unknown_error() -> ApiError:
-    """`global/unknown`, observed when terminating an instance that is already terminating (SkyPilot #3410).
+def already_terminated(instance_id: str, status: str) -> ApiError:
+    """Terminating an instance that is already terminating or terminated.
 
-    The real status was not recorded; 400 is the client-error status the spec lists for terminate (which
-    documents 400/401/403/404 only), and the request can never succeed, so a 5xx would invite useless retries.
+    The live API was seen answering `global/unknown` here (SkyPilot #3410), a code the 1.10 spec no longer
+    declares anywhere; the spec's only 400 body for terminate is `global/invalid-parameters`, which the
+    generated client can parse, so the mock answers that.
     """
-    return ApiError(400, "global/unknown", "An unknown error occurred.")
+    return invalid_parameters(f"Instance '{instance_id}' is already {status}.")
 
 
 def duplicate(message: str) -> ApiError:

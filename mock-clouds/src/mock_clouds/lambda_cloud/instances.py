@@ -18,6 +18,7 @@ from . import render
 from .context import LAMBDA, Ctx
 from .errors import (
     ApiError,
+    already_terminated,
     conflict,
     file_system_in_wrong_region,
     forbidden,
@@ -26,7 +27,6 @@ from .errors import (
     invalid_parameters,
     quota_exceeded,
     resource_not_found,
-    unknown_error,
 )
 from .models import (
     ImageSpecification,
@@ -239,7 +239,7 @@ def terminate_instances(ctx: Ctx) -> dict[str, list[dict[str, object]]]:
 def _terminable(ctx: Ctx, instance_id: str) -> VM:
     vm = ctx.instance(instance_id, include_terminated=True)
     if vm.state in (VMState.DELETING, VMState.DELETED):
-        raise unknown_error()
+        raise already_terminated(vm.id, render.status(vm))
     if render.is_reserved(vm):
         # Mock extension (product brief): reserved capacity is released by Lambda, never through the API.
         raise forbidden(
@@ -263,6 +263,6 @@ def _restartable(ctx: Ctx, instance_id: str) -> VM:
     if vm.state != VMState.RUNNING or ctx.world.pending_operation(LAMBDA, vm.id) is not None:
         raise conflict(
             f"Instance '{vm.id}' cannot be restarted while it is not active "
-            f"(status {render.STATUS[vm.state]}, or an action is in progress)."
+            f"(status {render.status(vm)}, or an action is in progress)."
         )
     return vm

@@ -27,6 +27,13 @@ STATUS: dict[VMState, str] = {
     VMState.STOPPED: "unhealthy",
 }
 
+
+
+def status(vm: VM) -> str:
+    """`InstanceStatus`: `preempted` once the cloud has taken the instance's capacity back (`World.preempt`)."""
+    return "preempted" if vm.preempted and vm.state == VMState.STOPPED else STATUS[vm.state]
+
+
 ACTIONS = ("migrate", "rebuild", "restart", "cold_reboot", "terminate")
 _NOT_TERMINATE = frozenset(ACTIONS) - {"terminate"}
 _NOT_LAUNCHED = ("vm-has-not-launched", "The instance has not launched yet.")
@@ -117,7 +124,7 @@ def instance(world: World, vm: VM) -> dict[str, object]:
     if launched:
         body |= {"ip": details.ip, "private_ip": details.private_ip}
     body |= {
-        "status": STATUS[vm.state],
+        "status": status(vm),
         "ssh_key_names": list(details.ssh_key_names),
         "file_system_names": list(details.file_system_names),
     }

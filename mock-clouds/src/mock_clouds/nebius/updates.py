@@ -10,6 +10,7 @@ import dataclasses
 
 import betterproto2
 
+from . import validate
 from ._pb.nebius.compute import v1 as compute
 from .fieldmask import Mask
 from .validate import Violation
@@ -50,11 +51,16 @@ def _is_default(value: object) -> bool:
 
 
 def immutable_changes(old: compute.InstanceSpec, new: compute.InstanceSpec) -> list[Violation]:
-    return [
+    """Changed IMMUTABLE fields; a preemptible VM also cannot become a regular one or vice versa, whether
+    through `preemptible` or the `pricing_model` oneof."""
+    changed = [
         (path, "field is immutable")
         for path, attr in _IMMUTABLE
         if _fingerprint(old, attr) != _fingerprint(new, attr)
     ]
+    if not changed and validate.is_preemptible(old) != validate.is_preemptible(new):
+        changed.append(("spec.pricing_model", "a preemptible instance cannot become regular or vice versa"))
+    return changed
 
 
 def _fingerprint(spec: compute.InstanceSpec, attr: str) -> object:

@@ -7,6 +7,7 @@ import click
 from ..actions import fan_out
 from ..catalog import default_catalog
 from ..model import Offer
+from ..provider import Provider, SupportsSpot
 from ..session import report_providers
 from . import views
 from .app import App, common_options, pass_app, provider_option
@@ -21,7 +22,8 @@ from .app import App, common_options, pass_app, provider_option
 def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
-    Cheapest per GPU-hour first (with --all, offers without capacity follow).
+    Cheapest per GPU-hour first (with --all, offers without capacity follow). Spot offers (preemptible VMs at
+    the spot price, from providers that sell them) are marked as such; create them with `vm create --spot`.
 
     \b
     vm offers --gpu H100
@@ -32,10 +34,18 @@ def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
     if provider is not None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
-    outcomes = fan_out(lambda name: session.provider(name).offers(request.gpu, request.gpu_count), names)
+    outcomes = fan_out(lambda name: _offers(session.provider(name), request.gpu, request.gpu_count), names)
     found: list[Offer] = [offer for o in outcomes if o.value for offer in o.value if show_all or offer.available]
     views.offers(app.output, sorted(found, key=cheapest_first))
     app.finish([(o.key, o.error) for o in outcomes if o.error], len(names), "providers", as_warnings=True)
+
+
+def _offers(target: Provider, gpu: str, gpu_count: int | None) -> list[Offer]:
+    """The provider's offers, followed by its spot offers if it sells spot capacity."""
+    found = target.offers(gpu, gpu_count)
+    if isinstance(target, SupportsSpot):
+        found += target.spot_offers(gpu, gpu_count)
+    return found
 
 
 def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from mock_clouds.crusoe import vmdata
 from mock_clouds.crusoe.testing import (
+    CHEAP_RESERVATION,
+    H100,
     L40S,
     SSH_KEY,
     CrusoeEnv,
@@ -57,7 +59,9 @@ def network_interface(subnet: str = "", public_type: str | None = None) -> dict[
     }
 
 
-def post_body(name: str, nics: list[dict[str, Any]], **omitempty: Any) -> dict[str, Any]:
+def post_body(
+    name: str, nics: list[dict[str, Any]], location: str = LOCATION, type_: str = L40S, **omitempty: Any
+) -> dict[str, Any]:
     """`InstancesPostRequestV1Alpha5` in struct order; `omitempty` fields only when set."""
     fields: list[tuple[str, Any]] = [
         ("commitment_period", omitempty.get("commitment_period")),
@@ -67,7 +71,7 @@ def post_body(name: str, nics: list[dict[str, Any]], **omitempty: Any) -> dict[s
         ("host_channel_adapters", omitempty.get("host_channel_adapters")),
         ("image", omitempty.get("image")),
         ("install_crusoe_watch_agent", omitempty.get("install_crusoe_watch_agent")),  # *bool: nil is omitted
-        ("location", LOCATION),
+        ("location", location),
         ("maintenance_policy", omitempty.get("maintenance_policy")),
         ("name", name),
         ("network_interfaces", nics or None),
@@ -76,7 +80,7 @@ def post_body(name: str, nics: list[dict[str, Any]], **omitempty: Any) -> dict[s
         ("shutdown_script", omitempty.get("shutdown_script")),
         ("ssh_public_key", SSH_KEY),
         ("startup_script", omitempty.get("startup_script")),
-        ("type", L40S),
+        ("type", type_),
         ("virtualization_features", omitempty.get("virtualization_features")),
     ]
     required = {"location", "name", "ssh_public_key", "type"}
@@ -138,3 +142,17 @@ def test_stop_and_start_bodies(crusoe: CrusoeEnv) -> None:
         assert response.status_code == 200, response.text
         op = wait_operation(crusoe.client, crusoe.project, response.json()["operation"]["operation_id"])
         assert op["result"]["state"] == state
+
+
+def test_reservation_by_id_and_reserve_unreserve(crusoe: CrusoeEnv) -> None:
+    """`ReservationSpecification{Id}` on create, then PATCH `{"action":"UNRESERVE"}` and
+    `{"action":"RESERVE","reservation_id":...}` (the patch struct's other fields are omitempty)."""
+    body = post_body("go-reserved", [], location="us-east1-a", type_=H100,
+                     reservation_specification={"id": CHEAP_RESERVATION})
+    vm = create(crusoe, body)
+    assert vm["reservation_id"] == CHEAP_RESERVATION
+    for patch, expected in (({"action": "UNRESERVE"}, ""),
+                            ({"action": "RESERVE", "reservation_id": CHEAP_RESERVATION}, CHEAP_RESERVATION)):
+        response = crusoe.client.request("PATCH", vm_path(crusoe.project, vm["id"]), data=go_json(patch))
+        assert response.status_code == 200, response.text
+        assert get_vm(crusoe.client, crusoe.project, vm["id"])["reservation_id"] == expected

@@ -174,13 +174,13 @@ def test_restarting_a_booting_instance_is_409(mock_clouds_factory) -> None:
 
 
 def test_launch_rate_limit_is_waited_out(mock_clouds_factory) -> None:
-    """Two launches in a row: the second gets a 429 (one launch per 12 s, here scaled to 1.2 s) and succeeds
+    """Two launches in a row: the second gets a 429 (one launch per 12 s, here scaled to 3 s) and succeeds
     once the documented interval has passed."""
 
     def configure(state: WorldState) -> None:
         state.providers["lambda"].rate_limit = RateLimit(request_interval=0.0, create_interval=12.0)
 
-    clouds = mock_clouds_factory(providers=("lambda",), time_scale=0.1, configure=configure)
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=0.25, configure=configure)
     transport = WaitOut429(clouds.world.scaled(1.0))
     with _client(clouds, transport=transport) as client:
         first, second = _launch(client), _launch(client)

@@ -230,7 +230,7 @@ def test_rate_limited_calls_are_waited_out(mock_clouds_factory) -> None:
     """Over the per-tenant limit the mock answers RESOURCE_EXHAUSTED with a TooManyRequests detail. The SDK
     retries at once (and logs it); once its attempts are spent the caller waits and calls again, so every call of
     a quick burst ends in success."""
-    interval = 0.2
+    interval = 1.0  # one call a second: the calls of the burst come much faster than that
 
     def configure(state: WorldState) -> None:
         state.providers["nebius"].rate_limit = RateLimit(request_interval=interval, create_interval=0.0)
@@ -239,7 +239,7 @@ def test_rate_limited_calls_are_waited_out(mock_clouds_factory) -> None:
     refusals = _count_refusals(clouds)
     limited = Nebius(clouds)
     try:
-        for _ in range(5):
+        for _ in range(3):
             _waiting_out_rate_limits(
                 lambda: limited.instances.list(ListInstancesRequest(parent_id=limited.project)).wait(), interval
             )

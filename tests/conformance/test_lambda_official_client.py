@@ -10,6 +10,12 @@ from typing import Any
 import httpx
 import pytest
 from lambda_ai_cloud_api_client import AuthenticatedClient
+from lambda_ai_cloud_api_client.api.firewalls import (
+    create_firewall_ruleset,
+    delete_firewall_ruleset,
+    get_firewall_ruleset,
+    get_global_firewall_ruleset,
+)
 from lambda_ai_cloud_api_client.api.instances import (
     get_instance,
     launch_instance,
@@ -21,7 +27,13 @@ from lambda_ai_cloud_api_client.api.instances import (
 from lambda_ai_cloud_api_client.api.ssh_keys import add_ssh_key, delete_ssh_key, list_ssh_keys
 from lambda_ai_cloud_api_client.models import (
     AddSSHKeyRequest,
+    ApiErrorFirewallRulesetInUse,
     ApiErrorInvalidParameters,
+    CreateFirewallRulesetResponse200,
+    DeleteFirewallRulesetResponse400,
+    FirewallRule,
+    FirewallRulesetCreateRequest,
+    GetFirewallRulesetResponse200,
     GetInstanceResponse200,
     GetInstanceResponse404,
     InstanceLaunchRequest,
@@ -32,6 +44,7 @@ from lambda_ai_cloud_api_client.models import (
     LaunchInstanceResponse400,
     ListInstancesResponse200,
     ListInstancesResponse401,
+    NetworkProtocol,
     PublicRegionCode,
 )
 from mock_clouds.core.models import RateLimit, WorldState
@@ -217,3 +230,23 @@ def test_a_preempted_instance_parses_as_preempted(mock_clouds_factory) -> None:
         )
         assert preempted.status_code == 200
         assert _wait_status(client, instance_id, InstanceStatus.PREEMPTED).data.id == instance_id
+
+
+def test_firewall_rulesets(lambda_client: AuthenticatedClient) -> None:
+    rule = FirewallRule(
+        protocol=NetworkProtocol.TCP, port_range=[22, 22], source_network="0.0.0.0/0", description="Allow SSH"
+    )
+    body = FirewallRulesetCreateRequest(name="web", region=PublicRegionCode.US_EAST_1, rules=[rule])
+    created = create_firewall_ruleset.sync(client=lambda_client, body=body)
+    assert isinstance(created, CreateFirewallRulesetResponse200), created
+    ruleset_id = created.data.id
+    instance_id = _launch(lambda_client, firewall_rulesets=[{"id": ruleset_id}])
+    instance = _wait_status(lambda_client, instance_id, InstanceStatus.ACTIVE).data
+    assert [entry.id for entry in instance.firewall_rulesets] == [ruleset_id]
+    fetched = get_firewall_ruleset.sync(ruleset_id, client=lambda_client)
+    assert isinstance(fetched, GetFirewallRulesetResponse200) and fetched.data.instance_ids == [instance_id]
+    assert fetched.data.rules[0].port_range == [22, 22]
+    in_use = delete_firewall_ruleset.sync(ruleset_id, client=lambda_client)
+    assert isinstance(in_use, DeleteFirewallRulesetResponse400)
+    assert isinstance(in_use.error, ApiErrorFirewallRulesetInUse)
+    assert get_global_firewall_ruleset.sync(client=lambda_client).data.id == "global"

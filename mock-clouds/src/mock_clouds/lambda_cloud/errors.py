@@ -68,6 +68,26 @@ def resource_not_found(message: str, suggestion: str) -> ApiError:
     return ApiError(404, "global/object-does-not-exist", message, suggestion)
 
 
+def firewall_ruleset_not_found() -> ApiError:
+    """ApiErrorFirewallRulesetNotFound (its default message and suggestion)."""
+    return ApiError(
+        404,
+        "global/object-does-not-exist",
+        "Firewall ruleset does not exist or you do not have permission to access it.",
+        "Check your firewall ruleset ID and try again.",
+    )
+
+
+def firewall_ruleset_in_use() -> ApiError:
+    """ApiErrorFirewallRulesetInUse (its default message and suggestion)."""
+    return ApiError(
+        400,
+        "firewall-rulesets/firewall-ruleset-in-use",
+        "Firewall ruleset is in use by one or more instances.",
+        "Terminate all instances that are using the ruleset before deleting it.",
+    )
+
+
 def filesystem_not_found() -> ApiError:
     return ApiError(404, "global/object-does-not-exist", "Filesystem was not found.")
 

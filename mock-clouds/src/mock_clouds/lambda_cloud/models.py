@@ -6,7 +6,7 @@ is answered with 400 `global/invalid-parameters`, as the real API answers invali
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta
@@ -79,6 +79,30 @@ class InstanceModificationRequest(_Body):
 class AddSSHKeyRequest(_Body):
     name: Annotated[str, Meta(min_length=1, max_length=64)]
     public_key: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
+
+
+class FirewallRule(_Body):
+    """`FirewallRule`; `port_range` is required except for icmp, where it is refused (checked in firewalls.py)."""
+
+    protocol: Literal["tcp", "udp", "icmp", "all"]
+    source_network: str
+    description: Annotated[str, Meta(max_length=128)]
+    port_range: Annotated[list[Annotated[int, Meta(ge=1, le=65535)]], Meta(min_length=2, max_length=2)] | None = None
+
+
+class FirewallRulesetCreateRequest(_Body):
+    name: Name64
+    region: str
+    rules: list[FirewallRule]
+
+
+class FirewallRulesetPatchRequest(_Body):
+    name: Name64 | None = None
+    rules: list[FirewallRule] | None = None
+
+
+class GlobalFirewallRulesetPatchRequest(_Body):
+    rules: list[FirewallRule] | None = None
 
 
 class FilesystemCreateRequest(_Body):

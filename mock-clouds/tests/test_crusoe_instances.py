@@ -136,8 +136,8 @@ def test_full_lifecycle_create_stop_start_delete(crusoe: CrusoeEnv) -> None:
     assert [v["id"] for v in listed] == [vm["id"]]
 
     stopped = act(client, project, vm["id"], "STOP")
-    assert stopped["state"] == "SUCCEEDED" and stopped["result"]["state"] == "STATE_STOPPED"
-    assert get_vm(client, project, vm["id"])["state"] == "STATE_STOPPED"
+    assert stopped["state"] == "SUCCEEDED" and stopped["result"]["state"] == "STATE_SHUTOFF"
+    assert get_vm(client, project, vm["id"])["state"] == "STATE_SHUTOFF"
 
     started = act(client, project, vm["id"], "START")
     assert started["result"]["state"] == "STATE_RUNNING"
@@ -207,7 +207,7 @@ def test_resize_within_the_family_while_stopped_keeps_it_stopped(crusoe: CrusoeE
     updated = act(client, project, vm["id"], "UPDATE", type=L40S_8X)
     assert updated["state"] == "SUCCEEDED" and updated["result"]["type"] == L40S_8X
     after = get_vm(client, project, vm["id"])
-    assert (after["type"], after["state"]) == (L40S_8X, "STATE_STOPPED")
+    assert (after["type"], after["state"]) == (L40S_8X, "STATE_SHUTOFF")
     assert act(client, project, vm["id"], "START")["result"]["type"] == L40S_8X
 
 

@@ -103,7 +103,7 @@ def test_filters(fleet: tuple[CrusoeEnv, list[dict[str, Any]]]) -> None:
     assert names(list_vms(env, names="alpha,echo")) == ["alpha", "echo"]
     assert names(list_vms(env, ids=f"{vms[0]['id']},{vms[3]['id']}")) == ["delta", "charlie"]
     assert names(list_vms(env, types=L40S_8X)) == ["echo"]
-    assert names(list_vms(env, states="STATE_STOPPED")) == ["bravo"]
+    assert names(list_vms(env, states="STATE_SHUTOFF")) == ["bravo"]
     assert names(list_vms(env, states="STATE_RUNNING", sort="name")) == ["alpha", "charlie", "delta", "echo"]
     assert names(list_vms(env, locations="eu-iceland1")) == NAMES  # a region matches its zones
     assert names(list_vms(env, locations="us-east1-a")) == []

@@ -15,6 +15,7 @@ from mock_clouds.crusoe.testing import (
     CrusoeEnv,
     act,
     create_vm,
+    env_for,
     get_vm,
     instances_path,
     reservation,
@@ -183,7 +184,7 @@ def test_start_without_room_fails_out_of_stock_and_stays_stopped(mock_clouds_fac
     h100(env, "squatter", reservation_specification={"id": CHEAP_RESERVATION})
     failed = act(env.client, env.project, vm["id"], "START")
     assert (failed["state"], failed["result"]["code"]) == ("FAILED", "out_of_stock")
-    assert get_vm(env.client, env.project, vm["id"])["state"] == "STATE_STOPPED"
+    assert get_vm(env.client, env.project, vm["id"])["state"] == "STATE_SHUTOFF"
 
 
 def test_on_demand_capacity_exhaustion(crusoe: CrusoeEnv) -> None:
@@ -245,3 +246,13 @@ def test_quotas_count_gpus_of_running_vms(crusoe: CrusoeEnv) -> None:
     assert (h100_quota["max"], h100_quota["used"], h100_quota["available"]) == (256, 8, 248)
     assert h100_quota["category"] == "GPU Instance" and h100_quota["type"].startswith("PROJECT_QUOTA_TYPE_")
     assert crusoe.client.get(f"/projects/{crusoe.research_project}/quotas").json() == {"quotas": []}
+
+
+def test_reservation_status_is_a_free_string(mock_clouds) -> None:
+    """`status` is an unconstrained string in the spec: a value the mock does not model matches nothing, never 400."""
+    env = env_for(mock_clouds)
+    path = f"/organizations/{env.org_id}/reservations"
+    effective = env.client.get(path, params={"status": "effective"})
+    other = env.client.get(path, params={"status": "expired"})
+    assert effective.status_code == other.status_code == 200
+    assert effective.json()["items"] and other.json()["items"] == []

@@ -13,8 +13,10 @@ from mock_clouds.crusoe.testing import (
     create_body,
     create_vm,
     env_for,
+    get_vm,
     instances_path,
     vm_path,
+    wait_operation,
 )
 from mock_clouds.runner import MockClouds
 from mock_clouds.testing import TEST_TIME_SCALE
@@ -61,7 +63,6 @@ def test_create_body_decoding_errors(crusoe: CrusoeEnv, body: bytes, detail: str
 @pytest.mark.parametrize(
     ("overrides", "detail"),
     [
-        ({"colour": "blue"}, "Object contains unknown field `colour`"),
         ({"type": "a100.1x"}, "invalid vm type 'a100.1x'"),
         ({"location": "mars-1a"}, "invalid location 'mars-1a'"),
         ({"name": "  "}, "name must not be empty"),
@@ -84,7 +85,7 @@ def test_create_body_decoding_errors(crusoe: CrusoeEnv, body: bytes, detail: str
             {"reservation_specification": {"id": "00000000-0000-4000-8000-000000000000"}},
             "reservation 00000000-0000-4000-8000-000000000000 not found",
         ),
-        ({"maintenance_policy": "never"}, "Invalid enum value 'never' - at `$.maintenance_policy`"),
+        ({"install_crusoe_watch_agent": "yes"}, "Expected `bool`, got `str` - at `$.install_crusoe_watch_agent`"),
         ({"network_interfaces": [{"subnet": "default"}]}, "invalid subnet id 'default': not a UUID"),
         ({"commitment_period": 12}, "commitment is no longer supported"),
     ],
@@ -117,7 +118,6 @@ def test_invalid_action(crusoe: CrusoeEnv, vm: dict[str, Any], body: dict[str, A
 @pytest.mark.parametrize(
     ("body", "detail"),
     [
-        ({"action": "STOP", "colour": 1}, "Object contains unknown field `colour`"),
         ({"action": "RESERVE"}, "reservation_id is required for RESERVE"),
         ({"action": "RESERVE", "reservation_id": "x"}, "invalid reservation id 'x': not a UUID"),
         ({"action": "UPDATE"}, "nothing to update: give type, maintenance_policy or network_interfaces"),
@@ -198,3 +198,51 @@ def test_the_server_survives_all_of_it(crusoe: CrusoeEnv) -> None:
         t["product_name"]
         for t in crusoe.client.get(f"/projects/{crusoe.project}/compute/vms/types").json()["items"]
     }
+
+
+def test_nulls_and_unknown_fields_are_read_as_go_reads_them(crusoe: CrusoeEnv) -> None:
+    """The real server is written in Go: `null` leaves a field at its zero value and unknown fields are ignored,
+    so a body with both is accepted and means the same as one without them."""
+    body = create_body(
+        "go-zero-values",
+        image=None,
+        custom_image=None,
+        startup_script=None,
+        shutdown_script=None,
+        install_crusoe_watch_agent=None,
+        crusoe_watch_agent_install_mode=None,
+        reservation_specification=None,
+        virtualization_features=None,
+        maintenance_policy=None,
+        network_interfaces=[{"subnet": "", "ips": None, "id": "", "name": ""}],
+        disks=None,
+        host_channel_adapters=None,
+        colour="blue",
+    )
+    op = crusoe.client.post(instances_path(crusoe.project), body)
+    assert op.status_code == 200, op.text
+    created = wait_operation(crusoe.client, crusoe.project, op.json()["operation"]["operation_id"])
+    assert created["state"] == "SUCCEEDED"
+    vm = get_vm(crusoe.client, crusoe.project, created["metadata"]["id"])
+    assert (vm["maintenance_policy"], vm["state"]) == ("unspecified", "STATE_RUNNING")
+    assert vm["network_interfaces"][0]["ips"][0]["public_ipv4"]["type"] == "dynamic"
+
+
+def test_empty_public_ipv4_type_means_dynamic(crusoe: CrusoeEnv) -> None:
+    nic = {"subnet": "", "ips": [{"private_ipv4": None, "public_ipv4": {"address": "", "id": "", "type": ""}}]}
+    vm = create_vm(crusoe.client, crusoe.project, "empty-ip-type", network_interfaces=[nic])
+    assert vm["network_interfaces"][0]["ips"][0]["public_ipv4"]["type"] == "dynamic"
+
+
+def test_maintenance_policy_is_a_free_string(crusoe: CrusoeEnv) -> None:
+    vm = create_vm(crusoe.client, crusoe.project, "free-policy", maintenance_policy="live-migrate")
+    assert vm["maintenance_policy"] == "live-migrate"
+
+
+def test_patch_ignores_unknown_fields_and_nulls(crusoe: CrusoeEnv) -> None:
+    vm = create_vm(crusoe.client, crusoe.project, "patch-nulls")
+    body = {"action": "STOP", "colour": 1, "reservation_id": None, "network_interfaces": None}
+    stopped = crusoe.client.patch(vm_path(crusoe.project, vm["id"]), body)
+    assert stopped.status_code == 200, stopped.text
+    op = wait_operation(crusoe.client, crusoe.project, stopped.json()["operation"]["operation_id"])
+    assert op["state"] == "SUCCEEDED" and op["result"]["state"] == "STATE_SHUTOFF"

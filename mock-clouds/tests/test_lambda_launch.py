@@ -61,11 +61,6 @@ def not_found(message: str, suggestion: str) -> dict[str, Any]:
             invalid_parameters("Error in request body: Expected `str`, got `int` - at `$.region_name`"),
         ),
         (
-            launch_body(color="blue"),
-            400,
-            invalid_parameters("Error in request body: Object contains unknown field `color`"),
-        ),
-        (
             launch_body(hostname="Bad_Host"),
             400,
             invalid_parameters(

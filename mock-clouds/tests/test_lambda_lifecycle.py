@@ -4,13 +4,14 @@ launches, all-or-nothing terminate/restart and account isolation."""
 from __future__ import annotations
 
 import pytest
+import requests
 from mock_clouds.core.models import WorldState
 from mock_clouds.lambda_cloud.testing import (
     HEX32,
     INSTANCE_NOT_FOUND,
     OTHER_ACCOUNT,
     LambdaApi,
-    error,
+    invalid_parameters,
 )
 
 ACTIONS = ("migrate", "rebuild", "restart", "cold_reboot", "terminate")
@@ -129,10 +130,24 @@ def test_terminating_twice_is_refused(api: LambdaApi) -> None:
     assert api.post("/instance-operations/terminate", {"instance_ids": [instance_id]}).status_code == 200
     again = api.post("/instance-operations/terminate", {"instance_ids": [instance_id]})
     assert again.status_code == 400
-    assert again.json() == error("global/unknown", "An unknown error occurred.")
+    assert again.json() == invalid_parameters(f"Instance '{instance_id}' is already terminating.")
     api.wait_status(instance_id, "terminated")
     after = api.post("/instance-operations/terminate", {"instance_ids": [instance_id]})
-    assert (after.status_code, after.json()) == (400, error("global/unknown", "An unknown error occurred."))
+    assert (after.status_code, after.json()) == (
+        400, invalid_parameters(f"Instance '{instance_id}' is already terminated.")
+    )
+
+
+def test_empty_instance_ids_act_on_nothing(api: LambdaApi) -> None:
+    terminated = api.post("/instance-operations/terminate", {"instance_ids": []})
+    restarted = api.post("/instance-operations/restart", {"instance_ids": []})
+    assert (terminated.status_code, terminated.json()) == (200, {"data": {"terminated_instances": []}})
+    assert (restarted.status_code, restarted.json()) == (200, {"data": {"restarted_instances": []}})
+
+
+def test_unknown_request_fields_are_ignored(api: LambdaApi) -> None:
+    response = api.post("/instance-operations/terminate", {"instance_ids": [], "color": "blue"})
+    assert response.status_code == 200
 
 
 def test_terminate_is_all_or_nothing(api: LambdaApi) -> None:
@@ -193,3 +208,21 @@ def test_accounts_are_isolated(api: LambdaApi) -> None:
         assert (response.status_code, response.json()) == (404, INSTANCE_NOT_FOUND)
     assert api.instance(mine)["status"] in ("booting", "active")
     assert "name" not in api.instance(mine)
+
+
+def test_a_preempted_instance_reports_preempted_and_can_be_terminated(api: LambdaApi) -> None:
+    """`preempted` (InstanceStatus since 1.8) appears once the cloud takes the capacity back; the mock's admin
+    API triggers it."""
+    instance_id = api.launch()
+    api.wait_status(instance_id, "active")
+    admin = api.clouds.endpoints["admin"]
+    headers = {"Authorization": f"Bearer {admin['token']}"}
+    url = f"{admin['url']}/preempt/lambda/{instance_id}"
+    assert requests.post(url, headers=headers, timeout=5).json()["preempted"] is True
+    assert api.get(f"/instances/{instance_id}").json()["data"]["status"] == "preempted"
+    again = requests.post(url, headers=headers, timeout=5)
+    assert again.status_code == 409  # only a running instance can be preempted
+    restart = api.post("/instance-operations/restart", {"instance_ids": [instance_id]})
+    assert restart.status_code == 409 and "status preempted" in restart.json()["error"]["message"]
+    assert api.post("/instance-operations/terminate", {"instance_ids": [instance_id]}).status_code == 200
+    api.wait_status(instance_id, "terminated")

@@ -43,11 +43,7 @@ def test_ssh_keys_add_list_delete(api: LambdaApi) -> None:
     missing = api.delete(f"/ssh-keys/{added['id']}")
     assert (missing.status_code, missing.json()) == (
         404,
-        error(
-            "global/object-does-not-exist",
-            "Specified SSH key does not exist.",
-            "Check your SSH key ID and try again.",
-        ),
+        error("global/not-found", "The requested resource was not found."),
     )
 
 

@@ -54,6 +54,28 @@ def test_default_values_keep_current_fields_unless_reset(nebius):
     assert updated.spec.resources == instance.spec.resources
 
 
+def test_grouped_reset_mask_as_the_official_sdk_writes_it(nebius):
+    """The SDK groups paths under a common prefix; every grouped path is reset, others are kept."""
+    instance = _created(nebius, "grouped", hostname="box-2", cloud_init_user_data="#cloud-config")
+    mask = 'metadata.(labels),spec.(cloud_init_user_data,"hostname",network_interfaces.*.(name,subnet_id))'
+    resetting = nebius.client.with_metadata(("x-resetmask", mask))
+    resetting.instances.update(_update(instance.metadata.id, spec=compute.InstanceSpec()))
+    updated = nebius.get(instance.metadata.id)
+    assert (updated.spec.hostname, updated.spec.cloud_init_user_data) == ("", "")
+    assert updated.spec.resources == instance.spec.resources
+    assert updated.spec.network_interfaces == instance.spec.network_interfaces  # only inner fields named
+
+
+def test_malformed_reset_mask_is_invalid_argument(nebius):
+    instance = _created(nebius, "badmask", hostname="box-3")
+    resetting = nebius.client.with_metadata(("x-resetmask", "spec.(hostname"))
+    request = _update(instance.metadata.id, spec=compute.InstanceSpec())
+    failed = testkit.failure(resetting.instances.update, request)
+    assert failed.code == grpc.StatusCode.INVALID_ARGUMENT and failed.error is not None
+    assert "expected ')'" in str(failed.error.to_dict())
+    assert nebius.get(instance.metadata.id).spec.hostname == "box-3"
+
+
 def test_stale_resource_version_is_aborted(nebius):
     instance = _created(nebius, "versioned")
     request = _update(instance.metadata.id, resource_version=7, labels={"x": "y"})

@@ -145,7 +145,7 @@ def test_oversized_message_is_rejected_by_grpc(nebius):
 
 def test_unknown_method_is_unimplemented(nebius):
     assert (
-        _raw(nebius, "/nebius.compute.v1.InstanceService/BatchGet", b"").code()
+        _raw(nebius, "/nebius.compute.v1.InstanceService/Reboot", b"").code()
         == grpc.StatusCode.UNIMPLEMENTED
     )
 

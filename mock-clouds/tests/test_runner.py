@@ -91,6 +91,15 @@ def test_admin_inventory_and_faults(mock_clouds: MockClouds) -> None:
     assert unknown.status_code == 400
 
 
+def test_admin_preempt_refuses_unknown_providers_and_instances(mock_clouds: MockClouds) -> None:
+    admin = mock_clouds.endpoints["admin"]
+    headers = {"Authorization": f"Bearer {admin['token']}"}
+    unknown_cloud = requests.post(admin["url"] + "/preempt/aws/i-1", headers=headers, timeout=5)
+    assert unknown_cloud.status_code == 400
+    missing = requests.post(admin["url"] + "/preempt/nebius/computeinstance-e00nope", headers=headers, timeout=5)
+    assert missing.status_code == 404 and "not found" in missing.json()["error"]
+
+
 def test_deleted_vms_leave_the_inventory(mock_clouds: MockClouds) -> None:
     vm, _ = create_nebius(mock_clouds, "short-lived")
     with mock_clouds.world.tx() as world:

@@ -29,10 +29,25 @@ def test_offers_cheapest_first_with_capacity_and_reservations(shared_home: VmHom
     reserved = {o["reservation_id"] for o in offers if o["reserved"]}
     assert "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11" in reserved
     table = shared_home.ok("offers", "--gpu", "H100:8", "--provider", "crusoe")
-    assert table.rows()[0] == ["PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "CAPACITY", "RESERVATION"]
+    header = ["PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "CAPACITY", "RESERVATION", "SPOT"]
+    assert table.rows()[0] == header
     assert {r[3] for r in table.rows()[1:]} == {"H100x8"} and all(r[0] == "crusoe" for r in table.rows()[1:])
     every = shared_home.ok("offers", "--gpu", "H100", "--all", "-o", "json").json()
     assert len(every) > len(offers) and not every[-1]["available"]
+
+
+def test_spot_offers_are_marked_and_create_spot_makes_a_preemptible_vm(shared_home: VmHome) -> None:
+    offers = shared_home.ok("offers", "--gpu", "H100:1", "-o", "json").json()
+    spot = [o for o in offers if o["spot"]]
+    assert {o["provider"] for o in spot} == {"nebius"} and {o["price_per_hour"] for o in spot} == {1.25}
+    assert offers[0]["spot"]  # the cheapest per GPU-hour
+    table = shared_home.ok("offers", "--gpu", "H100:1", "--provider", "nebius")
+    assert [r[-1] for r in table.rows()[1:]].count("spot") == len(spot)
+    made = shared_home.ok("create", "-p", "nebius", "--gpu", "H100:1", "--spot", "--name", "spotty", "-o", "json")
+    assert made.json()["price_per_hour"] == 1.25 and made.json()["state"] == "running"
+    refused = shared_home("create", "-p", "crusoe", "--gpu", "H100", "--spot", "--name", "no-spot", "-o", "json")
+    assert refused.code == 5 and refused.error()["code"] == "unsupported" and shared_home.live("no-spot") == []
+    shared_home.ok("destroy", "-p", "nebius", made.json()["id"])
 
 
 def test_providers_shows_endpoints_and_capabilities(shared_home: VmHome) -> None:

@@ -6,6 +6,7 @@ It is how `mock-clouds inventory`, `mock-clouds faults` and `mock-clouds status`
     GET  /inventory              -> {"instances": [...]}   every instance that exists in any cloud
     GET  /faults                 -> {"crusoe": {...}, "lambda": {...}, "nebius": {...}} settings and counters
     POST /faults/{provider}      -> body: any of error_rate, op_failure_rate, latency_ms, drop_rate, seed
+    POST /preempt/{provider}/{id} -> the running instance is preempted (stopped by the cloud), as spot capacity is
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import msgspec
 
 from .core.faults import FaultInjector
 from .core.models import Faults, Provider
+from .core.world import WorldError
 from .http import BadRequestBody, HttpServer, Request, Response, Router
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ class AdminApp:
         self.router.add("GET", "/inventory", lambda r: Response(200, {"instances": inventory(clouds)}))
         self.router.add("GET", "/faults", self._get_faults)
         self.router.add("POST", "/faults/{provider}", self._post_faults)
+        self.router.add("POST", "/preempt/{provider}/{vm_id}", self._post_preempt)
 
     def handle(self, request: Request) -> Response:
         token = self.clouds.world.state.extra_state.get("admin_token", "")
@@ -99,6 +102,19 @@ class AdminApp:
         except (ValueError, BadRequestBody) as exc:
             return self.reject(400, str(exc))
         return Response(200, msgspec.structs.asdict(faults))
+
+    def _post_preempt(self, request: Request) -> Response:
+        try:
+            provider = Provider(request.params["provider"])
+        except ValueError as exc:
+            return self.reject(400, str(exc))
+        world = self.clouds.world
+        try:
+            with world.tx():
+                vm = world.preempt(provider, request.params["vm_id"])
+                return Response(200, {"id": vm.id, "state": vm.state.value, "preempted": vm.preempted})
+        except WorldError as exc:
+            return self.reject(404 if exc.kind == "not_found" else 409, exc.message)
 
     def reject(self, status: int, message: str) -> Response:
         return Response(status, {"error": message})

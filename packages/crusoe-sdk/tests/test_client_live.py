@@ -67,7 +67,7 @@ def test_full_lifecycle(client: CrusoeClient) -> None:
     assert client.get_instance(vm.id) == vm
 
     stopped = client.begin_stop_instance(vm.id).result()
-    assert stopped.state is InstanceState.STOPPED and stopped.state.is_stopped
+    assert stopped.state is InstanceState.SHUTOFF and stopped.state.is_stopped
     started = client.begin_start_instance(vm.id).result()
     assert started.state is InstanceState.RUNNING
     assert client.begin_reset_instance(vm.id).result().state is InstanceState.RUNNING

@@ -64,7 +64,7 @@ def test_terminate_is_idempotent(client: LambdaClient, launch) -> None:
     terminated = client.terminate_instances([op.instance_id])
     assert [i.id for i in terminated] == [op.instance_id]
     assert terminated[0].status is InstanceStatus.TERMINATING
-    # already terminating: Lambda answers an error (global/unknown); the SDK re-reads and treats it as done
+    # already terminating: Lambda answers a 400; the SDK re-reads and treats it as done
     assert client.terminate_instances([op.instance_id]) == []
     assert client.terminate_instance(UNKNOWN_ID) is None  # never existed
     assert client.terminate_instances([]) == []

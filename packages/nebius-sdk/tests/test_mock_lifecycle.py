@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 from nebius_sdk import NotFound, Operation
-from nebius_sdk.models import InstanceState, ReservationPolicyPolicy, instance_state, private_ip, public_ip
+from nebius_sdk.models import (
+    InstanceState,
+    ReservationPolicyPolicy,
+    instance_state,
+    is_preemptible,
+    private_ip,
+    public_ip,
+)
 
 H100 = ("gpu-h100-sxm", "1gpu-16vcpu-200gb")
 CPU = ("cpu-d3", "4vcpu-16gb")
@@ -118,3 +125,25 @@ def test_debug_log_names_each_call_and_its_request_id(client, caplog) -> None:
     list(client.list_instances())
     [record] = [r for r in caplog.records if "InstanceService/List" in r.getMessage()]
     assert "request id " in record.getMessage() and "request id ," not in record.getMessage()
+
+
+def test_batch_get_instances_maps_ids_to_instances_or_errors(client) -> None:
+    ids = [client.begin_create_instance(f"vm-batch-{i}", *CPU).resource_id for i in range(2)]
+    gone = client.begin_create_instance("vm-batch-gone", *CPU).resource_id
+    client.delete_instance(gone, wait_timeout=WAIT)
+    found = client.batch_get_instances([*ids, gone, ids[0]])
+    assert set(found) == {*ids, gone}
+    assert [found[i].metadata.name for i in ids] == ["vm-batch-0", "vm-batch-1"]
+    assert isinstance(found[gone], NotFound)
+    assert client.batch_get_instances([]) == {}
+
+
+def test_preemptible_and_spot_pricing_policy(client) -> None:
+    spot = client.begin_create_instance(
+        "vm-spot", *H100, preemptible=True, spot_pricing_policy_id="pricingpolicy-e00cap"
+    ).result(timeout=WAIT)
+    regular = client.begin_create_instance("vm-regular", *H100).result(timeout=WAIT)
+    assert is_preemptible(spot) and not is_preemptible(regular)
+    assert spot.spec.spot_pricing_policy.id == "pricingpolicy-e00cap" and spot.spec.preemptible is not None
+    with pytest.raises(ValueError, match="needs preemptible"):
+        client.begin_create_instance("vm-bad", *H100, spot_pricing_policy_id="pricingpolicy-e00cap")

@@ -31,7 +31,7 @@ from vm_core.errors import (
     VmError,
 )
 from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
-from vm_core.provider import Explained
+from vm_core.provider import Explained, SupportsSpot
 from vm_core.providers import _crusoe_map
 from vm_core.providers.crusoe import CrusoeProvider, plugin, policies
 
@@ -387,3 +387,10 @@ def test_importing_the_adapter_loads_no_sdk_and_no_requests() -> None:
         "assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_spot_is_unsupported(clouds: Any, crusoe: CrusoeProvider) -> None:
+    assert not isinstance(crusoe, SupportsSpot)
+    with pytest.raises(Unsupported, match="no spot instances"):
+        crusoe.begin_create(CreateSpec(name="spot", gpu="H100", spot=True))
+    assert clouds.world.vms(Provider.CRUSOE) == []

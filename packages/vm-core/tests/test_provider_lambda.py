@@ -29,7 +29,7 @@ from vm_core.errors import (
 )
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
 from vm_core.provider import Provider as ProviderProtocol
-from vm_core.provider import SupportsReboot, SupportsReservations, SupportsStopStart
+from vm_core.provider import SupportsReboot, SupportsReservations, SupportsSpot, SupportsStopStart
 from vm_core.providers._lambda_map import to_vm_error
 from vm_core.providers.lambda_cloud import plugin
 
@@ -408,3 +408,10 @@ def test_capacity_listing_is_read_not_probed(mock_clouds_factory: Any, connect: 
         provider.begin_create(spec("west-full"))
     assert err.value.scope is Scope.PROVIDER
     assert len(world_vms(clouds)) == 2
+
+
+def test_spot_is_unsupported(clouds: Any, lam: Any) -> None:
+    assert not isinstance(lam, SupportsSpot)
+    with pytest.raises(Unsupported, match="no spot instances"):
+        lam.begin_create(spec("spot", spot=True))
+    assert clouds.world.vms(Provider.LAMBDA) == []

@@ -27,7 +27,7 @@ from vm_core.errors import (
     VmError,
 )
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
-from vm_core.provider import SupportsReboot, SupportsReservations, SupportsStopStart
+from vm_core.provider import SupportsReboot, SupportsReservations, SupportsSpot, SupportsStopStart
 from vm_core.providers.nebius import NebiusProvider, plugin
 
 WAIT = 60.0  # generous: mock operations take a fraction of a second, the machine may be slow
@@ -390,6 +390,31 @@ def test_offers_are_regions_whose_platforms_list_the_preset(nebius: NebiusProvid
     assert nebius.offers("A100") == []
     with pytest.raises(UsageError, match="known types"):
         nebius.offers("TPU")
+
+
+def test_spot_offers_are_catalog_shapes_with_a_spot_price_on_preemptible_platforms(nebius: NebiusProvider) -> None:
+    assert isinstance(nebius, SupportsSpot)
+    spot = nebius.spot_offers("H100")
+    assert {(o.region, o.shape, o.price_per_hour) for o in spot} == {
+        ("eu-north1", "gpu-h100-sxm/1gpu-16vcpu-200gb", 1.25), ("eu-north1", "gpu-h100-sxm/8gpu-128vcpu-1600gb", 10.00),
+        ("eu-west1", "gpu-h100-sxm/1gpu-16vcpu-200gb", 1.25)}
+    assert all(o.spot and o.to_json()["spot"] and not o.reserved for o in spot)
+    assert not any(o.spot for o in nebius.offers("H100"))
+    assert nebius.spot_offers("L40S") == []  # no published spot price
+
+
+def test_spot_create_is_a_preemptible_instance_at_the_spot_price(nebius: NebiusProvider) -> None:
+    vm = nebius.begin_create(spec("spot-1", gpu_count=1, spot=True)).wait(WAIT)
+    assert vm.native.spec.preemptible is not None and vm.price_per_hour == 1.25
+    regular = nebius.begin_create(spec("regular-1", gpu_count=1)).wait(WAIT)
+    assert regular.native.spec.preemptible is None and regular.price_per_hour == 2.95
+
+
+@pytest.mark.parametrize("reservation", [block(), ReservationRequest(ReservationMode.AUTO, strict=True)])
+def test_spot_cannot_use_capacity_blocks(mock_clouds: Any, nebius: NebiusProvider, reservation) -> None:
+    with pytest.raises(UsageError, match="spot instances cannot use capacity blocks"):
+        nebius.begin_create(spec("spot-block", spot=True, reservation=reservation))
+    assert mock_clouds.world.vms(NEBIUS) == []
 
 
 def test_state_map() -> None:

@@ -181,6 +181,7 @@ class VM(msgspec.Struct, kw_only=True):
     use_reservations: bool = True
     on_demand_fallback: bool = True
     deleted_at: float = 0.0
+    preempted: bool = False  # stopped by the cloud to reclaim spot capacity (`World.preempt`); cleared on start
     native: dict[str, object] = {}  # provider-specific fields the front end stores verbatim
 
 

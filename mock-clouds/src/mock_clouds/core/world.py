@@ -301,6 +301,19 @@ class World:
         vm.shape, vm.updated_at = shape, self.now()
         return vm
 
+    def preempt(self, provider: Provider, vm_id: str) -> VM:
+        """The cloud takes a running VM's capacity back: it stops at once, holds nothing and is marked
+        `preempted` until it is started again. Only a running VM with no operation in flight can be preempted."""
+        vm = self.vm(provider, vm_id)
+        if vm is None:
+            raise WorldError("not_found", f"instance {vm_id} not found", resource_id=vm_id)
+        if vm.state != VMState.RUNNING or self.pending_operation(provider, vm_id) is not None:
+            raise WorldError("conflict", f"instance {vm_id} is not running", resource_id=vm_id)
+        self._release(vm)
+        vm.preempted = True
+        self._set_state(vm, VMState.STOPPED)
+        return vm
+
     def set_reservation(self, provider: Provider, vm_id: str, reservation_id: str | None) -> VM:
         """Crusoe RESERVE/UNRESERVE: move a running VM into (or out of) a reservation, synchronously."""
         vm = self.vm(provider, vm_id)
@@ -387,7 +400,7 @@ class World:
         elif op.kind == OpKind.UPDATE or (op.kind == OpKind.CREATE and vm.state == VMState.STOPPED):
             return  # an update keeps the state; a VM created stopped on purpose stays stopped
         else:
-            vm.state = VMState.RUNNING
+            vm.state, vm.preempted = VMState.RUNNING, False
 
     def _fail(self, vm: VM, op: Operation) -> None:
         if op.kind == OpKind.CREATE:

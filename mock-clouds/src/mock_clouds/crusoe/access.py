@@ -12,10 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from ..core.models import VM, Project, Provider, Reservation
 from ..core.world import World
 from ..http import BadRequestBody, Request
 from .errors import bad_request, not_found, unauthorized
+from .models import drop_nulls
 
 CRUSOE = Provider.CRUSOE
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -39,10 +42,13 @@ class Call:
         return [item for value in values for item in value.split(",") if item]
 
     def body(self, type_: Any) -> Any:
-        """The JSON body decoded into `type_`; a 400 `bad_request` names what is wrong."""
+        """The JSON body decoded into `type_`, nulls read as absent (Go semantics, `models.drop_nulls`);
+        a 400 `bad_request` names what is wrong."""
         try:
-            return self.request.json(type_)
-        except BadRequestBody as exc:  # also covers msgspec validation errors (wrong types, missing fields)
+            return msgspec.convert(drop_nulls(self.request.json()), type_)
+        except BadRequestBody as exc:
+            raise bad_request(str(exc)) from exc
+        except msgspec.ValidationError as exc:  # wrong types, missing required fields
             raise bad_request(str(exc)) from exc
 
 

@@ -83,7 +83,7 @@ def _checked_public_ip_type(vm: VM, interfaces: list[NetworkInterfaceSpec] | Non
     public = [ip.public_ipv4 for nic in interfaces for ip in nic.ips if ip.public_ipv4 is not None]
     if not public:
         raise bad_request("network_interfaces: give ips[0].public_ipv4.type")
-    return public[0].type
+    return public[0].type or "dynamic"
 
 
 def _reserve(call: Call, vm: VM, body: InstancesPatchRequest) -> Operation:

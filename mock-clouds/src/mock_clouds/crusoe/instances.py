@@ -149,11 +149,11 @@ def _native(world: World, project_id: str, body: InstancesPostRequest) -> dict[s
     nic_spec = body.network_interfaces[0] if body.network_interfaces else None
     public_type = "dynamic"
     if nic_spec is not None and nic_spec.ips and nic_spec.ips[0].public_ipv4 is not None:
-        public_type = nic_spec.ips[0].public_ipv4.type
+        public_type = nic_spec.ips[0].public_ipv4.type or "dynamic"
     return vmdata.to_native(
         vmdata.VmExtras(
             image=body.image or DEFAULT_IMAGE,
-            maintenance_policy=body.maintenance_policy,
+            maintenance_policy=body.maintenance_policy or "unspecified",
             nvlink_domain_id=body.nvlink_domain_id,
             nested_virtualization=bool(
                 body.virtualization_features and body.virtualization_features.nested_virtualization

@@ -1,20 +1,29 @@
 """Request bodies of the VM endpoints (swagger `InstancesPostRequestV1Alpha5` and `...PatchRequest...`).
 
-Field names and enums are the real ones. Decoding is strict about types; unknown fields are rejected, which is
-stricter than the real Go server (mock extension: it catches client typos that the real API would ignore).
+Field names and enums are the real ones. Decoding follows the real server, which is written in Go: unknown fields
+are ignored and JSON `null` leaves a field at its zero value (`Call.body` drops nulls before decoding, see
+`drop_nulls`); wrong types are a 400.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
-MaintenancePolicy = Literal["manual", "stop-vm", "unspecified"]
+
+def drop_nulls(value: Any) -> Any:
+    """`value` without the object members whose value is JSON `null`, at any depth: Go's decoder leaves such a
+    field at its zero value, which is what omitting it does here (e.g. the official Go client's `"ips": null`)."""
+    if isinstance(value, dict):
+        return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [drop_nulls(item) for item in value]
+    return value
 
 
-class _Body(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """Base of every request body: unknown fields are a 400."""
+class _Body(msgspec.Struct, kw_only=True):
+    """Base of every request body: unknown fields are ignored, as Go's `encoding/json` does."""
 
 
 class ReservationSpecification(_Body):
@@ -26,12 +35,12 @@ class ReservationSpecification(_Body):
 
 class DiskAttachment(_Body):
     disk_id: str
-    mode: Literal["read-only", "read-write"] = "read-write"
-    attachment_type: Literal["os", "data"] = "data"
+    mode: Literal["read-only", "read-write", ""] = "read-write"  # "" (Go zero value) means read-write
+    attachment_type: Literal["os", "data", ""] = "data"  # "" means data
 
 
 class PublicIpv4(_Body):
-    type: Literal["static", "dynamic"] = "dynamic"
+    type: Literal["static", "dynamic", ""] = ""  # "" (the Go zero value) means dynamic
     address: str = ""
     id: str = ""
 
@@ -81,7 +90,7 @@ class InstancesPostRequest(_Body):
     host_channel_adapters: list[PartialHostChannelAdapter] = []
     reservation_specification: ReservationSpecification | None = None
     nvlink_domain_id: str = ""
-    maintenance_policy: MaintenancePolicy = "unspecified"
+    maintenance_policy: str = "unspecified"  # a free string in the spec
     install_crusoe_watch_agent: bool = False
     crusoe_watch_agent_install_mode: Literal["docker", "native"] | None = None
     virtualization_features: VirtualizationFeatures | None = None
@@ -101,5 +110,5 @@ class InstancesPatchRequest(_Body):
     reservation_id: str | None = None
     network_interfaces: list[NetworkInterfaceSpec] | None = None
     host_channel_adapters: list[PartialHostChannelAdapter] | None = None
-    maintenance_policy: MaintenancePolicy | None = None
+    maintenance_policy: str | None = None
     commitment_period: int | None = None

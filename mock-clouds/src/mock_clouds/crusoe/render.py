@@ -10,22 +10,25 @@ from . import vmdata
 
 CRUSOE = Provider.CRUSOE
 
-# Crusoe's `state` is a libvirt-derived string. STATE_RUNNING/STOPPED/SHUTDOWN/DELETING/DELETED are seen in
-# clients of the real API; INITIALIZING/STARTING/ERROR are inferred from the console's state names.
+# Crusoe's `state` is a libvirt-derived string. STATE_RUNNING/STOPPED/SHUTOFF/SHUTDOWN/DELETING/DELETED are seen in
+# clients of the real API; INITIALIZING/STARTING/ERROR are inferred from the console's state names. A stopped VM is
+# STATE_SHUTOFF (libvirt "shut off"), the state the official Terraform provider and cloud controller manager test
+# for (Terraform also accepts STATE_STOPPED).
 STATE_NAMES: dict[VMState, str] = {
     VMState.CREATING: "STATE_INITIALIZING",  # inferred
     VMState.STARTING: "STATE_STARTING",  # inferred
     VMState.RUNNING: "STATE_RUNNING",
     VMState.REBOOTING: "STATE_RUNNING",  # a rebooting or reset guest keeps its libvirt domain running
     VMState.STOPPING: "STATE_SHUTDOWN",  # libvirt "shutdown": the domain is being shut down
-    VMState.STOPPED: "STATE_STOPPED",
+    VMState.STOPPED: "STATE_SHUTOFF",
     VMState.DELETING: "STATE_DELETING",
     VMState.DELETED: "STATE_DELETED",
     VMState.ERROR: "STATE_ERROR",  # inferred
 }
 
 # Failed operations carry `result: {"code", "message"}`. `out_of_stock` is the real capacity code;
-# `internal_error` is the real 500 slug; the quota and aborted slugs are mock extensions.
+# `internal_error` is the real 500 slug; `quota_exceeded` and `aborted` are mock extensions (mock-clouds/README.md):
+# the real codes for a quota refusal and an operation cut short are not published.
 OP_ERROR_CODES: dict[OpError, str] = {
     OpError.CAPACITY: "out_of_stock",
     OpError.INTERNAL: "internal_error",

@@ -17,7 +17,7 @@ from ..core.faults import FaultInjector
 from ..core.models import RateLimit
 from ..core.world import World
 from ..http import Request, Response
-from . import instances, resources
+from . import firewalls, instances, resources
 from .auth import account_scope, authenticate
 from .context import LAMBDA, Ctx, Endpoint
 from .errors import (
@@ -75,6 +75,13 @@ ROUTES = (
     _route("POST", "/filesystems", resources.create_file_system),  # ...none here
     _route("DELETE", "/filesystems/{id}", resources.delete_file_system),
     _route("GET", "/firewall-rules", resources.list_firewall_rules),
+    _route("GET", "/firewall-rulesets", firewalls.list_rulesets),
+    _route("POST", "/firewall-rulesets", firewalls.create_ruleset),
+    _route("GET", "/firewall-rulesets/global", firewalls.get_global),  # before {id}: "global" is no id
+    _route("PATCH", "/firewall-rulesets/global", firewalls.update_global),
+    _route("GET", "/firewall-rulesets/{id}", firewalls.get_ruleset),
+    _route("PATCH", "/firewall-rulesets/{id}", firewalls.update_ruleset),
+    _route("DELETE", "/firewall-rulesets/{id}", firewalls.delete_ruleset),
     _route("GET", "/reservations", resources.list_reservations),  # mock extension
 )
 

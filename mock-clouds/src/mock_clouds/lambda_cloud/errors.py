@@ -68,6 +68,26 @@ def resource_not_found(message: str, suggestion: str) -> ApiError:
     return ApiError(404, "global/object-does-not-exist", message, suggestion)
 
 
+def firewall_ruleset_not_found() -> ApiError:
+    """ApiErrorFirewallRulesetNotFound (its default message and suggestion)."""
+    return ApiError(
+        404,
+        "global/object-does-not-exist",
+        "Firewall ruleset does not exist or you do not have permission to access it.",
+        "Check your firewall ruleset ID and try again.",
+    )
+
+
+def firewall_ruleset_in_use() -> ApiError:
+    """ApiErrorFirewallRulesetInUse (its default message and suggestion)."""
+    return ApiError(
+        400,
+        "firewall-rulesets/firewall-ruleset-in-use",
+        "Firewall ruleset is in use by one or more instances.",
+        "Terminate all instances that are using the ruleset before deleting it.",
+    )
+
+
 def filesystem_not_found() -> ApiError:
     return ApiError(404, "global/object-does-not-exist", "Filesystem was not found.")
 
@@ -95,13 +115,14 @@ def forbidden(message: str, suggestion: str) -> ApiError:
     return ApiError(403, "global/forbidden", message, suggestion)
 
 
-def unknown_error() -> ApiError:
-    """`global/unknown`, observed when terminating an instance that is already terminating (SkyPilot #3410).
+def already_terminated(instance_id: str, status: str) -> ApiError:
+    """Terminating an instance that is already terminating or terminated.
 
-    The real status was not recorded; 400 is the client-error status the spec lists for terminate (which
-    documents 400/401/403/404 only), and the request can never succeed, so a 5xx would invite useless retries.
+    The live API was seen answering `global/unknown` here (SkyPilot #3410), a code the 1.10 spec no longer
+    declares anywhere; the spec's only 400 body for terminate is `global/invalid-parameters`, which the
+    generated client can parse, so the mock answers that.
     """
-    return ApiError(400, "global/unknown", "An unknown error occurred.")
+    return invalid_parameters(f"Instance '{instance_id}' is already {status}.")
 
 
 def duplicate(message: str) -> ApiError:

@@ -14,19 +14,20 @@ import msgspec
 from ..core.models import VM, CreateFailure, OpKind, Shape, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import WorldError, region_matches
-from . import render
+from . import firewalls, render
 from .context import LAMBDA, Ctx
 from .errors import (
     ApiError,
+    already_terminated,
     conflict,
     file_system_in_wrong_region,
+    firewall_ruleset_not_found,
     forbidden,
     insufficient_capacity,
     internal_error,
     invalid_parameters,
     quota_exceeded,
     resource_not_found,
-    unknown_error,
 )
 from .models import (
     ImageSpecification,
@@ -86,9 +87,10 @@ def launch_instance(ctx: Ctx) -> dict[str, list[str]]:
     _check_ssh_keys(ctx, body.ssh_key_names)
     mounts = _file_system_mounts(ctx, body)
     image_id = _image_id(ctx, body.image)
-    _check_firewall_rulesets(body)
+    ruleset_ids = _firewall_ruleset_ids(ctx, body)
     choice = _reservation_choice(ctx, body, shape)
     details = _details(ctx, body, mounts, image_id)
+    details.firewall_ruleset_ids = ruleset_ids
     try:
         vm, _ = ctx.world.create_vm(
             LAMBDA,
@@ -160,13 +162,19 @@ def _file_system_mounts(ctx: Ctx, body: InstanceLaunchRequest) -> list[tuple[Fil
     return [(fs, explicit.get(fs.id, f"/lambda/nfs/{fs.name}")) for fs in chosen.values()]
 
 
-def _check_firewall_rulesets(body: InstanceLaunchRequest) -> None:
-    """The mock keeps no firewall rulesets, so any ruleset named is unknown (an empty list is fine)."""
-    if body.firewall_rulesets:
-        raise resource_not_found(
-            "Firewall ruleset does not exist or you do not have permission to access it.",
-            "Check your firewall ruleset ID and try again.",
-        )
+def _firewall_ruleset_ids(ctx: Ctx, body: InstanceLaunchRequest) -> list[str]:
+    """The named rulesets, which must be the caller's and in the instance's region (1.10)."""
+    ids = []
+    for entry in body.firewall_rulesets or []:
+        record = firewalls.find(ctx, entry.id)
+        if record is None:
+            raise firewall_ruleset_not_found()
+        if record.region != body.region_name:
+            raise invalid_parameters(
+                f"Firewall ruleset '{record.id}' is in region {record.region}, not {body.region_name}."
+            )
+        ids.append(record.id)
+    return list(dict.fromkeys(ids))
 
 
 def _image_id(ctx: Ctx, spec: ImageSpecification | None) -> str:
@@ -239,7 +247,7 @@ def terminate_instances(ctx: Ctx) -> dict[str, list[dict[str, object]]]:
 def _terminable(ctx: Ctx, instance_id: str) -> VM:
     vm = ctx.instance(instance_id, include_terminated=True)
     if vm.state in (VMState.DELETING, VMState.DELETED):
-        raise unknown_error()
+        raise already_terminated(vm.id, render.status(vm))
     if render.is_reserved(vm):
         # Mock extension (product brief): reserved capacity is released by Lambda, never through the API.
         raise forbidden(
@@ -263,6 +271,6 @@ def _restartable(ctx: Ctx, instance_id: str) -> VM:
     if vm.state != VMState.RUNNING or ctx.world.pending_operation(LAMBDA, vm.id) is not None:
         raise conflict(
             f"Instance '{vm.id}' cannot be restarted while it is not active "
-            f"(status {render.STATUS[vm.state]}, or an action is in progress)."
+            f"(status {render.status(vm)}, or an action is in progress)."
         )
     return vm

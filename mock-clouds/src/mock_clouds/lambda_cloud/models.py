@@ -1,4 +1,4 @@
-"""Request bodies (msgspec Structs, strict types, unknown fields refused) and path-id validation.
+"""Request bodies (msgspec Structs, strict types, unknown fields ignored) and path-id validation.
 
 Field names and constraints follow the 1.10 spec (research/lambda.md sections 2-3). A body that does not match
 is answered with 400 `global/invalid-parameters`, as the real API answers invalid input.
@@ -6,7 +6,7 @@ is answered with 400 `global/invalid-parameters`, as the real API answers invali
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta
@@ -23,8 +23,8 @@ UserData = Annotated[str, Meta(max_length=1_000_000)]
 FilesystemName = Annotated[str, Meta(min_length=1, max_length=60, pattern=r"^[a-zA-Z]+[0-9a-zA-Z-]*$")]
 
 
-class _Body(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """Base of request bodies: unknown fields are refused (400), as a strict validator would."""
+class _Body(msgspec.Struct, kw_only=True):
+    """Base of request bodies: unknown fields are ignored (the spec's request schemas do not forbid them)."""
 
 
 class ImageSpecification(_Body):
@@ -69,7 +69,7 @@ class InstanceLaunchRequest(_Body):
 class InstanceIdsRequest(_Body):
     """InstanceTerminateRequest / InstanceRestartRequest."""
 
-    instance_ids: Annotated[list[str], Meta(min_length=1)]
+    instance_ids: list[str]  # required; the spec sets no minimum, so [] acts on nothing
 
 
 class InstanceModificationRequest(_Body):
@@ -79,6 +79,30 @@ class InstanceModificationRequest(_Body):
 class AddSSHKeyRequest(_Body):
     name: Annotated[str, Meta(min_length=1, max_length=64)]
     public_key: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
+
+
+class FirewallRule(_Body):
+    """`FirewallRule`; `port_range` is required except for icmp, where it is refused (checked in firewalls.py)."""
+
+    protocol: Literal["tcp", "udp", "icmp", "all"]
+    source_network: str
+    description: Annotated[str, Meta(max_length=128)]
+    port_range: Annotated[list[Annotated[int, Meta(ge=1, le=65535)]], Meta(min_length=2, max_length=2)] | None = None
+
+
+class FirewallRulesetCreateRequest(_Body):
+    name: Name64
+    region: str
+    rules: list[FirewallRule]
+
+
+class FirewallRulesetPatchRequest(_Body):
+    name: Name64 | None = None
+    rules: list[FirewallRule] | None = None
+
+
+class GlobalFirewallRulesetPatchRequest(_Body):
+    rules: list[FirewallRule] | None = None
 
 
 class FilesystemCreateRequest(_Body):

@@ -11,7 +11,14 @@ import uuid
 
 from ..core.models import VM, OpKind, Provider, Reservation, Shape, VMState
 from ..core.world import World
-from .state import FileSystemRecord, ImageRecord, InstanceDetails, SSHKeyRecord, instance_details
+from .state import (
+    FileSystemRecord,
+    FirewallRuleRecord,
+    ImageRecord,
+    InstanceDetails,
+    SSHKeyRecord,
+    instance_details,
+)
 
 LAMBDA = Provider.LAMBDA
 
@@ -26,6 +33,13 @@ STATUS: dict[VMState, str] = {
     VMState.STOPPING: "unhealthy",  # not reachable through the Lambda API
     VMState.STOPPED: "unhealthy",
 }
+
+
+
+def status(vm: VM) -> str:
+    """`InstanceStatus`: `preempted` once the cloud has taken the instance's capacity back (`World.preempt`)."""
+    return "preempted" if vm.preempted and vm.state == VMState.STOPPED else STATUS[vm.state]
+
 
 ACTIONS = ("migrate", "rebuild", "restart", "cold_reboot", "terminate")
 _NOT_TERMINATE = frozenset(ACTIONS) - {"terminate"}
@@ -117,10 +131,12 @@ def instance(world: World, vm: VM) -> dict[str, object]:
     if launched:
         body |= {"ip": details.ip, "private_ip": details.private_ip}
     body |= {
-        "status": STATUS[vm.state],
+        "status": status(vm),
         "ssh_key_names": list(details.ssh_key_names),
         "file_system_names": list(details.file_system_names),
     }
+    if details.firewall_ruleset_ids:
+        body["firewall_rulesets"] = [{"id": ruleset_id} for ruleset_id in details.firewall_ruleset_ids]
     if details.file_system_mounts:
         body["file_system_mounts"] = [
             {"mount_point": m.mount_point, "file_system_id": m.file_system_id}
@@ -148,6 +164,14 @@ def _network(vm: VM, details: InstanceDetails, launched: bool) -> dict[str, str]
 
 def ssh_key(record: SSHKeyRecord) -> dict[str, str]:
     return {"id": record.id, "name": record.name, "public_key": record.public_key}
+
+
+def firewall_rule(rule: FirewallRuleRecord) -> dict[str, object]:
+    """FirewallRule; `port_range` only where the protocol has ports."""
+    body: dict[str, object] = {"protocol": rule.protocol}
+    if rule.port_range is not None:
+        body["port_range"] = list(rule.port_range)
+    return body | {"source_network": rule.source_network, "description": rule.description}
 
 
 def file_system(world: World, account: str, record: FileSystemRecord, in_use: bool) -> dict[str, object]:

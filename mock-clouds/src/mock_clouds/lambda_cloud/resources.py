@@ -12,8 +12,8 @@ from .errors import (
     filesystem_in_use,
     filesystem_not_found,
     invalid_parameters,
+    not_found,
     quota_exceeded,
-    resource_not_found,
 )
 from .keys import generate_key_pair, is_valid_public_key
 from .models import AddSSHKeyRequest, FilesystemCreateRequest, decode, parse_path_id
@@ -99,7 +99,7 @@ def delete_ssh_key(ctx: Ctx) -> dict[str, object]:
     keys = ctx.resources.ssh_keys
     record = next((k for k in keys if k.id == key_id), None)
     if record is None:
-        raise resource_not_found("Specified SSH key does not exist.", "Check your SSH key ID and try again.")
+        raise not_found()  # ApiErrorNotFound: the 404 the spec declares for DELETE /ssh-keys/{id}
     keys.remove(record)
     return {}
 

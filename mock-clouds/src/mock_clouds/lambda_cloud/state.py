@@ -1,7 +1,8 @@
-"""Lambda records the core does not model: SSH keys, file systems, images and per-instance launch details.
+"""Lambda records the core does not model: SSH keys, file systems, firewall rulesets, images and per-instance
+launch details.
 
-Keys and file systems are per account and live in `world.state.extra_state["lambda"]`, so they survive
-restarts.
+Keys, file systems and firewall rulesets are per account and live in `world.state.extra_state["lambda"]`, so they
+survive restarts.
 Seed data (scenario `[lambda.extra]`) is copied into each account the first time that account is served, so
 every account starts with the seeded keys and file systems and may delete them independently.
 Instance details (keys, mounts, addresses...) are kept in `VM.native`.
@@ -52,9 +53,26 @@ class Seed(msgspec.Struct, kw_only=True):
     images: list[ImageRecord] = []
 
 
+class FirewallRuleRecord(msgspec.Struct, kw_only=True):
+    protocol: str  # tcp | udp | icmp | all
+    source_network: str
+    description: str
+    port_range: list[int] | None = None  # [min, max]; None for icmp
+
+
+class FirewallRulesetRecord(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    region: str
+    rules: list[FirewallRuleRecord]
+    created: float = 0.0
+
+
 class AccountState(msgspec.Struct, kw_only=True):
     ssh_keys: list[SSHKeyRecord] = []
     file_systems: list[FileSystemRecord] = []
+    firewall_rulesets: list[FirewallRulesetRecord] = []
+    global_firewall_rules: list[FirewallRuleRecord] = []
 
 
 class LambdaState(msgspec.Struct, kw_only=True):
@@ -81,6 +99,7 @@ class InstanceDetails(msgspec.Struct, kw_only=True):
     hostname: str = ""  # requested hostname; "" = IP-address based
     image_id: str = ""
     tags: list[Tag] = []
+    firewall_ruleset_ids: list[str] = []
     ip: str
     private_ip: str
     jupyter_token: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.world import World
+from . import fieldmask
 
 IDEMPOTENCY_KEY = "x-idempotency-key"
 RESET_MASK = "x-resetmask"
@@ -22,10 +23,9 @@ class Call:
     def idempotency_key(self) -> str:
         return self.metadata.get(IDEMPOTENCY_KEY, "")
 
-    def reset_mask(self) -> frozenset[str]:
-        """Paths named by `X-ResetMask` (comma-separated, e.g. "spec.secondary_disks, metadata.labels")."""
-        raw = self.metadata.get(RESET_MASK, "")
-        return frozenset(path.strip() for path in raw.split(",") if path.strip())
+    def reset_mask(self) -> fieldmask.Mask:
+        """The `X-ResetMask` header parsed (grouped syntax, `fieldmask`); raises MaskSyntaxError."""
+        return fieldmask.parse(self.metadata.get(RESET_MASK, ""))
 
     def request_headers(self) -> dict[str, list[str]]:
         """The headers an Operation records in `request_headers`."""

@@ -1,5 +1,5 @@
-"""`nebius.compute.v1.InstanceService`: Get, GetByName, List, Create, Update, Delete, Start, Stop,
-ListOperationsByParent.
+"""`nebius.compute.v1.InstanceService`: Get, GetByName, BatchGet, List, ListInstancesByNVLInstanceGroup,
+Create, Update, Delete, Start, Stop, ListOperationsByParent.
 
 Mutating calls return an Operation at once (research §3) and honour `x-idempotency-key`: a repeated call with
 the same key by the same tenant returns the same operation instead of acting again.
@@ -16,7 +16,7 @@ import msgspec
 from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project, Provider, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
-from . import auth, catalog, errors, paging, render, updates, validate
+from . import auth, catalog, errors, fieldmask, paging, render, updates, validate
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -62,6 +62,51 @@ def list_instances(call: Call, request: compute.ListInstancesRequest) -> compute
         vms, token = paging.page(
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
         )
+        return compute.ListInstancesResponse(
+            items=[render.instance(world, vm) for vm in vms], next_page_token=token
+        )
+
+
+MAX_BATCH = 1000  # validation rule of BatchGetRequest.instance_ids
+
+
+def batch_get(call: Call, request: compute.BatchGetRequest) -> compute.BatchGetResponse:
+    """Each requested ID maps to its instance or to the error a Get of it would give (NOT_FOUND, ...);
+    a repeated ID appears once. An empty or oversized list is INVALID_ARGUMENT."""
+    ids = list(dict.fromkeys(request.instance_ids))
+    if not ids:
+        raise errors.bad_request([("instance_ids", "value is required")])
+    if len(request.instance_ids) > MAX_BATCH:
+        raise errors.bad_request([("instance_ids", f"value must contain no more than {MAX_BATCH} item(s)")])
+    Result = compute.BatchGetResponseBatchGetResult
+    items: dict[str, compute.BatchGetResponseBatchGetResult] = {}
+    with call.world.tx() as world:
+        for instance_id in ids:
+            try:
+                items[instance_id] = Result(
+                    instance=render.instance(world, auth.instance(world, call.owner, instance_id))
+                )
+            except errors.ApiError as exc:
+                items[instance_id] = Result(error=exc.status())
+    return compute.BatchGetResponse(items=items)
+
+
+def list_by_nvl_instance_group(
+    call: Call, request: compute.ListInstancesByNvlInstanceGroupRequest
+) -> compute.ListInstancesResponse:
+    """The caller's instances whose `spec.nvl_instance_group_id` is the requested group (the mock keeps no
+    group objects: an ID no instance names lists nothing)."""
+    group = request.nvl_instance_group_id
+    if not group:
+        raise errors.bad_request([("nvl_instance_group_id", "value is required")])
+    with call.world.tx() as world:
+        members = [
+            vm
+            for vm in world.vms(NEBIUS)
+            if auth.owns_scope(world, call.owner, vm.scope)
+            and InstanceRecord.of(vm).instance_spec().nvl_instance_group_id == group
+        ]
+        vms, token = paging.page(members, _vm_key, request.page_size, request.page_token)
         return compute.ListInstancesResponse(
             items=[render.instance(world, vm) for vm in vms], next_page_token=token
         )
@@ -154,7 +199,7 @@ def reservation_choice(spec: compute.InstanceSpec) -> ReservationChoice:
     """ReservationPolicy -> placement rule (research §4 enum comments). Preemptible VMs never use blocks."""
     policy = spec.reservation_policy or compute.ReservationPolicy()
     candidates = list(policy.reservation_ids) or None
-    if spec.preemptible is not None or policy.policy == Policy.FORBID:
+    if validate.is_preemptible(spec) or policy.policy == Policy.FORBID:
         return ON_DEMAND_ONLY
     return ReservationChoice(candidates=candidates, on_demand_fallback=policy.policy == Policy.AUTO)
 
@@ -261,11 +306,14 @@ def _planned_update(
     """Validate an Update against the current instance and work out the result (nothing is changed yet)."""
     record = InstanceRecord.of(vm)
     _check_identity(vm, record, metadata)
-    mask = call.reset_mask()
+    try:
+        mask = call.reset_mask()
+    except fieldmask.MaskSyntaxError as exc:
+        raise errors.bad_request([("x-resetmask", str(exc))]) from exc
     old_spec = record.instance_spec()
     new_spec = updates.merge(old_spec, spec, mask, "spec") if spec is not None else old_spec
     name = metadata.name or vm.name
-    labels = dict(metadata.labels) if metadata.labels or "metadata.labels" in mask else record.labels
+    labels = dict(metadata.labels) if metadata.labels or mask.resets("metadata.labels") else record.labels
     _raise_if(validate.name(name) + validate.spec(new_spec) + updates.immutable_changes(old_spec, new_spec))
     assert new_spec.resources is not None
     _raise_if(validate.shape(world, world.project(NEBIUS, vm.scope).region, new_spec.resources))

@@ -49,7 +49,11 @@ SERVICES: dict[str, dict[str, Rpc]] = {
     "nebius.compute.v1.InstanceService": {
         "Get": Rpc(compute.GetInstanceRequest, instances.get),
         "GetByName": Rpc(common.GetByNameRequest, instances.get_by_name),
+        "BatchGet": Rpc(compute.BatchGetRequest, instances.batch_get),
         "List": Rpc(compute.ListInstancesRequest, instances.list_instances),
+        "ListInstancesByNVLInstanceGroup": Rpc(
+            compute.ListInstancesByNvlInstanceGroupRequest, instances.list_by_nvl_instance_group
+        ),
         "Create": Rpc(compute.CreateInstanceRequest, instances.create, creates=True),
         "Update": Rpc(compute.UpdateInstanceRequest, instances.update),
         "Delete": Rpc(compute.DeleteInstanceRequest, instances.delete),

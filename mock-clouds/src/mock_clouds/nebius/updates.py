@@ -10,7 +10,9 @@ import dataclasses
 
 import betterproto2
 
+from . import validate
 from ._pb.nebius.compute import v1 as compute
+from .fieldmask import Mask
 from .validate import Violation
 
 # IMMUTABLE fields of InstanceSpec (research §4).
@@ -23,18 +25,18 @@ _IMMUTABLE: tuple[tuple[str, str], ...] = (
 )
 
 
-def merge(current: betterproto2.Message, update: betterproto2.Message, mask: frozenset[str], path: str):
+def merge(current: betterproto2.Message, update: betterproto2.Message, mask: Mask, path: str):
     """`update` applied onto a copy of `current` under the reset mask `mask`."""
     result = current.__class__.FromString(bytes(current))
     meta = update._betterproto
     for field in dataclasses.fields(update):
         field_path = f"{path}.{field.name}"
         value = getattr(update, field.name)
-        if _is_default(value) and not _reset(field_path, mask):
+        if _is_default(value) and not mask.resets(field_path):
             continue
         old = getattr(result, field.name)
         both_messages = isinstance(value, betterproto2.Message) and isinstance(old, betterproto2.Message)
-        if both_messages and not _reset(field_path, mask):
+        if both_messages and not mask.resets(field_path):
             value = merge(old, value, mask, field_path)
         group = meta.meta_by_field_name[field.name].group
         if group is not None and value is not None:
@@ -48,16 +50,17 @@ def _is_default(value: object) -> bool:
     return value is None or (not isinstance(value, betterproto2.Message) and not value)
 
 
-def _reset(path: str, mask: frozenset[str]) -> bool:
-    return any(path == m or path.startswith(m + ".") for m in mask)
-
-
 def immutable_changes(old: compute.InstanceSpec, new: compute.InstanceSpec) -> list[Violation]:
-    return [
+    """Changed IMMUTABLE fields; a preemptible VM also cannot become a regular one or vice versa, whether
+    through `preemptible` or the `pricing_model` oneof."""
+    changed = [
         (path, "field is immutable")
         for path, attr in _IMMUTABLE
         if _fingerprint(old, attr) != _fingerprint(new, attr)
     ]
+    if not changed and validate.is_preemptible(old) != validate.is_preemptible(new):
+        changed.append(("spec.pricing_model", "a preemptible instance cannot become regular or vice versa"))
+    return changed
 
 
 def _fingerprint(spec: compute.InstanceSpec, attr: str) -> object:

@@ -61,8 +61,26 @@ def spec(value: compute.InstanceSpec | None) -> list[Violation]:
         + disks(value)
         + _scalars(value)
         + preemptible(value.preemptible)
-        + reservation_policy(value.reservation_policy, value.preemptible is not None)
+        + pricing_model(value)
+        + reservation_policy(value.reservation_policy, is_preemptible(value))
     )
+
+
+def is_preemptible(value: compute.InstanceSpec) -> bool:
+    """A preemptible (spot) VM: `preemptible` set, or a spot member of the `pricing_model` oneof."""
+    return value.preemptible is not None or value.follows_spot_price is not None or (
+        value.spot_pricing_policy is not None
+    )
+
+
+def pricing_model(value: compute.InstanceSpec) -> list[Violation]:
+    """`on_demand` is "a regular, non-preemptible VM", so it contradicts `preemptible`; a spot pricing
+    policy needs its id."""
+    if value.on_demand is not None and value.preemptible is not None:
+        return [("spec.on_demand", "an on-demand instance cannot be preemptible")]
+    if value.spot_pricing_policy is not None and not value.spot_pricing_policy.id:
+        return [("spec.spot_pricing_policy.id", "value is required")]
+    return []
 
 
 def resources(value: compute.ResourcesSpec | None) -> list[Violation]:

@@ -44,6 +44,7 @@ DEFAULT_BASE_URL = "https://cloud.lambda.ai/api/v1"
 API_KEY_ENV = "LAMBDA_API_KEY"
 # Lambda's answer when terminating an instance that is already terminating (SkyPilot PR #3410).
 _UNKNOWN_ERROR_CODE = "global/unknown"
+_INVALID_PARAMETERS_CODE = "global/invalid-parameters"
 # The only reason terminate is forbidden: a reserved instance (mock extension; the real API documents none).
 _FORBIDDEN_CODE = "global/forbidden"
 
@@ -175,8 +176,10 @@ class LambdaClient:
     def terminate_instances(self, instance_ids: Iterable[str], *, missing_ok: bool = True) -> list[Instance]:
         """Terminate instances; returns those the call terminated (status `terminating`).
 
-        With `missing_ok` (default), ids that are already gone or going (404, or Lambda's `global/unknown` for
-        an instance already terminating) count as done: the live ones are terminated in a second call.
+        With `missing_ok` (default), ids that are already gone or going count as done: when the call is refused
+        with 404, with `global/invalid-parameters` (the spec's 400 for terminating an instance that is already
+        terminating) or with the live API's `global/unknown` for the same case, the ids still live in
+        `list_instances` are terminated in a second call.
         Raises ReservedInstanceError when any of them is reserved (nothing is terminated, they keep running).
         """
         ids = list(instance_ids)
@@ -293,8 +296,9 @@ def _segment(value: str) -> str:
 
 
 def _maybe_already_gone(exc: errors.APIError) -> bool:
-    """404, or Lambda's generic `global/unknown`, which it returns for instances already terminating."""
-    return isinstance(exc, errors.NotFound) or exc.code == _UNKNOWN_ERROR_CODE
+    """404, or a 400 that an instance already terminating gets: `global/invalid-parameters` (the only 400 the
+    1.10 spec declares for terminate) or the generic `global/unknown` the live API was seen to return."""
+    return isinstance(exc, errors.NotFound) or exc.code in (_UNKNOWN_ERROR_CODE, _INVALID_PARAMETERS_CODE)
 
 
 def _reserved_error(exc: errors.Forbidden, ids: list[str]) -> errors.ReservedInstanceError:

@@ -102,6 +102,15 @@ def operation_error(status: Status, *, operation_id: str, target: str = "") -> e
     return cls(code, status.message, service_error=service_error, operation_id=operation_id, target=target)
 
 
+def status_error(status: Status, *, method: str, target: str) -> errors.APIError:
+    """The typed error a per-item `google.rpc.Status` stands for (e.g. one entry of a BatchGet answer),
+    classified exactly as the same status on a failed RPC would be."""
+    code = Code(status.code)
+    service_error = decode_service_error(status.details)
+    cls = error_class(code, service_error, operation=False)
+    return cls(code, status.message, service_error=service_error, method=method, target=target)
+
+
 def rpc_error(exc: Any, *, method: str, target: str) -> errors.APIError:
     """The typed error for a failed RPC (`exc` is a `grpc.RpcError` that is also a `grpc.Call`)."""
     code = Code(exc.code().value[0])

@@ -40,6 +40,7 @@ from ._pb.nebius.compute.v1 import (
     ReservationPolicyPolicy,
     ResourcesSpec,
     SourceImageFamily,
+    SpotPricingPolicySpec,
 )
 
 InstanceState = InstanceStatusInstanceState
@@ -75,8 +76,10 @@ __all__ = [
     "ResourcesSpec",
     "ServiceError",
     "SourceImageFamily",
+    "SpotPricingPolicySpec",
     "Status",
     "instance_state",
+    "is_preemptible",
     "private_ip",
     "public_ip",
 ]
@@ -85,6 +88,14 @@ __all__ = [
 def instance_state(instance: Instance) -> InstanceStatusInstanceState:
     """The instance's state; UNSPECIFIED when the server sent no status yet."""
     return instance.status.state if instance.status is not None else InstanceStatusInstanceState.UNSPECIFIED
+
+
+def is_preemptible(instance: Instance) -> bool:
+    """A preemptible (spot) instance: `spec.preemptible` set, or a spot member of the `pricing_model` oneof."""
+    spec = instance.spec
+    return spec is not None and (
+        spec.preemptible is not None or spec.follows_spot_price is not None or spec.spot_pricing_policy is not None
+    )
 
 
 def public_ip(instance: Instance) -> str | None:

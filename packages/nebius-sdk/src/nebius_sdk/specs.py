@@ -27,6 +27,7 @@ from .models import (
     ReservationPolicyPolicy,
     ResourcesSpec,
     SourceImageFamily,
+    SpotPricingPolicySpec,
 )
 
 DEFAULT_IMAGE_FAMILY = "ubuntu22.04-cuda12"
@@ -93,6 +94,7 @@ def build_instance_spec(
     reservation_ids: Sequence[str] = (),
     stopped: bool = False,
     preemptible: bool = False,
+    spot_pricing_policy_id: str = "",
     cloud_init_user_data: str = "",
     hostname: str = "",
     service_account_id: str = "",
@@ -103,7 +105,12 @@ def build_instance_spec(
     `reservation` is a full `ReservationPolicy` or just its policy; `reservation_ids` alone implies AUTO.
     No reservation argument leaves the field unset (the server's default, AUTO). A preemptible VM stops on
     preemption and never recovers by itself (recovery policy FAIL), as SkyPilot and dstack configure it.
+    `spot_pricing_policy_id` (preemptible only) caps the spot price: the `pricing_model` becomes
+    `spot_pricing_policy`, and the VM is preempted when the spot price exceeds the policy's maximum; without it
+    `pricing_model` is left unset (the server's default).
     """
+    if spot_pricing_policy_id and not preemptible:
+        raise ValueError("spot_pricing_policy_id needs preemptible=True")
     spec = InstanceSpec(
         resources=ResourcesSpec(platform=platform, preset=preset),
         boot_disk=boot_disk or managed_boot_disk(),
@@ -117,6 +124,8 @@ def build_instance_spec(
     if preemptible:
         spec.preemptible = PreemptibleSpec(on_preemption=PreemptibleSpecPreemptionPolicy.STOP)
         spec.recovery_policy = InstanceRecoveryPolicy.FAIL
+    if spot_pricing_policy_id:
+        spec.spot_pricing_policy = SpotPricingPolicySpec(id=spot_pricing_policy_id)
     if gpu_cluster_id:
         spec.gpu_cluster = InstanceGpuClusterSpec(id=gpu_cluster_id)
     return spec

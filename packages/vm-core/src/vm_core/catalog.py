@@ -28,6 +28,7 @@ class ShapeEntry:
     shape: str
     gpu_count: int
     price_per_hour: float | None = None  # None: the provider's API reports the price
+    spot_price_per_hour: float | None = None  # list price of a spot (preemptible) VM; None: not sold as spot
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,7 +87,8 @@ class Offer:
     """Somewhere a VM of one shape could be created now, and at what price.
 
     `capacity` is the number of VMs the cloud says it can place (None when the cloud does not say how many);
-    `available` is False when the cloud says there is none. A reserved offer names its reservation.
+    `available` is False when the cloud says there is none. A reserved offer names its reservation. A spot offer
+    is for a preemptible VM (the cloud may stop it to take the capacity back), at the spot price.
     """
 
     provider: str
@@ -99,6 +100,7 @@ class Offer:
     capacity: int | None
     available: bool = True
     reservation_id: str = ""
+    spot: bool = False
 
     @property
     def reserved(self) -> bool:
@@ -109,6 +111,7 @@ class Offer:
             "provider": self.provider, "region": self.region, "gpu": self.gpu, "gpu_count": self.gpu_count,
             "shape": self.shape, "price_per_hour": self.price_per_hour, "capacity": self.capacity,
             "available": self.available, "reserved": self.reserved, "reservation_id": self.reservation_id,
+            "spot": self.spot,
         }
 
 
@@ -143,7 +146,8 @@ class ReservationRequest:
 @dataclass(frozen=True, slots=True)
 class CreateSpec:
     """What to create. `shape` and `region` pin an exact offer (the fleet allocator does); otherwise the
-    adapter picks the smallest shape of `gpu` with `gpu_count` GPUs per VM and a region with capacity."""
+    adapter picks the smallest shape of `gpu` with `gpu_count` GPUs per VM and a region with capacity.
+    `spot` asks for a preemptible VM at the spot price (providers that are `SupportsSpot`; others refuse it)."""
 
     name: str
     gpu: str
@@ -153,3 +157,4 @@ class CreateSpec:
     reservation: ReservationRequest = ReservationRequest()
     ssh_public_key: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    spot: bool = False

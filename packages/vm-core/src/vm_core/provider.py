@@ -106,6 +106,13 @@ class SupportsReboot(Protocol):
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]: ...
 
 
+@runtime_checkable
+class SupportsSpot(Protocol):
+    """Spot (preemptible) capacity: `spot_offers` lists it, and `begin_create` honours `CreateSpec.spot`."""
+
+    def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ReservationInfo:
     provider: str

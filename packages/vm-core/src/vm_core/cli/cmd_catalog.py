@@ -7,6 +7,7 @@ import click
 from ..actions import fan_out
 from ..catalog import default_catalog
 from ..model import Offer
+from ..provider import Provider, SupportsSpot
 from ..session import CHECK_TIMEOUT, report_providers
 from . import views
 from .app import SECONDS, App, common_options, pass_app, provider_option
@@ -23,7 +24,8 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
     Cheapest per GPU-hour first (with --all, offers without capacity follow). When every provider fails,
-    nothing is listed.
+    nothing is listed. Spot offers (preemptible VMs at the spot price, from providers that sell them) are marked
+    as such; create them with `vm create --spot`.
 
     \b
     vm offers --gpu H100
@@ -35,7 +37,7 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
     if provider is not None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
-    outcomes = fan_out(lambda name: session.provider(name).offers(request.gpu, request.gpu_count), names)
+    outcomes = fan_out(lambda name: _offers(session.provider(name), request.gpu, request.gpu_count), names)
     failures = [(o.key, o.error) for o in outcomes if o.error]
     if names and len(failures) == len(names):
         app.finish(failures, len(names), "providers", as_warnings=True)
@@ -43,6 +45,14 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
                           if (show_all or offer.available) and (region is None or offer.region == region)]
     views.offers(app.output, sorted(found, key=cheapest_first))
     app.finish(failures, len(names), "providers", as_warnings=True)
+
+
+def _offers(target: Provider, gpu: str, gpu_count: int | None) -> list[Offer]:
+    """The provider's offers, followed by its spot offers if it sells spot capacity."""
+    found = target.offers(gpu, gpu_count)
+    if isinstance(target, SupportsSpot):
+        found += target.spot_offers(gpu, gpu_count)
+    return found
 
 
 def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:

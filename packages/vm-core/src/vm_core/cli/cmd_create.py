@@ -25,11 +25,12 @@ from .running import accepted_only, perform
 @click.option("--reservation", default="auto", show_default=True, metavar="auto|none|ID",
               help="Use reserved capacity: auto, none (on-demand only) or a reservation id.")
 @click.option("--strict", is_flag=True, help="Fail rather than fall back to on-demand capacity.")
+@click.option("--spot", is_flag=True, help="Preemptible VMs at the spot price (see `vm offers`; Nebius only).")
 @wait_options
 @common_options
 @pass_app
 def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
-           reservation: str, strict: bool, no_wait: bool, timeout: float) -> None:
+           reservation: str, strict: bool, spot: bool, no_wait: bool, timeout: float) -> None:
     """Create COUNT VMs at once and wait until they run (progress on stderr).
 
     If some fail, the others are left running and listed (exit 7).
@@ -37,11 +38,12 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     \b
     vm create --provider crusoe --gpu H100:8 --name train
     vm create --provider nebius --gpu H100 --count 3 --reservation none
+    vm create --provider nebius --gpu H100 --spot
     vm create --provider lambda --gpu H100 --reservation 9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9 --no-wait
     """
     session = app.session()
     session.plugin(provider)
-    specs = _specs(provider, gpu, count, name, region, reservation, strict)
+    specs = _specs(provider, gpu, count, name, region, reservation, strict, spot)
     target = session.provider(provider)
     if specs[0].region is not None:
         _check_region(target, specs[0])
@@ -57,7 +59,7 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
 
 
 def _specs(provider: str, gpu: str, count: int, name: str | None, region: str | None,
-           reservation: str, strict: bool) -> list[CreateSpec]:
+           reservation: str, strict: bool, spot: bool = False) -> list[CreateSpec]:
     """The CreateSpecs of the command line; UsageError for any bad input."""
     request = validate.gpu(default_catalog(), provider, gpu)
     where = validate.region(provider, region)
@@ -65,7 +67,8 @@ def _specs(provider: str, gpu: str, count: int, name: str | None, region: str | 
         wanted = ReservationRequest.parse(reservation, strict=strict)
     except ValueError as exc:
         raise UsageError(str(exc), provider=provider) from None
-    return [CreateSpec(name=n, gpu=request.gpu, gpu_count=request.gpu_count, region=where, reservation=wanted)
+    return [CreateSpec(name=n, gpu=request.gpu, gpu_count=request.gpu_count, region=where, reservation=wanted,
+                       spot=spot)
             for n in validate.names(name, validate.count(count))]
 
 

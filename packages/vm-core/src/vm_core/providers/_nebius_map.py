@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import Catalog
+from ..catalog import Catalog, ShapeEntry
 from ..errors import (
     AuthError,
     CapacityError,
@@ -102,8 +102,9 @@ def shape_of(native: Any) -> str:
 def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
     """The vm-core Instance of a Nebius instance living in `region`.
 
-    GPU, GPU count and price come from the catalog (Nebius has no price API). An instance placed in a
-    capacity block has no known price: blocks are sold by contract, at prices the API does not expose.
+    GPU, GPU count and price come from the catalog (Nebius has no price API); a preemptible instance has the
+    spot list price. An instance placed in a capacity block has no known price: blocks are sold by contract, at
+    prices the API does not expose.
     """
     metadata, status = native.metadata, native.status
     shape = shape_of(native)
@@ -120,7 +121,7 @@ def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
         shape=shape,
         reserved=bool(reservation_id),
         reservation_id=reservation_id,
-        price_per_hour=None if reservation_id or entry is None else entry.price_per_hour,
+        price_per_hour=None if reservation_id or entry is None else _price(entry, native),
         created_at=metadata.created_at,
         public_ip=public_ip(status),
         ssh_user=SSH_USER,
@@ -152,6 +153,12 @@ def _policy_table() -> dict[tuple[ReservationMode, bool], Any]:
         (ReservationMode.ID, False): Policy.AUTO,  # that block first, else on-demand
         (ReservationMode.ID, True): Policy.STRICT,  # that block, else fail
     }
+
+
+def _price(entry: ShapeEntry, native: Any) -> float | None:
+    from nebius_sdk.models import is_preemptible
+
+    return entry.spot_price_per_hour if is_preemptible(native) else entry.price_per_hour
 
 
 def reservation_policy(request: ReservationRequest) -> Any:

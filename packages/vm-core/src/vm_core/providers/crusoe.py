@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..catalog import Catalog, ShapeEntry, default_catalog
-from ..errors import CapacityError, ConfigError, NotFound, Scope, UsageError
+from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import Pending, ReservationInfo, Setting
 from ._chain import StopThenStart
@@ -216,7 +216,10 @@ class CrusoeProvider:
     # ------------------------------------------------------------------------------------------ create
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
         """Ask for one VM (never retried). UsageError/Unsupported before any call for a shape Crusoe does not
-        sell or `auto --strict`; CapacityError (scope provider) when no location can host it."""
+        sell, `auto --strict` or spot (Crusoe's API has no spot capacity); CapacityError (scope provider) when no
+        location can host it."""
+        if spec.spot:
+            raise Unsupported("Crusoe's API offers no spot instances", provider=NAME)
         shape = self._shape_for(spec)
         reservation = reservation_spec(spec.reservation, shape.gpu)
         with translated():

@@ -208,7 +208,10 @@ class LambdaProvider:
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
         """Launch one instance and return at once. Raises UsageError/Unsupported for what Lambda cannot do,
         CapacityError before launching when Lambda lists no capacity, CapacityError/QuotaError when the launch
-        is refused, Transient when the answer was lost (the instance may exist: look it up by name)."""
+        is refused, Transient when the answer was lost (the instance may exist: look it up by name).
+        Lambda sells no spot instances: `spec.spot` is Unsupported."""
+        if spec.spot:
+            raise Unsupported("Lambda Cloud offers no spot instances", provider=NAME)
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)

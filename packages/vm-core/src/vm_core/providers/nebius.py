@@ -25,6 +25,10 @@ How the Nebius model maps onto vm-core:
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
 - **Offers**: Nebius exposes neither capacity nor prices: an offer is a region whose PlatformService lists the
   preset, with `capacity=None`, `available=True` and the catalog's list price.
+- **Spot** (`SupportsSpot`): `spot_offers` are the catalog shapes with a spot list price whose platform
+  PlatformService allows for preemptibles; `CreateSpec.spot` creates a preemptible instance (`on_preemption:
+  STOP`). A preempted instance is STOPPED, as the API shows it. Capacity blocks host regular VMs only, so spot
+  with `--reservation ID` or `--strict` is a UsageError.
 
 Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` does.
 """
@@ -41,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..catalog import Catalog, default_catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
-from ..model import CreateSpec, Instance, Offer
+from ..model import CreateSpec, Instance, Offer, ReservationMode
 from ..provider import Pending, Setting
 from ._chain import StopThenStart
 from ._nebius_map import NAME, ErrorContext, reservation_policy, to_instance, translated
@@ -174,7 +178,7 @@ plugin = NebiusPlugin()
 
 
 class NebiusProvider:
-    """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot. Thread-safe.
+    """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot. Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -234,6 +238,9 @@ class NebiusProvider:
         """
         if not spec.name:
             raise UsageError("an instance name is required", provider=NAME)
+        if spec.spot and (spec.reservation.mode is ReservationMode.ID or spec.reservation.strict):
+            raise UsageError("spot instances cannot use capacity blocks: drop --reservation ID/--strict",
+                             provider=NAME)
         policy = reservation_policy(spec.reservation)
         shape = self._shape_for(spec)
         gpu = self._catalog.gpu(spec.gpu).name
@@ -244,7 +251,7 @@ class NebiusProvider:
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
-                reservation=policy, cloud_init_user_data=_cloud_init(spec.ssh_public_key),
+                reservation=policy, cloud_init_user_data=_cloud_init(spec.ssh_public_key), preemptible=spec.spot,
             )
         context = replace(context, instance_id=operation.resource_id)
         return _OperationPending(operation, self.get_instance, context, on_failure=self._remove_failed)
@@ -293,6 +300,24 @@ class NebiusProvider:
             ]
         return found
 
+    def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
+        """One spot offer per catalog shape of `gpu` with a spot list price, in each configured region whose
+        PlatformService lists the preset on a platform allowed for preemptibles. Raises UsageError for an
+        unknown GPU."""
+        entries = [
+            e for e in self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
+            if e.spot_price_per_hour is not None
+        ]
+        found = []
+        for region in self._config.projects if entries else ():
+            sold = self._shapes_sold(region, preemptible=True)
+            found += [
+                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, e.spot_price_per_hour, capacity=None, spot=True)
+                for e in entries
+                if e.shape in sold and e.spot_price_per_hour is not None
+            ]
+        return found
+
     # ------------------------------------------------------------------------------------------ internals
     def _act(self, begin: Callable[[], Operation[Any]], instance_id: str) -> Pending[Instance]:
         context = _about(instance_id)
@@ -303,13 +328,15 @@ class NebiusProvider:
     def _instance(self, native: Any) -> Instance:
         return to_instance(native, self._region_of.get(native.metadata.parent_id, ""), self._catalog)
 
-    def _shapes_sold(self, region: str) -> set[str]:
-        """"platform/preset" of every preset the region's project may create (PlatformService.List)."""
+    def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:
+        """"platform/preset" of every preset the region's project may create (PlatformService.List); with
+        `preemptible`, only on platforms allowed for preemptible VMs."""
         project = self._config.projects[region]
         with translated(ErrorContext(region=region, project=project)):
             return {
                 f"{p.metadata.name}/{preset.name}"
                 for p in self._client.list_platforms(project)
+                if not preemptible or (p.status is not None and p.status.allowed_for_preemptibles)
                 for preset in (p.spec.presets if p.spec else ())
             }
 

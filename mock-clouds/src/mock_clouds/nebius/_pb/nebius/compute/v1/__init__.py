@@ -8,6 +8,9 @@ __all__ = (
     "AttachedDiskSpecAttachMode",
     "AttachedFilesystemSpec",
     "AttachedFilesystemSpecAttachMode",
+    "BatchGetRequest",
+    "BatchGetResponse",
+    "BatchGetResponseBatchGetResult",
     "CreateInstanceRequest",
     "DeleteInstanceRequest",
     "DiskAttachmentStatus",
@@ -17,6 +20,7 @@ __all__ = (
     "DiskSpecDiskType",
     "ExistingDisk",
     "ExistingFilesystem",
+    "FollowsSpotPriceSpec",
     "GetInstanceRequest",
     "Instance",
     "InstanceGpuClusterSpec",
@@ -30,6 +34,7 @@ __all__ = (
     "IpAddressStatus",
     "IpAlias",
     "IpAliasesStatus",
+    "ListInstancesByNvlInstanceGroupRequest",
     "ListInstancesRequest",
     "ListInstancesResponse",
     "ListOperationsByParentRequest",
@@ -39,6 +44,7 @@ __all__ = (
     "ManagedDisk",
     "NetworkInterfaceSpec",
     "NetworkInterfaceStatus",
+    "OnDemandSpec",
     "PassthroughGroupRequest",
     "Platform",
     "PlatformServiceStub",
@@ -56,6 +62,7 @@ __all__ = (
     "SecurityGroup",
     "SecurityGroupStatus",
     "SourceImageFamily",
+    "SpotPricingPolicySpec",
     "StartInstanceRequest",
     "StopInstanceRequest",
     "UpdateInstanceRequest",
@@ -249,6 +256,65 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class BatchGetRequest(betterproto2.Message):
+    instance_ids: "list[str]" = betterproto2.field(
+        1, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    required; at most 1000 IDs.
+    """
+
+
+default_message_pool.register_message(
+    "nebius.compute.v1", "BatchGetRequest", BatchGetRequest
+)
+
+
+@dataclass(eq=False, repr=False)
+class BatchGetResponse(betterproto2.Message):
+    items: "dict[str, BatchGetResponseBatchGetResult]" = betterproto2.field(
+        1,
+        betterproto2.TYPE_MAP,
+        map_meta=betterproto2.map_meta(
+            betterproto2.TYPE_STRING, betterproto2.TYPE_MESSAGE
+        ),
+    )
+    """
+    Keyed by instance ID.
+    """
+
+
+default_message_pool.register_message(
+    "nebius.compute.v1", "BatchGetResponse", BatchGetResponse
+)
+
+
+@dataclass(eq=False, repr=False)
+class BatchGetResponseBatchGetResult(betterproto2.Message):
+    """
+
+
+    Oneofs:
+        - result:
+    """
+
+    instance: "Instance | None" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True, group="result"
+    )
+
+    error: "___google__rpc__.Status | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True, group="result"
+    )
+
+
+default_message_pool.register_message(
+    "nebius.compute.v1",
+    "BatchGetResponse.BatchGetResult",
+    BatchGetResponseBatchGetResult,
+)
+
+
+@dataclass(eq=False, repr=False)
 class CreateInstanceRequest(betterproto2.Message):
     metadata: "__common__v1__.ResourceMetadata | None" = betterproto2.field(
         1, betterproto2.TYPE_MESSAGE, optional=True
@@ -409,6 +475,16 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class FollowsSpotPriceSpec(betterproto2.Message):
+    pass
+
+
+default_message_pool.register_message(
+    "nebius.compute.v1", "FollowsSpotPriceSpec", FollowsSpotPriceSpec
+)
+
+
+@dataclass(eq=False, repr=False)
 class GetInstanceRequest(betterproto2.Message):
     id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
 
@@ -451,6 +527,13 @@ default_message_pool.register_message(
 
 @dataclass(eq=False, repr=False)
 class InstanceSpec(betterproto2.Message):
+    """
+
+
+    Oneofs:
+        - pricing_model: How the VM is priced. Default is on_demand. The empty messages are MEANINGFUL_EMPTY_VALUE.
+    """
+
     service_account_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
     """
     Service account associated with the instance. IMMUTABLE.
@@ -545,6 +628,28 @@ class InstanceSpec(betterproto2.Message):
     )
     """
     Local (host-attached) disks.
+    """
+
+    on_demand: "OnDemandSpec | None" = betterproto2.field(
+        25, betterproto2.TYPE_MESSAGE, optional=True, group="pricing_model"
+    )
+    """
+    A regular, non-preemptible VM.
+    """
+
+    follows_spot_price: "FollowsSpotPriceSpec | None" = betterproto2.field(
+        26, betterproto2.TYPE_MESSAGE, optional=True, group="pricing_model"
+    )
+    """
+    The preemptible VM accepts the current spot price.
+    """
+
+    spot_pricing_policy: "SpotPricingPolicySpec | None" = betterproto2.field(
+        27, betterproto2.TYPE_MESSAGE, optional=True, group="pricing_model"
+    )
+    """
+    The preemptible VM accepts the current spot price unless it exceeds the maximum price
+    specified by the selected pricing policy; when it does, the VM is preempted.
     """
 
 
@@ -661,6 +766,25 @@ class IpAliasesStatus(betterproto2.Message):
 
 default_message_pool.register_message(
     "nebius.compute.v1", "IPAliasesStatus", IpAliasesStatus
+)
+
+
+@dataclass(eq=False, repr=False)
+class ListInstancesByNvlInstanceGroupRequest(betterproto2.Message):
+    nvl_instance_group_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    required.
+    """
+
+    page_size: "int" = betterproto2.field(2, betterproto2.TYPE_INT64)
+
+    page_token: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+
+
+default_message_pool.register_message(
+    "nebius.compute.v1",
+    "ListInstancesByNVLInstanceGroupRequest",
+    ListInstancesByNvlInstanceGroupRequest,
 )
 
 
@@ -922,6 +1046,14 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class OnDemandSpec(betterproto2.Message):
+    pass
+
+
+default_message_pool.register_message("nebius.compute.v1", "OnDemandSpec", OnDemandSpec)
+
+
+@dataclass(eq=False, repr=False)
 class PassthroughGroupRequest(betterproto2.Message):
     requested: "bool" = betterproto2.field(1, betterproto2.TYPE_BOOL)
 
@@ -1160,11 +1292,10 @@ default_message_pool.register_message(
 
 @dataclass(eq=False, repr=False)
 class SecurityGroupStatus(betterproto2.Message):
+    id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
     """
-    fields not modelled (their numbers are not known from the research; none are invented)
+    Security group identifier.
     """
-
-    pass
 
 
 default_message_pool.register_message(
@@ -1187,6 +1318,19 @@ class SourceImageFamily(betterproto2.Message):
 
 default_message_pool.register_message(
     "nebius.compute.v1", "SourceImageFamily", SourceImageFamily
+)
+
+
+@dataclass(eq=False, repr=False)
+class SpotPricingPolicySpec(betterproto2.Message):
+    id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    required; ID of a pricing policy.
+    """
+
+
+default_message_pool.register_message(
+    "nebius.compute.v1", "SpotPricingPolicySpec", SpotPricingPolicySpec
 )
 
 
@@ -1255,6 +1399,17 @@ class InstanceServiceStub:
             Instance.FromString,
         )(message)
 
+    def batch_get(self, message: "BatchGetRequest") -> "BatchGetResponse":
+        """
+        Retrieves several VM instances by their IDs; each ID maps to the instance or the error getting it.
+        """
+
+        return self._channel.unary_unary(
+            "/nebius.compute.v1.InstanceService/BatchGet",
+            BatchGetRequest.SerializeToString,
+            BatchGetResponse.FromString,
+        )(message)
+
     def list(self, message: "ListInstancesRequest") -> "ListInstancesResponse":
         """
         Lists VM instances within a parent (project).
@@ -1263,6 +1418,19 @@ class InstanceServiceStub:
         return self._channel.unary_unary(
             "/nebius.compute.v1.InstanceService/List",
             ListInstancesRequest.SerializeToString,
+            ListInstancesResponse.FromString,
+        )(message)
+
+    def list_instances_by_nvl_instance_group(
+        self, message: "ListInstancesByNvlInstanceGroupRequest"
+    ) -> "ListInstancesResponse":
+        """
+        Lists the VM instances of an NVLink instance group.
+        """
+
+        return self._channel.unary_unary(
+            "/nebius.compute.v1.InstanceService/ListInstancesByNVLInstanceGroup",
+            ListInstancesByNvlInstanceGroupRequest.SerializeToString,
             ListInstancesResponse.FromString,
         )(message)
 
@@ -1357,4 +1525,5 @@ class PlatformServiceStub:
         )(message)
 
 
+from ....google import rpc as ___google__rpc__
 from ...common import v1 as __common__v1__

@@ -180,9 +180,9 @@ def _run(app: App, target: Provider, verb: str, begin: Callable[[str], Pending[I
     todo = [i for i in ids if i not in skip]
     outcomes = perform(app, target, verb, begin, todo, no_wait=no_wait, timeout=timeout,
                        label=lambda i: _name(found[i]))
-    done = [o.value for o in outcomes if not o.error]
-    if no_wait and done:
-        views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
+    done = [o.value for o in outcomes if isinstance(o.value, Instance)]  # waited for (also despite --no-wait)
+    if accepted := accepted_only(outcomes):
+        views.accepted(app.output, accepted, single=len(ids) == 1)
     elif done or settled:
         by_id = {i.id: i for i in [*settled, *done]}
         views.instances(app.output, [by_id[i] for i in ids if i in by_id], single=len(ids) == 1)

@@ -16,12 +16,10 @@ from ..errors import NotFound, Unsupported, VmError
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider, SupportsReboot, SupportsReservedStart, SupportsStopStart
 from . import validate, views
-from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options
+from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options, yes_option
 from .running import accepted_only, perform
 
 ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True)
-yes_option = click.option("-y", "--yes", is_flag=True,
-                          help="Do not ask for confirmation (vm asks only when stdin and stderr are a terminal).")
 NOT_FOUND_NOTE = "not found (treated as destroyed)"
 ALREADY_GONE_NOTE = "already destroyed"
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 INSTANCE_KEYS = {"provider", "id", "name", "state", "gpu", "gpu_count", "region", "reserved", "reservation_id",
-                 "price_per_hour", "fleet", "created_at"}
+                 "price_per_hour", "fleet", "created_at", "public_ip", "ssh"}
 HEADER = ["PROVIDER", "ID", "NAME", "STATE", "GPU", "REGION", "RESERVED", "$/H"]
 
 
@@ -67,7 +67,7 @@ def test_lambda_lifecycle_without_stop(shared_home: VmHome) -> None:
     assert stopped.code == 5
     assert stopped.err.splitlines()[0] == ("vm: error: Lambda Cloud has no stop/start: instances can only be"
                                            " terminated")
-    assert stopped.err.splitlines()[1].startswith("hint: keep it running, reboot it (vm reboot")
+    assert stopped.err.splitlines()[1].startswith("hint: keep it running, reboot it (`vm reboot")
     started = vm("start", vm_id, "-p", "lambda", "-o", "json")
     assert started.code == 5 and started.error()["code"] == "unsupported" and started.error()["provider"] == "lambda"
     assert vm.ok("get", vm_id, "-p", "lambda", "-o", "json").json()["state"] == "running"  # nothing changed

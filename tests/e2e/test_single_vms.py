@@ -319,3 +319,13 @@ api_endpoint = "http://127.0.0.1:{port}/v1alpha5"
         assert "d3JvbmctY3JlZGVudGlhbA" not in table.out + table.err + mixed.out + mixed.err
     finally:
         silent.close()
+
+
+@pytest.mark.parametrize("provider", ["crusoe", "nebius"])
+def test_no_wait_reboot_done_as_stop_then_start_still_starts_the_vm(shared_home: VmHome, provider: str) -> None:
+    vm = shared_home.ok("create", "-p", provider, "--gpu", "H100", "--name", f"nw-{provider}", "-o", "json").json()
+    result = shared_home.ok("reboot", vm["id"], "-p", provider, "--no-wait", "-o", "json")
+    assert "waiting despite --no-wait" in result.err
+    assert result.json()["state"] == "running"
+    assert [i["state"] for i in shared_home.live(f"nw-{provider}")] == ["running"]
+    shared_home.ok("destroy", vm["id"], "-p", provider)

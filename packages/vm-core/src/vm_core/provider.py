@@ -53,6 +53,16 @@ class Explained(Protocol):
 
 
 @runtime_checkable
+class Staged(Protocol):
+    """A Pending whose later steps are sent by its own `done()`/`wait()` (a reboot done as a stop, then a
+    start). While `must_wait` is True, a caller that stops polling leaves the action half done (a VM stopped and
+    never started), so `--no-wait` waits for it anyway."""
+
+    @property
+    def must_wait(self) -> bool: ...
+
+
+@runtime_checkable
 class Provider(Protocol):
     """One cloud account, connected. Methods may block on network calls; none waits for a long action."""
 

@@ -100,6 +100,10 @@ class App:
                 self.output.debug(self.redact("".join(traceback.format_exception(cause))).rstrip())
 
 
+yes_option = click.option("-y", "--yes", is_flag=True,
+                          help="Do not ask for confirmation (vm asks only when stdin and stderr are a terminal).")
+
+
 def on_terminal() -> bool:
     """Whether a person is there to answer: stdin and stderr are both a terminal."""
     return sys.stdin.isatty() and sys.stderr.isatty()

@@ -16,12 +16,10 @@ from ..errors import NotFound, Unsupported, VmError
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider, SupportsReboot, SupportsReservedStart, SupportsStopStart
 from . import validate, views
-from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options
+from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options, yes_option
 from .running import accepted_only, perform
 
 ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True)
-yes_option = click.option("-y", "--yes", is_flag=True,
-                          help="Do not ask for confirmation (vm asks only when stdin and stderr are a terminal).")
 NOT_FOUND_NOTE = "not found (treated as destroyed)"
 ALREADY_GONE_NOTE = "already destroyed"
 
@@ -104,24 +102,20 @@ def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: boo
     """
     target, ids = _target(app, provider, instance_ids)
     found = lookup(target, ids)
-    notes = {i: _gone_note(found[i]) for i in ids if _gone_note(found[i])}
+    notes = {i: note for i in ids if (note := _gone_note(found[i]))}  # nothing to send for these
     live = [i for i in ids if i not in notes]
-    confirm_destroy(app, [v for i in live if isinstance(v := found[i], Instance)]
-                    + [Instance(provider, i, "", InstanceState.UNKNOWN, "", 0, "", "") for i in live
-                       if not isinstance(found[i], Instance)], yes=yes,
+    confirm_destroy(app, [_shown(found[i], provider, i) for i in live], yes=yes,
                     again=f"vm destroy {' '.join(live)} --provider {provider} --yes")
     for vm_id, note in notes.items():
         app.output.progress(f"{provider}: {vm_id}: {note}")
     outcomes = perform(app, target, "destroy", target.begin_destroy, live, no_wait=no_wait, timeout=timeout,
                        label=lambda i: _name(found[i]))
-    done = [o for o in outcomes if not o.error]
+    done = {o.key for o in outcomes if not o.error}
     if no_wait and done:
-        views.accepted(app.output, accepted_only(done), single=len(ids) == 1)
-        notes = {}
-    gone = [o.key for o in done] if not no_wait else []
-    if gone or notes:
+        views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
+    elif done or notes:
         views.destroyed(app.output, provider, [(i, _name(found[i]), notes.get(i, "")) for i in ids
-                                               if i in notes or i in gone], single=len(ids) == 1)
+                                               if i in notes or i in done], single=len(ids) == 1)
     app.finish([(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")
 
 
@@ -137,6 +131,13 @@ def _gone_note(found: Instance | VmError) -> str:
     if isinstance(found, Instance) and found.state is InstanceState.TERMINATED:
         return ALREADY_GONE_NOTE
     return ""
+
+
+def _shown(found: Instance | VmError, provider: str, vm_id: str) -> Instance:
+    """The instance for the confirmation list; one of unknown state when it could not be read."""
+    if isinstance(found, Instance):
+        return found
+    return Instance(provider, vm_id, "", InstanceState.UNKNOWN, "", 0, "", "")
 
 
 def _name(found: Instance | VmError) -> str:
@@ -177,9 +178,9 @@ def _run(app: App, target: Provider, verb: str, begin: Callable[[str], Pending[I
     todo = [i for i in ids if i not in skip]
     outcomes = perform(app, target, verb, begin, todo, no_wait=no_wait, timeout=timeout,
                        label=lambda i: _name(found[i]))
-    done = [o.value for o in outcomes if not o.error]
-    if no_wait and done:
-        views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
+    done = [o.value for o in outcomes if isinstance(o.value, Instance)]  # waited for (also despite --no-wait)
+    if accepted := accepted_only(outcomes):
+        views.accepted(app.output, accepted, single=len(ids) == 1)
     elif done or settled:
         by_id = {i.id: i for i in [*settled, *done]}
         views.instances(app.output, [by_id[i] for i in ids if i in by_id], single=len(ids) == 1)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ..actions import Accepted, Outcome, Tracker, fan_out, start, wait
-from ..provider import Pending, Provider
+from ..provider import Pending, Provider, Staged
 from .app import App
 
 K = TypeVar("K")
@@ -16,13 +16,17 @@ def perform(app: App, provider: Provider, verb: str, begin: Callable[[K], Pendin
             no_wait: bool, timeout: float, label: Callable[[K], str] = lambda _: "") -> list[Outcome[K, Any]]:
     """begin(key) for every key at once; then wait for each (progress on stderr) unless `no_wait`.
 
-    Outcome values: Accepted with `no_wait`, else what the action's wait returns. Ctrl-C raises Interrupted,
-    saying which cloud actions go on and how to follow them."""
+    Outcome values: Accepted with `no_wait`, else what the action's wait returns. An action that only its own
+    polling can finish (Staged: a reboot done as stop + start) is waited for even with `no_wait`, saying so.
+    Ctrl-C raises Interrupted, saying which cloud actions go on and how to follow them."""
     tracker = Tracker()
 
     def one(key: K) -> Any:
         pending, accepted = start(provider, verb, lambda: begin(key), tracker, app.output.progress, label(key))
-        if no_wait:
+        if no_wait and isinstance(pending, Staged) and pending.must_wait:
+            app.output.progress(f"{provider.name}: {label(key) or pending.resource_id}: waiting despite --no-wait:"
+                                " vm sends the next step when this one has finished")
+        elif no_wait:
             return accepted
         return wait(pending, provider, accepted, timeout=timeout, progress=app.output.progress,
                     warn=app.output.warn)

@@ -13,8 +13,8 @@ class StopThenStart:
     """A reboot done as a stop, then a start, as one Pending (for clouds whose API has no guest reboot).
 
     Only the stop is sent at construction's caller; the start is sent once the stop has finished, from `done()`
-    or `wait()`. `id` is the operation running now (the stop's, then the start's). `note` says how the reboot is
-    done (the Explained protocol), so the CLI can tell the user."""
+    or `wait()`, so callers must wait for it (`must_wait`, the Staged protocol). `id` is the operation running now
+    (the stop's, then the start's). `note` says how the reboot is done (the Explained protocol)."""
 
     def __init__(self, stop: Pending[Instance], begin_start: Callable[[str], Pending[Instance]], *,
                  note: str) -> None:
@@ -28,6 +28,11 @@ class StopThenStart:
         """How the reboot is done; once the start has a note of its own (a fall back to on-demand), that one."""
         started = getattr(self._start, "note", "") if self._start is not None else ""
         return started or self._note
+
+    @property
+    def must_wait(self) -> bool:
+        """True until the start has been sent (the Staged protocol)."""
+        return self._start is None
 
     @property
     def id(self) -> str:

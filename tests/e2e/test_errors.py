@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 # Regions of the default scenario where the cloud sells H100 but has no H100 capacity.
 NO_H100_CAPACITY = {"crusoe": "us-northcentral1-a", "lambda": "us-east-1", "nebius": "eu-west1"}
+H100 = {"crusoe": "H100:8", "lambda": "H100", "nebius": "H100"}  # a size each sells (crusoe: only 8 GPUs)
 WRONG = "d3JvbmctY3JlZGVudGlhbA"
 CONFIG = f"""
 default_profile = "local"
@@ -40,14 +41,14 @@ def home(shared_home: VmHome) -> VmHome:
 @pytest.mark.parametrize("provider", sorted(NO_H100_CAPACITY))
 def test_no_capacity_is_exit_6_and_leaves_nothing(home: VmHome, provider: str) -> None:
     name = f"full-{provider}"
-    result = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
+    result = home("create", "-p", provider, "--gpu", H100[provider], "--region", NO_H100_CAPACITY[provider], "--name",
                   name, "--reservation", "none", "-o", "json")
     assert result.code == 6, result.err
     error = result.error()
     assert (error["code"], error["provider"], error["retryable"]) == ("capacity", provider, False)
     assert error["scope"] in ("zone", "region", "provider") and error["message"]
     assert result.out == "" and home.live(name) == []
-    table = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
+    table = home("create", "-p", provider, "--gpu", H100[provider], "--region", NO_H100_CAPACITY[provider], "--name",
                  name, "--reservation", "none", "-q")
     assert table.code == 6 and table.err.startswith("vm: error: ") and "Traceback" not in table.err
 

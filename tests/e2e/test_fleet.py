@@ -27,7 +27,7 @@ def members_in_clouds(vm: VmHome, fleet: str) -> list[dict]:
 
 def test_create_status_list_destroy(shared_home: VmHome) -> None:
     vm = shared_home
-    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "6", "--name", "e2e", "-o", "json").json()
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "6", "--name", "e2e", "-o", "json").json()
     assert set(made) == FLEET_KEYS and made["state"] == "active" and made["requested_count"] == 6
     assert sorted(m["provider"] for m in made["members"]) == ["crusoe"] * 2 + ["lambda"] * 2 + ["nebius"] * 2
     assert all(m["state"] == "running" and m["fleet"] == "e2e" for m in made["members"])

@@ -13,7 +13,8 @@ from .app import App, common_options, pass_app, provider_option
 
 
 @click.command()
-@click.option("--gpu", required=True, metavar="TYPE[:N]", help="GPU type, optionally with GPUs per VM (H100:8).")
+@click.option("--gpu", required=True, metavar="TYPE[:N]",
+              help="GPU type, optionally with GPUs per VM (H100:8); without :N, every size.")
 @provider_option(required=False)
 @click.option("--all", "show_all", is_flag=True, help="Also offers without capacity now.")
 @common_options
@@ -21,13 +22,14 @@ from .app import App, common_options, pass_app, provider_option
 def offers(app: App, gpu: str, provider: str | None, show_all: bool) -> None:
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
-    Cheapest per GPU-hour first (with --all, offers without capacity follow).
+    Cheapest per GPU-hour first (with --all, offers without capacity follow). `--gpu H100` lists every size
+    sold; `--gpu H100:1` only one-GPU VMs (what `vm create --gpu H100` and `vm fleet create --gpu H100` use).
 
     \b
     vm offers --gpu H100
     vm offers --gpu H100:8 --provider crusoe -o json
     """
-    request = default_catalog().parse(gpu)
+    request = default_catalog().parse(gpu, any_size=True)
     session = app.session()
     if provider is not None:
         session.plugin(provider)

@@ -48,6 +48,8 @@ def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
 
 def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> None:
     total = round(sum(o.price_per_hour for o in placements), 4)
+    for note in offers.left_out.values():
+        out.warn(note)
     for provider, why in offers.problems.items():
         out.warn(f"{provider}: no offers ({why})")
     unterminable = [o for o in placements if o.reservation_id in offers.unterminable_reservations]

@@ -19,6 +19,7 @@ CACHE_SECONDS = 30.0
 class OfferSet:
     offers: list[Offer]
     problems: dict[str, str] = field(default_factory=dict)  # provider -> why its offers are missing
+    left_out: dict[str, str] = field(default_factory=dict)  # provider -> why it was not asked (size not sold)
     unterminable_reservations: frozenset[str] = frozenset()
 
 

@@ -1,0 +1,67 @@
+"""One size per fleet, through the real `vm`. From the default mock scenario: Crusoe sells H100 only as 8-GPU VMs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import VmHome
+
+def fleet_vms(vm: VmHome, fleet: str) -> list[dict]:
+    return [i for i in vm.inventory() if i["name"].startswith(f"{fleet}-") and i["state"] != "terminated"]
+
+
+# ------------------------------------------------------------------------------------------ one size per fleet
+def test_gpu_without_a_count_means_one_gpu(shared_home: VmHome) -> None:
+    vm = shared_home
+    refused = vm("create", "-p", "crusoe", "--gpu", "H100", "--name", "one-gpu")
+    assert refused.code == 2 and "crusoe sells H100 only as H100:8" in refused.err and refused.out == ""
+
+    made = vm.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "one-gpu", "--reservation", "none",
+                 "-o", "json").json()
+    assert (made["gpu"], made["gpu_count"]) == ("H100", 1)
+    assert [i["provider"] for i in vm.live("one-gpu")] == ["nebius"]  # the refused create made nothing
+    vm.ok("destroy", made["id"], "-p", "nebius")
+
+    plan = vm.ok("fleet", "create", "--gpu", "H100", "--count", "3", "--name", "ones", "--dry-run", "-o", "json")
+    assert {(p["gpu"], p["gpu_count"]) for p in plan.json()["placements"]} == {("H100", 1)}
+    assert "crusoe" not in {p["provider"] for p in plan.json()["placements"]}
+    assert "crusoe sells H100 only as H100:8" in plan.err
+
+
+def test_offers_without_a_count_show_every_size(shared_home: VmHome) -> None:
+    every = shared_home.ok("offers", "--gpu", "H100", "-o", "json").json()
+    assert {o["gpu_count"] for o in every} == {1, 2, 4, 8}
+    one = shared_home.ok("offers", "--gpu", "H100:1", "-o", "json").json()
+    assert one and {o["gpu_count"] for o in one} == {1} and "crusoe" not in {o["provider"] for o in one}
+
+
+def test_a_fleet_has_one_size_and_leaves_out_who_does_not_sell_it(shared_home: VmHome) -> None:
+    vm = shared_home
+    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "4", "--name", "sized", "-o", "json")
+    doc = made.json()
+    assert doc["gpu_count"] == 1 and len(doc["members"]) == 4
+    assert {m["gpu_count"] for m in doc["members"]} == {1}
+    assert {m["provider"] for m in doc["members"]} <= {"lambda", "nebius"}
+    assert "crusoe sells H100 only as H100:8" in made.err
+    vm.ok("fleet", "destroy", "sized")
+    assert fleet_vms(vm, "sized") == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--gpu", "H100:3"], "no provider sells H100:3 VMs: crusoe sells H100 only as H100:8; lambda sells H100 only "
+                          "as H100:1, H100:2, H100:4 or H100:8; nebius sells H100 only as H100:1 or H100:8"),
+    (["--gpu", "H100", "--providers", "crusoe"], "no provider sells H100:1 VMs: crusoe sells H100 only as H100:8"),
+])
+def test_a_size_nobody_sells_is_exit_2_before_any_record(shared_home: VmHome, args: list[str], says: str) -> None:
+    vm = shared_home
+    before = vm.inventory()
+    for extra in ([], ["--dry-run"]):
+        result = vm("fleet", "create", *args, "--count", "2", "--name", "nosize", *extra)
+        assert result.code == 2, result.err
+        assert says in result.err and "hint: see `vm offers --gpu H100`" in result.err and result.out == ""
+    assert vm.ok("fleet", "list", "-o", "json").json() == []
+    assert vm("fleet", "status", "nosize").code == 3
+    assert vm.inventory() == before

@@ -65,3 +65,13 @@ def test_a_size_nobody_sells_is_exit_2_before_any_record(shared_home: VmHome, ar
     assert vm.ok("fleet", "list", "-o", "json").json() == []
     assert vm("fleet", "status", "nosize").code == 3
     assert vm.inventory() == before
+
+
+# ------------------------------------------------------------------------------------------ the cheapest fleet
+def test_cheapest_plans_the_cheapest_fleet(shared_home: VmHome) -> None:
+    """Issue: `--strategy cheapest --count 5 --dry-run` planned 110.00 $/h (8-GPU VMs) where 1-GPU VMs cost
+    14.75. Now every slot is one GPU and the plan is the cheapest such fleet."""
+    plan = shared_home.ok("fleet", "create", "--gpu", "H100", "--count", "5", "--strategy", "cheapest",
+                          "--name", "cheap", "--dry-run", "-o", "json").json()
+    assert {p["gpu_count"] for p in plan["placements"]} == {1}
+    assert plan["price_per_hour"] == pytest.approx(14.75)

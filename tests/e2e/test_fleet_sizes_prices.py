@@ -1,4 +1,8 @@
-"""One size per fleet, through the real `vm`. From the default mock scenario: Crusoe sells H100 only as 8-GPU VMs."""
+"""One size per fleet, the cheapest fleet and honest prices, through the real `vm`.
+
+The numbers come from the default mock scenario: Crusoe sells H100 only as 8-GPU VMs; Nebius' H100 capacity
+block `capacityblockgroup-e00h100block000001` costs 2.10 $/GPU-h by contract (on demand: 2.95).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ import pytest
 
 if TYPE_CHECKING:
     from conftest import VmHome
+
+NEBIUS_BLOCK = "capacityblockgroup-e00h100block000001"
+
 
 def fleet_vms(vm: VmHome, fleet: str) -> list[dict]:
     return [i for i in vm.inventory() if i["name"].startswith(f"{fleet}-") and i["state"] != "terminated"]
@@ -70,8 +77,67 @@ def test_a_size_nobody_sells_is_exit_2_before_any_record(shared_home: VmHome, ar
 # ------------------------------------------------------------------------------------------ the cheapest fleet
 def test_cheapest_plans_the_cheapest_fleet(shared_home: VmHome) -> None:
     """Issue: `--strategy cheapest --count 5 --dry-run` planned 110.00 $/h (8-GPU VMs) where 1-GPU VMs cost
-    14.75. Now every slot is one GPU and the plan is the cheapest such fleet."""
+    14.75. Now every slot is one GPU and the plan is the cheapest such fleet: five VMs in the Nebius block."""
     plan = shared_home.ok("fleet", "create", "--gpu", "H100", "--count", "5", "--strategy", "cheapest",
                           "--name", "cheap", "--dry-run", "-o", "json").json()
     assert {p["gpu_count"] for p in plan["placements"]} == {1}
-    assert plan["price_per_hour"] == pytest.approx(14.75)
+    assert {p["reservation_id"] for p in plan["placements"]} == {NEBIUS_BLOCK}
+    assert plan["price_per_hour"] == pytest.approx(5 * 2.10) and plan["price_complete"] is True
+    offers = shared_home.ok("offers", "--gpu", "H100:1", "-o", "json").json()
+    assert plan["price_per_hour"] <= 5 * min(o["price_per_hour"] for o in offers) + 1e-9
+
+
+# ------------------------------------------------------------------------------------------ prices
+def test_reserved_nebius_members_have_the_block_price_and_dry_run_agrees(shared_home: VmHome) -> None:
+    vm = shared_home
+    args = ("fleet", "create", "--gpu", "H100", "--count", "3", "--providers", "nebius", "--name", "blk")
+    plan = vm.ok(*args, "--dry-run", "-o", "json").json()
+    assert plan["price_per_hour"] == pytest.approx(6.30) and plan["price_complete"] is True
+
+    made = vm.ok(*args, "-o", "json").json()
+    assert [(m["reservation_id"], m["price_per_hour"]) for m in made["members"]] == [(NEBIUS_BLOCK, 2.10)] * 3
+    status = vm.ok("fleet", "status", "blk", "-o", "json").json()
+    assert (status["price_per_hour"], status["price_complete"]) == (plan["price_per_hour"], True)
+    table = vm.ok("fleet", "status", "blk").rows()
+    assert ["total", "$/h", "6.30"] in table
+    assert all(row[-1] == "2.10" for row in table if row[:1] == ["nebius"])
+    vm.ok("fleet", "destroy", "blk")
+
+
+def test_an_unknown_price_makes_the_total_incomplete(fresh_home: VmHome) -> None:
+    """A capacity block whose contract price is not configured has no known price: the total is a lower bound."""
+    vm = fresh_home
+    vm.path.mkdir(parents=True)
+    vm.config("[profiles.local]\nembedded = true\n[profiles.local.nebius]\ncapacity_blocks = {}\n")
+    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "2", "--providers", "lambda,nebius",
+                 "--name", "part", "-o", "json").json()
+    by_provider = {m["provider"]: m for m in made["members"]}
+    assert by_provider["nebius"]["reservation_id"] == NEBIUS_BLOCK  # AUTO put it in the block
+    assert by_provider["nebius"]["price_per_hour"] is None
+    known = by_provider["lambda"]["price_per_hour"]
+    assert (made["price_per_hour"], made["price_complete"]) == (known, False)
+    status = vm.ok("fleet", "status", "part")
+    assert ["total", "$/h", ">=", f"{known:.2f}"] in status.rows()
+    listed = vm.ok("fleet", "list").rows()
+    assert listed[1][5:7] == [">=", f"{known:.2f}"]
+    vm.ok("fleet", "destroy", "part")
+
+
+def test_bad_capacity_block_terms_are_a_config_error(fresh_home: VmHome) -> None:
+    fresh_home.path.mkdir(parents=True)
+    fresh_home.config("[profiles.local]\nembedded = true\n[profiles.local.nebius.capacity_blocks]\n"
+                      f'"{NEBIUS_BLOCK}" = {{ region = "eu-north1", platform = "gpu-h100-sxm" }}\n')
+    result = fresh_home("offers", "--gpu", "H100", "-p", "nebius")
+    assert result.code == 4 and "needs region, platform and a price_per_gpu_hour" in result.err
+
+
+def test_a_stopped_vm_shows_no_running_price(shared_home: VmHome) -> None:
+    vm = shared_home
+    made = vm.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "parked", "--reservation", "none",
+                 "-o", "json").json()
+    assert made["price_per_hour"] == 2.95
+    stopped = vm.ok("stop", made["id"], "-p", "nebius", "-o", "json").json()
+    assert (stopped["state"], stopped["price_per_hour"]) == ("stopped", None)
+    assert vm.ok("get", made["id"], "-p", "nebius").rows()[1][-1] == "-"
+    gone = vm.ok("destroy", made["id"], "-p", "nebius")
+    assert gone.code == 0

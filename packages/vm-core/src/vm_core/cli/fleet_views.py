@@ -1,14 +1,17 @@
 """Tables and JSON documents of `vm fleet`. Fleet JSON keys: name, state, gpu, gpu_count, requested_count,
-min_count, strategy, created_at, members (instance objects as in `vm list`), price_per_hour (the total)."""
+min_count, strategy, created_at, members (instance objects as in `vm list`), price_per_hour (the total of the
+running members) and price_complete (False when a running member's price is unknown: the total is then a lower
+bound, shown as `>= TOTAL` in tables). Plans (`--dry-run`) price every slot from the offer it uses, which is the
+same source `vm fleet status` reads (the adapters price offers and instances alike)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from ..fleet.store import FleetRecord, MemberRecord, MemberState
-from ..model import Instance, Offer
+from ..model import Instance, InstanceState, Offer
 from .output import Output
 from .views import INSTANCE_COLUMNS
 
@@ -21,22 +24,35 @@ _RECORDED_STATE = {
 
 
 def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == "running")
     return {
         "name": fleet.name, "state": fleet.state.value, "gpu": fleet.gpu, "gpu_count": fleet.gpu_count,
         "requested_count": fleet.requested_count, "min_count": fleet.min_count, "strategy": fleet.strategy,
         "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
-        "members": list(members),
-        "price_per_hour": round(sum(m["price_per_hour"] or 0.0 for m in members if m["state"] == "running"), 4),
+        "members": list(members), "price_per_hour": total, "price_complete": complete,
     }
+
+
+def price_total(prices: Iterable[float | None]) -> tuple[float, bool]:
+    """The sum of the known prices, and whether every price was known (else the sum is a lower bound)."""
+    known = list(prices)
+    return round(sum(p for p in known if p is not None), 4), all(p is not None for p in known)
+
+
+def total_text(total: float, complete: bool) -> str:
+    """A total for tables: `12.40`, or `>= 12.40` when some price is unknown."""
+    return f"{total:.2f}" if complete else f">= {total:.2f}"
 
 
 def member_json(member: MemberRecord, instance: Instance | None) -> dict[str, Any]:
     if instance is not None:
         return {**instance.to_json(), "fleet": member.fleet}
-    return {"provider": member.provider, "id": member.instance_id, "name": member.name,
-            "state": _RECORDED_STATE[member.state], "gpu": "", "gpu_count": None, "region": member.region,
+    state = _RECORDED_STATE[member.state]
+    return {"provider": member.provider, "id": member.instance_id, "name": member.name, "state": state,
+            "gpu": "", "gpu_count": None, "region": member.region,
             "reserved": bool(member.reservation_id), "reservation_id": member.reservation_id,
-            "price_per_hour": member.price_per_hour, "fleet": member.fleet, "created_at": None}
+            "price_per_hour": None if InstanceState(state).not_billed else member.price_per_hour,
+            "fleet": member.fleet, "created_at": None}
 
 
 def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
@@ -47,7 +63,8 @@ def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
 
 
 def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> None:
-    total = round(sum(o.price_per_hour for o in placements), 4)
+    """The placement of a dry run: one row per slot with its price, and the total."""
+    total, complete = price_total(o.price_per_hour for o in placements)
     for note in offers.left_out.values():
         out.warn(note)
     for provider, why in offers.problems.items():
@@ -60,12 +77,13 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> No
         out.warn(f"only {len(placements)} of {spec.count} VMs can be placed with the current offers")
     if out.json:
         out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy,
-                  "placements": [o.to_json() for o in placements], "price_per_hour": total})
+                  "placements": [o.to_json() for o in placements],
+                  "price_per_hour": total, "price_complete": complete})
         return
     rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", o.price_per_hour)
             for i, o in enumerate(placements)]
     out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "$/H"), rows)
-    out.pairs([("total $/h", total)])
+    out.pairs([("total $/h", total_text(total, complete))])
 
 
 def created(out: Output, report: Any, records: Sequence[MemberRecord]) -> None:
@@ -92,11 +110,11 @@ def fleet_view(out: Output, view: Any) -> None:
 
 def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
     running = sum(1 for m in members if m["state"] == "running")
-    total = fleet_json(fleet, members)["price_per_hour"]
+    doc = fleet_json(fleet, members)
     out.pairs([("fleet", fleet.name), ("state", fleet.state.value),
                ("running", f"{running} of {fleet.requested_count} (minimum {fleet.min_count})"),
                ("gpu", f"{fleet.gpu}" + (f"x{fleet.gpu_count}" if fleet.gpu_count else "")),
-               ("strategy", fleet.strategy), ("total $/h", total)])
+               ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"]))])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
 
@@ -114,7 +132,8 @@ def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberR
         return
     out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED"),
               [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['requested_count']}", d["strategy"],
-                d["price_per_hour"], d["created_at"][:19].replace("T", " ")) for d in docs])
+                total_text(d["price_per_hour"], d["price_complete"]), d["created_at"][:19].replace("T", " "))
+               for d in docs])
 
 
 def _running(doc: dict[str, Any]) -> int:

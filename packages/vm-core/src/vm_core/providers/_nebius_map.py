@@ -7,7 +7,7 @@ Errors are translated by one table keyed by the SDK's exception classes (the mos
 exception wins, following its MRO), never by message text:
 
     nebius_sdk                          vm_core
-    CapacityError                       CapacityError(scope=REGION, region=...)
+    CapacityError                       CapacityError(scope=REGION, or RESERVATION for a strict block)
     QuotaError                          QuotaError
     PermissionDenied, AuthError         AuthError
     NotFound                            NotFound
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import Catalog
+from ..catalog import Catalog, ShapeEntry
 from ..errors import (
     AuthError,
     CapacityError,
@@ -54,6 +54,7 @@ class ErrorContext:
     project: str = ""
     name: str = ""  # the instance name of a create
     instance_id: str = ""
+    block: str = ""  # the only capacity block a create may use (strict reservation)
 
 
 # ------------------------------------------------------------------------------------------------ states
@@ -97,11 +98,12 @@ def shape_of(native: Any) -> str:
     return f"{resources.platform}/{resources.preset or ''}"
 
 
-def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
+def to_instance(native: Any, region: str, catalog: Catalog, block_prices: Mapping[str, float]) -> Instance:
     """The vm-core Instance of a Nebius instance living in `region`.
 
-    GPU, GPU count and price come from the catalog (Nebius has no price API). An instance placed in a
-    capacity block has no known price: blocks are sold by contract, at prices the API does not expose.
+    GPU, GPU count and on-demand price come from the catalog (Nebius has no price API). An instance placed in a
+    capacity block costs the block's contract price ($/GPU-h in `block_prices`) x its GPUs; None (unknown) for
+    a block not listed there.
     """
     metadata, status = native.metadata, native.status
     shape = shape_of(native)
@@ -118,10 +120,19 @@ def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
         shape=shape,
         reserved=bool(reservation_id),
         reservation_id=reservation_id,
-        price_per_hour=None if reservation_id or entry is None else entry.price_per_hour,
+        price_per_hour=_price(entry, reservation_id, block_prices),
         created_at=metadata.created_at,
         native=native,
     )
+
+
+def _price(entry: ShapeEntry | None, reservation_id: str, block_prices: Mapping[str, float]) -> float | None:
+    if entry is None:
+        return None
+    if not reservation_id:
+        return entry.price_per_hour
+    per_gpu = block_prices.get(reservation_id)
+    return None if per_gpu is None else round(per_gpu * entry.gpu_count, 4)
 
 
 # ------------------------------------------------------------------------------------------------ reservations
@@ -157,6 +168,12 @@ Translate = Callable[[Any, ErrorContext], VmError]
 def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     requested = ", ".join(v.requested for v in exc.violations if v.requested) or "the requested preset"
     where = ctx.region or "this region"
+    if ctx.block:
+        return CapacityError(
+            f"Nebius capacity block {ctx.block} has no room for {requested} ({exc.message})",
+            scope=Scope.RESERVATION, region=ctx.region, provider=NAME,
+            suggestion="use on-demand capacity (`--reservation auto` without --strict) or another block",
+        )
     return CapacityError(
         f"Nebius has no capacity for {requested} in {where} ({exc.message})",
         scope=Scope.REGION, region=ctx.region, provider=NAME,

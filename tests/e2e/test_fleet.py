@@ -55,7 +55,7 @@ def test_dry_run_changes_nothing(shared_home: VmHome) -> None:
                  "-o", "json").json()
     assert len(plan["placements"]) == 4 and plan["price_per_hour"] > 0
     table = vm.ok("fleet", "create", "--gpu", "H100", "--count", "2", "--name", "dry", "--dry-run").out
-    assert table.splitlines()[0].split() == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "$/H"]
+    assert table.splitlines()[0].split() == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"]
     assert vm.inventory() == before
     assert vm("fleet", "status", "dry").code == 3
 

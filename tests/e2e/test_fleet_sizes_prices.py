@@ -1,7 +1,8 @@
-"""One size per fleet, the cheapest fleet and honest prices, through the real `vm`.
+"""One size per fleet, the cheapest fleet, honest prices and visible unknown capacity, through the real `vm`.
 
 The numbers come from the default mock scenario: Crusoe sells H100 only as 8-GPU VMs; Nebius' H100 capacity
-block `capacityblockgroup-e00h100block000001` costs 2.10 $/GPU-h by contract (on demand: 2.95).
+block `capacityblockgroup-e00h100block000001` costs 2.10 $/GPU-h by contract (on demand: 2.95); Lambda and
+Nebius publish no capacity.
 """
 
 from __future__ import annotations
@@ -141,3 +142,18 @@ def test_a_stopped_vm_shows_no_running_price(shared_home: VmHome) -> None:
     assert vm.ok("get", made["id"], "-p", "nebius").rows()[1][-1] == "-"
     gone = vm.ok("destroy", made["id"], "-p", "nebius")
     assert gone.code == 0
+
+
+# ------------------------------------------------------------------------------------------ unknown capacity
+def test_plans_mark_slots_whose_capacity_is_unknown(shared_home: VmHome) -> None:
+    vm = shared_home
+    args = ("fleet", "create", "--gpu", "H100:8", "--count", "6", "--name", "capplan", "--dry-run")
+    plan = vm.ok(*args, "-o", "json").json()
+    known = {p["provider"]: p["capacity_known"] for p in plan["placements"]}
+    assert known == {"crusoe": True, "lambda": False, "nebius": False}
+    assert all(p["capacity_known"] == (p["capacity"] is not None) for p in plan["placements"])
+    table = vm.ok(*args)
+    header, *rows = [r for r in table.rows() if r and r[0] != "total"]
+    assert header == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"]
+    assert {r[1]: r[5] == "unknown" for r in rows} == {"crusoe": False, "lambda": True, "nebius": True}
+    assert "4 slot(s) rely on a cloud that does not publish capacity (lambda, nebius)" in table.err

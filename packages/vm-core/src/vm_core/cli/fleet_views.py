@@ -63,7 +63,8 @@ def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
 
 
 def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> None:
-    """The placement of a dry run: one row per slot with its price, and the total."""
+    """The placement of a dry run: one row per slot with its price, and whether the cloud says it has room
+    (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere)."""
     total, complete = price_total(o.price_per_hour for o in placements)
     for note in offers.left_out.values():
         out.warn(note)
@@ -75,15 +76,24 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> No
                  "through its API: `vm fleet destroy` can only release them")
     if len(placements) < spec.count:
         out.warn(f"only {len(placements)} of {spec.count} VMs can be placed with the current offers")
+    unknown = sorted({o.provider for o in placements if o.capacity is None})
+    if unknown:
+        out.warn(f"{sum(1 for o in placements if o.capacity is None)} slot(s) rely on a cloud that does not publish "
+                 f"capacity ({', '.join(unknown)}): they may fail and be placed elsewhere")
     if out.json:
         out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy,
-                  "placements": [o.to_json() for o in placements],
+                  "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
                   "price_per_hour": total, "price_complete": complete})
         return
-    rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", o.price_per_hour)
+    rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", _capacity(o), o.price_per_hour)
             for i, o in enumerate(placements)]
-    out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "$/H"), rows)
+    out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"), rows)
     out.pairs([("total $/h", total_text(total, complete))])
+
+
+def _capacity(offer: Offer) -> str:
+    """What the cloud said about room for the slot's offer: a number of VMs, or `unknown`."""
+    return "unknown" if offer.capacity is None else str(offer.capacity)
 
 
 def created(out: Output, report: Any, records: Sequence[MemberRecord]) -> None:

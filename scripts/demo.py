@@ -1,4 +1,4 @@
-"""The main job, on the embedded mock clouds: a 12-VM H100 fleet across Crusoe, Lambda and Nebius.
+"""The main job, on the embedded mock clouds: a 12-VM H100:8 fleet across Crusoe, Lambda and Nebius.
 
 Runs the real `vm` executable with a fresh VM_HOME: `vm` starts its embedded mock clouds by itself, then the
 demo shows the providers and offers, creates a fleet spread over the three clouds, shows its status and the
@@ -42,7 +42,8 @@ def demo(home: Path, time_scale: float, count: int) -> int:
     try:
         run(env, "providers")
         run(env, "offers", "--gpu", "H100")
-        run(env, "fleet", "create", "--gpu", "H100", "--count", str(count), "--name", "demo")
+        # 8 GPUs per VM: the one H100 size that Crusoe (which sells H100 only as H100:8), Lambda and Nebius all sell
+        run(env, "fleet", "create", "--gpu", "H100:8", "--count", str(count), "--name", "demo")
         run(env, "fleet", "status", "demo")
         run(env, "list")
         run(env, "fleet", "destroy", "demo")

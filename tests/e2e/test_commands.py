@@ -135,7 +135,7 @@ def run_in_pty(home: VmHome, *args: str, env: dict[str, str] | None = None) -> s
 
 
 def test_colour_on_a_terminal_unless_no_color(shared_home: VmHome) -> None:
-    vm_id = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "colourful", "-q",
+    vm_id = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "colourful", "-q",
                            "--reservation", "none", "-o", "json").json()["id"]
     coloured = run_in_pty(shared_home, "list", "-p", "crusoe")
     assert ANSI.search(coloured) and "\x1b[32mrunning" in coloured

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 # Regions of the default scenario where the cloud sells H100 but has no H100 capacity (Crusoe's has room for two
 # VMs, which the test fills first).
 NO_H100_CAPACITY = {"crusoe": "us-southcentral1-a", "lambda": "us-east-1", "nebius": "eu-west1"}
+H100 = {"crusoe": "H100:8", "lambda": "H100", "nebius": "H100"}  # a size each sells (crusoe: only 8 GPUs)
 WRONG = "d3JvbmctY3JlZGVudGlhbA"
 CONFIG = f"""
 default_profile = "local"
@@ -47,13 +48,14 @@ def test_no_capacity_is_exit_6_and_leaves_nothing(home: VmHome, provider: str) -
                                             NO_H100_CAPACITY[provider], "--count", "2", "--name", "filler",
                                             "--reservation", "none", "-o", "json").json()]
     result = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
+H100 = {"crusoe": "H100:8", "lambda": "H100", "nebius": "H100"}  # a size each sells (crusoe: only 8 GPUs)
                   name, "--reservation", "none", "-o", "json")
     assert result.code == 6, result.err
     error = result.error()
     assert (error["code"], error["provider"], error["retryable"]) == ("capacity", provider, False)
     assert error["scope"] in ("zone", "region", "provider") and error["message"]
     assert result.out == "" and home.live(name) == []
-    table = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
+    table = home("create", "-p", provider, "--gpu", H100[provider], "--region", NO_H100_CAPACITY[provider], "--name",
                  name, "--reservation", "none", "-q")
     assert table.code == 6 and table.err.startswith("vm: error: ") and "Traceback" not in table.err
     if fillers:

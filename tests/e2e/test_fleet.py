@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 FLEET_KEYS = {"name", "id", "state", "gpu", "gpu_count", "requested_count", "min_count", "strategy", "profile",
-              "created_by", "created_at",
-              "message", "members", "price_per_hour"}
+              "created_by", "created_at", "message", "members", "price_per_hour", "price_complete"}
 LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"
 
 
@@ -28,7 +27,7 @@ def members_in_clouds(vm: VmHome, fleet: str) -> list[dict]:
 
 def test_create_status_list_destroy(shared_home: VmHome) -> None:
     vm = shared_home
-    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "6", "--name", "e2e", "-o", "json").json()
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "6", "--name", "e2e", "-o", "json").json()
     assert set(made) == FLEET_KEYS and made["state"] == "active" and made["requested_count"] == 6
     assert sorted(m["provider"] for m in made["members"]) == ["crusoe"] * 2 + ["lambda"] * 2 + ["nebius"] * 2
     assert all(m["state"] == "running" and m["fleet"] == "e2e" for m in made["members"])
@@ -57,7 +56,7 @@ def test_dry_run_changes_nothing(shared_home: VmHome) -> None:
                  "-o", "json").json()
     assert len(plan["placements"]) == 4 and plan["price_per_hour"] > 0
     table = vm.ok("fleet", "create", "--gpu", "H100", "--count", "2", "--name", "dry", "--dry-run").out
-    assert table.splitlines()[0].split() == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "$/H"]
+    assert table.splitlines()[0].split() == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"]
     assert vm.inventory() == before
     assert vm("fleet", "status", "dry").code == 3
 

@@ -22,7 +22,7 @@ def row_of(rows: list[list[str]], vm_id: str) -> list[str]:
 @pytest.mark.parametrize("provider", ["crusoe", "nebius"])
 def test_full_lifecycle_where_stop_start_exists(shared_home: VmHome, provider: str) -> None:
     vm, name = shared_home, f"life-{provider}"
-    made = vm.ok("create", "--provider", provider, "--gpu", "H100", "--name", name, "--reservation", "none")
+    made = vm.ok("create", "--provider", provider, "--gpu", "H100:8", "--name", name, "--reservation", "none")
     assert made.rows()[0] == HEADER
     _, vm_id, shown_name, state, gpu, region, reserved, price = made.rows()[1]
     assert (shown_name, state, gpu.startswith("H100x"), reserved) == (name, "running", True, "-")
@@ -78,7 +78,7 @@ def test_lambda_lifecycle_without_stop(shared_home: VmHome) -> None:
 
 def test_hard_reboot_on_crusoe(shared_home: VmHome) -> None:
     vm = shared_home
-    vm_id = vm.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "hard-reboot", "--reservation", "none",
+    vm_id = vm.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "hard-reboot", "--reservation", "none",
                   "-o", "json").json()["id"]
     assert vm.ok("reboot", vm_id, "-p", "crusoe", "--hard", "-o", "json").json()["state"] == "running"
     vm.ok("destroy", vm_id, "-p", "crusoe")
@@ -97,7 +97,7 @@ def test_several_vms_at_once_with_their_names(shared_home: VmHome) -> None:
 
 def test_no_wait_returns_the_operation_at_once(shared_home: VmHome) -> None:
     vm = shared_home
-    started = vm.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "nowait", "--reservation", "none",
+    started = vm.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "nowait", "--reservation", "none",
                     "--no-wait", "-o", "json").json()
     assert started["action"] == "create" and started["operation_id"] and started["name"] == "nowait"
     assert [i["id"] for i in vm.live("nowait")] == [started["id"]]

@@ -17,7 +17,8 @@ NEBIUS_BLOCK = "capacityblockgroup-e00h100block000001"
 
 
 def create(vm: VmHome, provider: str, name: str, reservation: str) -> dict:
-    doc = vm.ok("create", "-p", provider, "--gpu", "H100", "--name", name, "--reservation", reservation,
+    gpu = "H100:8" if provider == "crusoe" else "H100"  # crusoe sells H100 only as H100:8
+    doc = vm.ok("create", "-p", provider, "--gpu", gpu, "--name", name, "--reservation", reservation,
                 "-o", "json").json()
     assert doc["state"] == "running" and doc["name"] == name
     [truth] = vm.live(name)

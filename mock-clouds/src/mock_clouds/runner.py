@@ -121,10 +121,20 @@ class MockClouds:
                 "subnet_id": self._nebius_subnet(nebius_projects[0].id),
                 # mock extension: a tenant has one project per region, as on the real cloud
                 "projects": {p.region: p.id for p in nebius_projects if p.owner == nebius_tenant},
+                # mock extension: the terms of the tenant's capacity blocks, which a real customer has from its
+                # contract (the Nebius APIs expose no price)
+                "capacity_blocks": self._nebius_blocks({p.id for p in nebius_projects if p.owner == nebius_tenant}),
             },
             "admin": {"url": f"{base}:{self.port('admin')}", "token": state.extra_state["admin_token"]},
         }
         return {k: v for k, v in document.items() if k in ("pid", "time_scale", "admin") or k in self._servers}
+
+    def _nebius_blocks(self, projects: set[str]) -> dict[str, dict[str, object]]:
+        """Capacity block id -> region, platform and contract price ($/GPU-h) of the blocks `projects` may use."""
+        blocks = self.world.state.providers[Provider.NEBIUS].reservations
+        return {b.id: {"region": b.regions[0], "platform": b.family,
+                       "price_per_gpu_hour": b.price_cents_per_gpu_hour / 100}
+                for b in blocks if b.regions and (not b.scopes or projects & set(b.scopes))}
 
     def _nebius_subnet(self, project_id: str) -> str:
         """The default subnet of a Nebius project (instances need one for their network interface)."""

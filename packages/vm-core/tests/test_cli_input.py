@@ -34,21 +34,22 @@ BAD = [
     (["create", "-p", "crusoe", "--gpu", "H1000"], "unknown GPU type 'H1000'; known types: H100, H100-PCIE, H200"),
     (["create", "-p", "crusoe", "--gpu", "H100:x"], "bad GPU count in 'H100:x': give GPUs per VM as a number"),
     (["create", "-p", "crusoe", "--gpu", "H100:0"], "bad GPU count"),
-    (["create", "-p", "crusoe", "--gpu", "H100:1"], "crusoe has no H100 VM with 1 GPUs; it sells H100:8"),
+    (["create", "-p", "crusoe", "--gpu", "H100:1"], "crusoe sells H100 only as H100:8"),
+    (["create", "-p", "crusoe", "--gpu", "H100"], "crusoe sells H100 only as H100:8"),  # H100 means H100:1
     (["create", "-p", "lambda", "--gpu", "L40S"], "lambda does not sell L40S; providers that do: crusoe, nebius"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--count", "0"], "--count must be from 1 to 64 (got 0)"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--count", "-3"], "--count must be from 1 to 64 (got -3)"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--count", "65"], "--count must be from 1 to 64 (got 65)"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--name", ""], "empty VM name; names are 1-63 characters"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--name", "Big"], "invalid VM name 'Big'; names are 1-63"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--name", "a_b"], "invalid VM name 'a_b'"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--name", "-x"], "invalid VM name '-x'"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--name", "x" * 64], "invalid VM name"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--name", "x" * 62, "--count", "2"],
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--count", "0"], "--count must be from 1 to 64 (got 0)"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--count", "-3"], "--count must be from 1 to 64 (got -3)"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--count", "65"], "--count must be from 1 to 64 (got 65)"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--name", ""], "empty VM name; names are 1-63 characters"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "Big"], "invalid VM name 'Big'; names are 1-63"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "a_b"], "invalid VM name 'a_b'"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "-x"], "invalid VM name '-x'"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "x" * 64], "invalid VM name"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "x" * 62, "--count", "2"],
      f"invalid VM name '{'x' * 62}-1'"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--region", " "], "empty --region"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--reservation", ""], "--reservation needs auto, none or a"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--reservation", "none", "--strict"], "--strict cannot be combined"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--region", " "], "empty --region"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--reservation", ""], "--reservation needs auto, none or a"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--reservation", "none", "--strict"], "--strict cannot be combined"),
     (["get", "123", "-p", "crusoe"], "malformed crusoe instance id '123'; crusoe instance ids look like a UUID"),
     (["stop", CRUSOE_ID.replace("-", ""), "-p", "crusoe"], "malformed crusoe instance id"),
     (["destroy", CRUSOE_ID, "-p", "lambda"], "malformed lambda instance id"),
@@ -70,7 +71,7 @@ def test_bad_input_is_exit_2_before_any_call(home: Path, capsys, args: list[str]
 
 
 def test_bad_input_under_json_is_a_json_error(home: Path, capsys) -> None:
-    code, _, err = vm(capsys, "create", "-p", "crusoe", "--gpu", "H100", "--count", "0", "-o", "json")
+    code, _, err = vm(capsys, "create", "-p", "crusoe", "--gpu", "H100:8", "--count", "0", "-o", "json")
     assert code == 2
     assert json.loads(err) == {"error": {"code": "usage", "message": "--count must be from 1 to 64 (got 0); larger"
                                          " fleets are a job for several commands or a fleet", "provider": None,
@@ -79,11 +80,11 @@ def test_bad_input_under_json_is_a_json_error(home: Path, capsys) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["create", "--gpu", "H100"], "Missing option '--provider'"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--count", "many"], "'many' is not a valid integer"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--count", "many"], "'many' is not a valid integer"),
     (["list", "--colour"], "No such option '--colour'"),
     (["lst"], "No such command 'lst'"),
     (["completion", "tcsh"], "'tcsh' is not one of 'bash', 'zsh', 'fish'"),
-    (["create", "-p", "crusoe", "--gpu", "H100", "--timeout", "0"], "--timeout"),
+    (["create", "-p", "crusoe", "--gpu", "H100:8", "--timeout", "0"], "--timeout"),
 ])
 def test_click_usage_errors_are_exit_2_in_vm_style(home: Path, capsys, args: list[str], message: str) -> None:
     code, _, err = vm(capsys, *args)

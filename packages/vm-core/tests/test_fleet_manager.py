@@ -52,7 +52,7 @@ def creator(store, providers, strategy=spread) -> FleetCreator:
 
 def test_spread_fleet_across_three_clouds(mock_clouds, fleet_env) -> None:
     store, providers = fleet_env(mock_clouds)
-    report = creator(store, providers).create(FleetSpec(name="train", gpu="H100", count=6, min_count=6))
+    report = creator(store, providers).create(FleetSpec(name="train", gpu="H100", gpu_count=8, count=6, min_count=6))
     assert report.fleet.state is FleetState.ACTIVE
     assert Counter(i.provider for i in report.running) == {"crusoe": 2, "lambda": 2, "nebius": 2}
     fid = store.get_fleet("train").fleet_id
@@ -66,7 +66,7 @@ def test_spread_fleet_across_three_clouds(mock_clouds, fleet_env) -> None:
 
 def test_a_twelve_vm_h100_fleet_fits_the_default_scenario(mock_clouds, fleet_env) -> None:
     store, providers = fleet_env(mock_clouds)
-    report = creator(store, providers).create(FleetSpec(name="big", gpu="H100", count=12, min_count=12))
+    report = creator(store, providers).create(FleetSpec(name="big", gpu="H100", gpu_count=8, count=12, min_count=12))
     assert report.fleet.state is FleetState.ACTIVE and len(report.running) == 12
     assert len(cloud_vms(mock_clouds, "big")) == 12
 
@@ -93,26 +93,26 @@ def test_late_capacity_failure_blocks_the_region_and_replaces_elsewhere(mock_clo
     store, providers = fleet_env(clouds)
     report = creator(store, providers).create(FleetSpec(name="fo", gpu="H100", count=6, min_count=6))
     assert report.fleet.state is FleetState.ACTIVE and len(report.running) == 6
-    assert {p for p, _ in cloud_vms(clouds, "fo")} == {"crusoe", "lambda"}
+    assert {p for p, _ in cloud_vms(clouds, "fo")} == {"lambda"}  # crusoe sells no 1-GPU H100 VM
     failed = [m for m in store.members("fo") if m.state is MemberState.FAILED]
-    assert failed and all(m.provider == "nebius" for m in failed)
+    assert any(m.provider == "nebius" for m in failed)  # Lambda's unknown capacity per region may fail too
     assert any("capacity" in note.lower() for note in report.notes)
 
 
 def scarce(state: WorldState) -> None:
-    """Room for exactly 3 H100 VMs in all three clouds together."""
+    """Room for exactly 3 H100:8 VMs in all three clouds together."""
     for provider in state.providers.values():
         provider.capacity = [c for c in provider.capacity if "h100" not in c.shape]
         provider.reservations = []
     state.providers["crusoe"].capacity.append(Capacity(region="us-east1-a", shape="h100-80gb-sxm-ib.8x",
                                                        quantity=1))
-    state.providers["lambda"].capacity.append(Capacity(region="us-south-2", shape="gpu_1x_h100_sxm5", quantity=2))
+    state.providers["lambda"].capacity.append(Capacity(region="us-west-3", shape="gpu_8x_h100_sxm5", quantity=2))
 
 
 def test_all_or_nothing_rolls_back_everything(mock_clouds_factory, fleet_env) -> None:
     clouds = mock_clouds_factory(configure=scarce)
     store, providers = fleet_env(clouds)
-    report = creator(store, providers).create(FleetSpec(name="aon", gpu="H100", count=5, min_count=5))
+    report = creator(store, providers).create(FleetSpec(name="aon", gpu="H100", gpu_count=8, count=5, min_count=5))
     assert report.rolled_back and report.fleet.state is FleetState.FAILED and report.unresolved == []
     assert cloud_vms(clouds, "aon") == []
     assert all(m.state in (MemberState.DESTROYED, MemberState.FAILED) for m in store.members("aon"))
@@ -122,7 +122,7 @@ def test_all_or_nothing_rolls_back_everything(mock_clouds_factory, fleet_env) ->
 def test_min_count_keeps_a_degraded_fleet(mock_clouds_factory, fleet_env) -> None:
     clouds = mock_clouds_factory(configure=scarce)
     store, providers = fleet_env(clouds)
-    report = creator(store, providers).create(FleetSpec(name="deg", gpu="H100", count=5, min_count=3))
+    report = creator(store, providers).create(FleetSpec(name="deg", gpu="H100", gpu_count=8, count=5, min_count=3))
     assert report.fleet.state is FleetState.DEGRADED and len(report.running) == 3
     assert len(cloud_vms(clouds, "deg")) == 3
 
@@ -193,13 +193,13 @@ def test_lambda_reservation_members_are_released_not_pretended_gone(mock_clouds,
 def test_reservations_on_each_cloud(mock_clouds, fleet_env) -> None:
     store, providers = fleet_env(mock_clouds)
     crusoe = creator(store, providers, cheapest).create(
-        FleetSpec(name="rc", gpu="H100", count=4, min_count=4, providers=("crusoe",)))
+        FleetSpec(name="rc", gpu="H100", gpu_count=8, count=4, min_count=4, providers=("crusoe",)))
     assert {i.reservation_id for i in crusoe.running} == {"804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"}  # cheapest
     nebius = creator(store, providers).create(FleetSpec(name="rn", gpu="H100", count=2, min_count=2,
                                                         providers=("nebius",)))
     assert {i.reservation_id for i in nebius.running} == {"capacityblockgroup-e00h100block000001"}
     none = creator(store, providers).create(FleetSpec(
-        name="ro", gpu="H100", count=2, min_count=2, providers=("crusoe", "nebius"),
+        name="ro", gpu="H100", gpu_count=8, count=2, min_count=2, providers=("crusoe", "nebius"),
         reservation=ReservationRequest(ReservationMode.NONE)))
     assert all(not i.reserved for i in none.running)
     assert all(not i.reserved for i in creator(store, providers).create(

@@ -140,9 +140,28 @@ def test_auto_lands_in_the_capacity_block(nebius: NebiusProvider) -> None:
     vm = nebius.begin_create(spec("in-block", reservation=ReservationRequest(ReservationMode.AUTO))).wait(WAIT)
     assert (vm.state, vm.region, vm.reserved, vm.reservation_id) == (
         InstanceState.RUNNING, "eu-north1", True, H100_BLOCK)
-    assert vm.price_per_hour is None  # block prices are contract prices the API does not expose
+    assert vm.price_per_hour == 2.10  # the block's contract price (capacity_blocks setting) x 1 GPU
     assert nebius.get_instance(vm.id).reservation_id == H100_BLOCK
     nebius.begin_destroy(vm.id).wait(WAIT)
+
+
+def test_a_block_without_contract_terms_has_no_known_price(mock_clouds: Any, connect: Callable[..., Any]) -> None:
+    nebius = connect(mock_clouds, "nebius", capacity_blocks={})
+    vm = nebius.begin_create(spec("unpriced", reservation=ReservationRequest(ReservationMode.AUTO))).wait(WAIT)
+    assert (vm.reservation_id, vm.price_per_hour) == (H100_BLOCK, None)  # the API exposes no block price
+    assert not any(o.reserved for o in nebius.offers("H100"))
+    nebius.begin_destroy(vm.id).wait(WAIT)
+
+
+@pytest.mark.parametrize("blocks", ["x", {H100_BLOCK: {"region": "eu-north1", "platform": "gpu-h100-sxm"}},
+                                    {H100_BLOCK: {"region": "eu-north1", "platform": "gpu-h100-sxm",
+                                                  "price_per_gpu_hour": "cheap"}},
+                                    {H100_BLOCK: {"region": "eu-north1", "platform": "gpu-h100-sxm",
+                                                  "price_per_gpu_hour": -1}}])
+def test_bad_capacity_block_terms_are_config_errors(mock_clouds: Any, connect: Callable[..., Any],
+                                                    blocks: Any) -> None:
+    with pytest.raises(ConfigError, match="capacity_blocks"):
+        connect(mock_clouds, "nebius", capacity_blocks=blocks)
 
 
 def test_none_is_forbid_and_on_demand(nebius: NebiusProvider) -> None:
@@ -171,7 +190,9 @@ def test_strict_id_on_a_full_block_fails_and_leaves_nothing(mock_clouds_factory:
     assert pending.resource_id  # Nebius accepted it: the shortage surfaces in the operation
     with pytest.raises(CapacityError) as err:
         pending.wait(WAIT)
-    assert (err.value.scope, err.value.region, err.value.provider) == (Scope.REGION, "eu-north1", "nebius")
+    # only the block is full: on-demand capacity in the region may still be there
+    assert (err.value.scope, err.value.region, err.value.provider) == (Scope.RESERVATION, "eu-north1", "nebius")
+    assert H100_BLOCK in err.value.message
     assert nebius.find_instance("block-full") is None
     assert vms_named(clouds, "block-full") == [] and len(vms_named(clouds, "block-full", with_deleted=True)) == 1
     assert nebius.get_instance(first.id).state is InstanceState.RUNNING
@@ -380,11 +401,16 @@ def test_transient_errors_beyond_the_retries_are_transient(nebius: NebiusProvide
 # ------------------------------------------------------------------------------------------------ offers, mapping
 def test_offers_are_regions_whose_platforms_list_the_preset(nebius: NebiusProvider) -> None:
     h100 = nebius.offers("H100")
-    assert {(o.region, o.shape) for o in h100} == {
+    on_demand = [o for o in h100 if not o.reserved]
+    assert {(o.region, o.shape) for o in on_demand} == {
         ("eu-north1", "gpu-h100-sxm/1gpu-16vcpu-200gb"), ("eu-north1", "gpu-h100-sxm/8gpu-128vcpu-1600gb"),
         ("eu-west1", "gpu-h100-sxm/1gpu-16vcpu-200gb")}  # sold in Paris too, though sold out: Nebius can't say
-    assert all(o.capacity is None and o.available and not o.reserved for o in h100)
-    assert {o.price_per_hour for o in h100} == {2.95, 23.60}
+    assert all(o.capacity is None and o.available for o in h100)
+    assert {o.price_per_hour for o in on_demand} == {2.95, 23.60}
+    # the configured capacity block (the local profile's contract terms) is a reserved offer at its price
+    assert {(o.region, o.shape, o.reservation_id, o.price_per_hour) for o in h100 if o.reserved} == {
+        ("eu-north1", "gpu-h100-sxm/1gpu-16vcpu-200gb", H100_BLOCK, 2.10),
+        ("eu-north1", "gpu-h100-sxm/8gpu-128vcpu-1600gb", H100_BLOCK, 16.80)}
     h200 = nebius.offers("h200-sxm", 1)
     assert {o.region for o in h200} == {"eu-north1", "eu-west1"} and {o.gpu for o in h200} == {"H200"}
     assert nebius.offers("A100") == []

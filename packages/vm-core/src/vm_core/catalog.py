@@ -1,6 +1,7 @@
 """The GPU catalog (catalog.toml): canonical GPU names and each provider's shapes for them.
 
-`--gpu TYPE[:N]` is parsed here; N is GPUs per VM. Without N the provider's smallest shape for TYPE is used.
+`--gpu TYPE[:N]` is parsed here; N is GPUs per VM. `TYPE` alone means `TYPE:1` (the convention of SkyPilot's
+`--gpus H100` and dstack's `gpu: H100`), except where a command asks for every size (`vm offers`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ShapeEntry:
 @dataclass(frozen=True, slots=True)
 class GpuRequest:
     gpu: str  # canonical name
-    gpu_count: int | None  # per VM; None = smallest shape
+    gpu_count: int | None  # per VM; None = every size (only from `parse(..., any_size=True)`)
 
 
 class Catalog:
@@ -51,12 +52,13 @@ class Catalog:
             raise UsageError(f"unknown GPU type {name!r}; known types: {known}")
         return found
 
-    def parse(self, text: str) -> GpuRequest:
-        """`H100` or `H100:8`. Raises UsageError for an unknown type or a bad count."""
+    def parse(self, text: str, *, any_size: bool = False) -> GpuRequest:
+        """`H100` or `H100:8`. Without a count: one GPU per VM, or every size (`gpu_count` None) if `any_size`.
+        Raises UsageError for an unknown type or a bad count."""
         name, sep, count = text.partition(":")
         gpu = self.gpu(name)
         if not sep:
-            return GpuRequest(gpu.name, None)
+            return GpuRequest(gpu.name, None if any_size else 1)
         if not re.fullmatch(r"[0-9]{1,3}", count) or not 1 <= int(count) <= 64:
             raise UsageError(f"bad GPU count in {text!r}: give GPUs per VM as a number from 1 to 64, e.g. H100:8")
         return GpuRequest(gpu.name, int(count))
@@ -67,6 +69,26 @@ class Catalog:
         if gpu_count is not None:
             found = [s for s in found if s.gpu_count == gpu_count]
         return sorted(found, key=lambda s: (s.gpu_count, s.price_per_hour or 0.0))
+
+    def sizes(self, provider: str, gpu: str) -> list[int]:
+        """The GPU counts per VM in which `provider` sells `gpu` (empty: it does not, or the catalog does not
+        know the provider)."""
+        return sorted({s.gpu_count for s in self.shapes if s.provider == provider and s.gpu == gpu})
+
+    def size_note(self, provider: str, gpu: str, gpu_count: int) -> str | None:
+        """Why `provider` cannot host a VM of `gpu_count` x `gpu` (e.g. "crusoe sells H100 only as H100:8"),
+        or None when it sells that size or the catalog does not know the provider."""
+        if not self.knows(provider) or gpu_count in self.sizes(provider, gpu):
+            return None
+        sizes = [f"{gpu}:{n}" for n in self.sizes(provider, gpu)]
+        if not sizes:
+            return f"{provider} does not sell {gpu}"
+        listed = sizes[0] if len(sizes) == 1 else f"{', '.join(sizes[:-1])} or {sizes[-1]}"
+        return f"{provider} sells {gpu} only as {listed}"
+
+    def knows(self, provider: str) -> bool:
+        """Whether the catalog lists shapes of `provider` (third-party providers' own offers decide)."""
+        return any(s.provider == provider for s in self.shapes)
 
     def lookup(self, provider: str, shape: str) -> ShapeEntry | None:
         return next((s for s in self.shapes if s.provider == provider and s.shape == shape), None)

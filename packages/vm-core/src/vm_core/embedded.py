@@ -30,7 +30,8 @@ def _lambda(ep: dict[str, Any], scale: float) -> dict[str, Any]:
 
 def _nebius(ep: dict[str, Any], scale: float) -> dict[str, Any]:
     return {"token": ep["token"], "endpoint": ep["target"], "project_id": ep["project_id"],
-            "projects": dict(ep.get("projects", {})), "subnet_id": ep.get("subnet_id", "")}
+            "projects": dict(ep.get("projects", {})), "subnet_id": ep.get("subnet_id", ""),
+            "capacity_blocks": dict(ep.get("capacity_blocks", {}))}
 
 
 _BUILDERS = {"crusoe": _crusoe, "lambda": _lambda, "nebius": _nebius}

@@ -27,6 +27,7 @@ class Scope(enum.StrEnum):
     """How much a capacity error rules out (the fleet allocator blocks that scope)."""
 
     ZONE = "zone"
+    RESERVATION = "reservation"  # only that reservation (capacity block) is full
     REGION = "region"
     PROVIDER = "provider"
 

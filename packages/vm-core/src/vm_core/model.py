@@ -31,6 +31,11 @@ class InstanceState(enum.StrEnum):
     def is_gone(self) -> bool:
         return self is InstanceState.TERMINATED
 
+    @property
+    def not_billed(self) -> bool:
+        """A VM in this state has no running price (stopped, or gone)."""
+        return self in (InstanceState.STOPPED, InstanceState.TERMINATED, InstanceState.MISSING)
+
 
 @dataclass(frozen=True, slots=True)
 class Instance:
@@ -62,8 +67,14 @@ class Instance:
             return ""
         return f"ssh {self.ssh_user}@{self.public_ip}" if self.ssh_user else f"ssh {self.public_ip}"
 
+    @property
+    def running_price(self) -> float | None:
+        """$/h while it runs: None when stopped or terminated (no running price) or when unknown."""
+        return None if self.state.not_billed else self.price_per_hour
+
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON schema of `vm ... -o json` (keys documented in the README)."""
+        """The stable JSON schema of `vm ... -o json` (keys documented in the README); `price_per_hour` is the
+        running price."""
         return {
             "provider": self.provider,
             "id": self.id,
@@ -74,7 +85,7 @@ class Instance:
             "region": self.region,
             "reserved": self.reserved,
             "reservation_id": self.reservation_id,
-            "price_per_hour": self.price_per_hour,
+            "price_per_hour": self.running_price,
             "fleet": self.fleet,
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "public_ip": self.public_ip or None,

@@ -14,7 +14,8 @@ from .app import SECONDS, App, common_options, pass_app, provider_option
 
 
 @click.command()
-@click.option("--gpu", required=True, metavar="TYPE[:N]", help="GPU type, optionally with GPUs per VM (H100:8).")
+@click.option("--gpu", required=True, metavar="TYPE[:N]",
+              help="GPU type, optionally with GPUs per VM (H100:8); without :N, every size.")
 @provider_option(required=False)
 @click.option("--region", metavar="REGION", help="Only offers in this region.")
 @click.option("--all", "show_all", is_flag=True, help="Also offers without capacity now.")
@@ -24,15 +25,16 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
     Cheapest per GPU-hour first (with --all, offers without capacity follow). When every provider fails,
-    nothing is listed. Spot offers (preemptible VMs at the spot price, from providers that sell them) are marked
-    as such; create them with `vm create --spot`.
+    nothing is listed. `--gpu H100` lists every size sold; `--gpu H100:1` only one-GPU VMs (what `vm create --gpu
+    H100` and `vm fleet create --gpu H100` use). Spot offers (preemptible VMs at the spot price, from providers
+    that sell them) are marked as such; create them with `vm create --spot`.
 
     \b
     vm offers --gpu H100
     vm offers --gpu H100:8 --provider crusoe -o json
     vm offers --gpu H100 --region us-east1-a --all
     """
-    request = default_catalog().parse(gpu)
+    request = default_catalog().parse(gpu, any_size=True)
     session = app.session()
     if provider is not None:
         session.plugin(provider)

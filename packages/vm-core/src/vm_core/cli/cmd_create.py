@@ -18,7 +18,7 @@ from .running import accepted_only, perform
 @click.command()
 @provider_option()
 @click.option("--gpu", required=True, metavar="TYPE[:N]",
-              help="GPU type and GPUs per VM, e.g. H100 or H100:8 (default: the provider's smallest shape).")
+              help="GPU type and GPUs per VM, e.g. H100:8; H100 alone means H100:1.")
 @click.option("--count", "-n", type=int, default=1, show_default=True, help="How many VMs (1-64).")
 @click.option("--name", help="VM name; NAME-1..NAME-N for several (default: vm-<6 hex>).")
 @click.option("--region", help="Region (default: one with capacity).")

@@ -24,7 +24,8 @@ def fleet() -> None:
 
 
 @fleet.command("create")
-@click.option("--gpu", required=True, metavar="TYPE[:N]", help="GPU type and GPUs per VM, e.g. H100 or H100:8.")
+@click.option("--gpu", required=True, metavar="TYPE[:N]",
+              help="GPU type and GPUs per VM, the same for every VM: H100:8; H100 alone means H100:1.")
 @click.option("--count", "-n", type=int, required=True, help=f"How many VMs (1-{MAX_FLEET}).")
 @click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME-0, NAME-1, ...")
 @click.option("--strategy", default="spread", show_default=True,

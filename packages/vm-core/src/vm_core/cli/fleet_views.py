@@ -1,10 +1,13 @@
 """Tables and JSON documents of `vm fleet`. Fleet JSON keys: name, id, state, gpu, gpu_count, requested_count,
 min_count, strategy, profile, created_by, created_at, message, members (instance objects exactly as in
-`vm list`), price_per_hour (the total). Commands that act on VMs add `actions`: one object per VM."""
+`vm list`), price_per_hour (the total of the running members) and price_complete (False when a running member's
+price is unknown: the total is then a lower bound, shown as `>= TOTAL` in tables). Commands that act on VMs add
+`actions`: one object per VM. Plans (`--dry-run`) price every slot from the offer it uses, which is the same
+source `vm fleet status` reads (the adapters price offers and instances alike)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -26,14 +29,25 @@ _RECORDED_STATE = {
 
 
 def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == "running")
     return {
         "name": fleet.name, "id": fleet.fleet_id or None, "state": fleet.state.value, "gpu": fleet.gpu,
         "gpu_count": fleet.gpu_count, "requested_count": fleet.requested_count, "min_count": fleet.min_count,
         "strategy": fleet.strategy, "profile": fleet.profile or None, "created_by": fleet.created_by or None,
         "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
-        "members": list(members),
-        "price_per_hour": round(sum(m["price_per_hour"] or 0.0 for m in members if m["state"] == "running"), 4),
+        "members": list(members), "price_per_hour": total, "price_complete": complete,
     }
+
+
+def price_total(prices: Iterable[float | None]) -> tuple[float, bool]:
+    """The sum of the known prices, and whether every price was known (else the sum is a lower bound)."""
+    known = list(prices)
+    return round(sum(p for p in known if p is not None), 4), all(p is not None for p in known)
+
+
+def total_text(total: float, complete: bool) -> str:
+    """A total for tables: `12.40`, or `>= 12.40` when some price is unknown."""
+    return f"{total:.2f}" if complete else f">= {total:.2f}"
 
 
 def member_json(fleet: FleetRecord, member: MemberRecord, instance: Instance | None) -> dict[str, Any]:
@@ -47,7 +61,7 @@ def recorded_instance(fleet: FleetRecord, member: MemberRecord) -> Instance:
                     state=_RECORDED_STATE[member.state],
                     gpu=fleet.gpu, gpu_count=fleet.gpu_count or 0, region=member.region, shape=member.shape,
                     reserved=bool(member.reservation_id), reservation_id=member.reservation_id,
-                    price_per_hour=member.price_per_hour)
+                    price_per_hour=None if _RECORDED_STATE[member.state].not_billed else member.price_per_hour)
 
 
 def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
@@ -58,7 +72,11 @@ def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
 
 
 def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> None:
-    total = round(sum(o.price_per_hour for o in placements), 4)
+    """The placement of a dry run: one row per slot with its price, and whether the cloud says it has room
+    (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere)."""
+    total, complete = price_total(o.price_per_hour for o in placements)
+    for note in offers.left_out.values():
+        out.warn(note)
     for provider, why in offers.problems.items():
         out.warn(f"{provider}: no offers ({why})")
     unterminable = [o for o in placements if o.reservation_id in offers.unterminable_reservations]
@@ -67,14 +85,24 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> No
                  "through its API: `vm fleet destroy` can only release them")
     if len(placements) < spec.count:
         out.warn(f"only {len(placements)} of {spec.count} VMs can be placed with the current offers")
+    unknown = sorted({o.provider for o in placements if o.capacity is None})
+    if unknown:
+        out.warn(f"{sum(1 for o in placements if o.capacity is None)} slot(s) rely on a cloud that does not publish "
+                 f"capacity ({', '.join(unknown)}): they may fail and be placed elsewhere")
     if out.json:
         out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy,
-                  "placements": [o.to_json() for o in placements], "price_per_hour": total})
+                  "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
+                  "price_per_hour": total, "price_complete": complete})
         return
-    rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", o.price_per_hour)
+    rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", _capacity(o), o.price_per_hour)
             for i, o in enumerate(placements)]
-    out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "$/H"), rows)
-    out.pairs([("total $/h", total)])
+    out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"), rows)
+    out.pairs([("total $/h", total_text(total, complete))])
+
+
+def _capacity(offer: Offer) -> str:
+    """What the cloud said about room for the slot's offer: a number of VMs, or `unknown`."""
+    return "unknown" if offer.capacity is None else str(offer.capacity)
 
 
 def created(out: Output, report: Any, records: Sequence[MemberRecord]) -> None:
@@ -107,12 +135,12 @@ def reconciled(out: Output, report: Any) -> None:
 
 def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
     running = sum(1 for m in members if m["state"] == "running")
-    total = fleet_json(fleet, members)["price_per_hour"]
+    doc = fleet_json(fleet, members)
     out.pairs([("fleet", fleet.name), ("id", fleet.fleet_id or "- (recorded before fleet ids)"),
                ("state", fleet.state.value),
                ("running", f"{running} of {fleet.requested_count} (minimum {fleet.min_count})"),
                ("gpu", f"{fleet.gpu}" + (f"x{fleet.gpu_count}" if fleet.gpu_count else "")),
-               ("strategy", fleet.strategy), ("total $/h", total)])
+               ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"]))])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
 
@@ -135,7 +163,8 @@ def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberR
         return
     out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED"),
               [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['requested_count']}", d["strategy"],
-                d["price_per_hour"], d["created_at"][:19].replace("T", " ")) for d in docs])
+                total_text(d["price_per_hour"], d["price_complete"]), d["created_at"][:19].replace("T", " "))
+               for d in docs])
 
 
 def _running(doc: dict[str, Any]) -> int:

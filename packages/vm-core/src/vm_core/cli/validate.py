@@ -69,17 +69,14 @@ def vm_name(value: str) -> str:
 
 
 def gpu(catalog: Catalog, provider: str, text: str) -> GpuRequest:
-    """`TYPE[:N]` from the catalog; for a provider the catalog knows, also that it sells that shape."""
+    """`TYPE[:N]` from the catalog (`TYPE` is `TYPE:1`); for a provider the catalog knows, also that it sells
+    that size."""
     request = catalog.parse(text)
-    if not any(s.provider == provider for s in catalog.shapes):
-        return request  # a third-party provider: its own offers decide
-    if catalog.shapes_for(provider, request.gpu, request.gpu_count):
+    note = catalog.size_note(provider, request.gpu, request.gpu_count or 1)
+    if note is None:
         return request
-    counts = sorted({s.gpu_count for s in catalog.shapes_for(provider, request.gpu)})
-    if counts:
-        sold = ", ".join(f"{request.gpu}:{n}" for n in counts)
-        raise UsageError(f"{provider} has no {request.gpu} VM with {request.gpu_count} GPUs; it sells {sold}",
-                         provider=provider)
+    if catalog.sizes(provider, request.gpu):
+        raise UsageError(note, provider=provider)
     sellers = sorted({s.provider for s in catalog.shapes if s.gpu == request.gpu})
     raise UsageError(f"{provider} does not sell {request.gpu}; providers that do: {', '.join(sellers) or 'none'}",
                      provider=provider)

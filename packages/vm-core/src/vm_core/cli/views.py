@@ -51,7 +51,7 @@ def native(value: Any) -> Any:
 def _instance_row(i: Instance) -> list[Any]:
     gpu = f"{i.gpu}x{i.gpu_count}" if i.gpu else i.shape
     reserved = (i.reservation_id or "yes") if i.reserved else "-"
-    return [i.provider, i.id, i.name, i.state.value, gpu, i.region, reserved, i.price_per_hour]
+    return [i.provider, i.id, i.name, i.state.value, gpu, i.region, reserved, i.running_price]
 
 
 def accepted(out: Output, items: Sequence[Accepted], *, single: bool = False) -> None:

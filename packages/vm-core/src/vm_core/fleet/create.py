@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from ..catalog import default_catalog
 from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..provider import Provider, SupportsAccount
@@ -48,7 +49,7 @@ class FleetSpec:
     count: int
     min_count: int
     strategy: str = "spread"
-    gpu_count: int | None = None
+    gpu_count: int = 1  # GPUs per VM: every member of a fleet has the same size
     providers: tuple[str, ...] | None = None
     region: str | None = None
     reservation: ReservationRequest = ReservationRequest()
@@ -107,8 +108,7 @@ class FleetCreator:
     def plan(self, spec: FleetSpec) -> tuple[list[Offer], OfferSet]:
         """The placement the strategy would choose now (for --dry-run); changes nothing. Raises UsageError
         where `create` would (a region where no provider sells the GPU)."""
-        offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
-        _check_region(spec, offers)
+        offers = self._gather(spec)
         blocked = Blocked(providers=frozenset(offers.problems))
         request = spec.request(spec.count, offers.unterminable_reservations)
         return self.strategy(offers.offers, request, blocked), offers
@@ -116,17 +116,27 @@ class FleetCreator:
     def create(self, spec: FleetSpec) -> CreateReport:
         """Create the fleet. Raises UsageError when the name exists; otherwise reports what happened."""
         check_fleet_name(spec.name)
-        offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
-        _check_region(spec, offers)
+        offers = self._gather(spec)
         _check_reachable(offers)
         self._register(spec)
-        notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
+        notes = [*offers.left_out.values(), *(f"{name}: no offers ({why})" for name, why in offers.problems.items())]
         self._errors = list(offers.errors.values())
         self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
             o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
         running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
         running.update(self._sweep_unresolved(spec, len(running)))
         return self._finish(spec, list(running.values()), notes)
+
+    def _gather(self, spec: FleetSpec) -> OfferSet:
+        """The offers of the fleet's one size from the providers that sell it; the others are left out with a
+        note. Raises UsageError, before anything is recorded, when no provider sells the size (the catalog
+        decides without a call) or the region sells none of the GPU."""
+        left_out = _left_out(spec, self.providers)
+        offers = self.offers.gather({n: p for n, p in self.providers.items() if n not in left_out}, spec.gpu,
+                                    spec.gpu_count)
+        offers.left_out = left_out
+        _check_region(spec, offers)
+        return offers
 
     def _register(self, spec: FleetSpec) -> None:
         check_fleet_name(spec.name)
@@ -351,6 +361,19 @@ def _check_reachable(offers: OfferSet) -> None:
         if all(isinstance(e, kind) for e in errors):
             raise kind("no provider could be used: " + "; ".join(f"{n}: {e.message}" for n, e in
                                                                  offers.errors.items()))
+
+
+def _left_out(spec: FleetSpec, providers: Mapping[str, Provider]) -> dict[str, str]:
+    """Provider -> why it cannot host the fleet's size, from the catalog (e.g. "crusoe sells H100 only as
+    H100:8"). UsageError when that leaves no provider (third-party providers are never left out: their offers
+    decide)."""
+    catalog = default_catalog()
+    left_out = {name: note for name in providers
+                if (note := catalog.size_note(name, spec.gpu, spec.gpu_count)) is not None}
+    if providers and len(left_out) == len(providers):
+        raise UsageError(f"no provider sells {spec.gpu}:{spec.gpu_count} VMs: {'; '.join(left_out.values())}",
+                         suggestion=f"see `vm offers --gpu {spec.gpu}` for the sizes sold")
+    return left_out
 
 
 def _check_region(spec: FleetSpec, offers: OfferSet) -> None:

@@ -20,6 +20,7 @@ class OfferSet:
     offers: list[Offer]
     problems: dict[str, str] = field(default_factory=dict)  # provider -> why its offers are missing
     errors: dict[str, VmError] = field(default_factory=dict)  # provider -> the error behind its problem
+    left_out: dict[str, str] = field(default_factory=dict)  # provider -> why it was not asked (size not sold)
     unterminable_reservations: frozenset[str] = frozenset()
 
 

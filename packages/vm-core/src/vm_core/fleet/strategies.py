@@ -2,8 +2,10 @@
 
 A strategy is `(offers, request, blocked) -> list[Offer]`: one offer per VM still to place, in the order to try,
 at most `request.count` long, never using an offer more often than its capacity (unknown capacity is not a
-limit). Strategies are registered under the entry-point group `vm_core.strategies`; a third-party strategy is
-any callable with this signature. `eligible` applies the rules every strategy shares.
+limit). Every VM of a fleet has the same size (`request.gpu_count`), so prices are compared per VM and the
+sum of a placement's prices is what the fleet costs per hour. Strategies are registered under the entry-point
+group `vm_core.strategies`; a third-party strategy is any callable with this signature. `eligible` applies
+the rules every strategy shares.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from ..model import Offer, ReservationMode, ReservationRequest
 
 @dataclass(frozen=True, slots=True)
 class FleetRequest:
-    """What is still to place. `gpu_count` None means each provider's smallest shape of `gpu`."""
+    """What is still to place: `count` VMs of `gpu_count` x `gpu` each (one size for the whole fleet)."""
 
     gpu: str
     count: int
-    gpu_count: int | None = None
+    gpu_count: int = 1
     region: str | None = None
     providers: tuple[str, ...] | None = None
     reservation: ReservationRequest = ReservationRequest()
@@ -64,30 +66,25 @@ def offer_key(offer: Offer) -> tuple[str, str, str, str]:
     return (offer.provider, offer.region, offer.shape, offer.reservation_id)
 
 
-def price_per_gpu(offer: Offer) -> float:
-    return offer.price_per_hour / max(offer.gpu_count, 1)
+def fleet_price(placed: Iterable[Offer]) -> float:
+    """What a placement costs per hour: the sum of its VMs' prices."""
+    return round(sum(o.price_per_hour for o in placed), 4)
 
 
 def eligible(offers: Iterable[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
-    """Offers a fleet may use: right GPU and size, allowed provider/region, available, not blocked, and
-    allowed by the reservation request. Without a GPU count, each provider's smallest size is kept."""
+    """Offers a fleet may use: right GPU and size (exactly `request.gpu_count`), allowed provider/region,
+    available, not blocked, and allowed by the reservation request."""
     offers = list(offers)
     if _unlisted_reservation(offers, request):
         request = replace(request, reservation=ReservationRequest(ReservationMode.ID, "", strict=False))
-    found = [o for o in offers if _fits(o, request) and not blocked.blocks(o)]
-    if request.gpu_count is None:
-        smallest: dict[str, int] = {}
-        for o in found:
-            smallest[o.provider] = min(smallest.get(o.provider, o.gpu_count), o.gpu_count)
-        found = [o for o in found if o.gpu_count == smallest[o.provider]]
-    return found
+    return [o for o in offers if _fits(o, request) and not blocked.blocks(o)]
 
 
 def _fits(offer: Offer, request: FleetRequest) -> bool:
     return (
         offer.available
         and offer.gpu == request.gpu
-        and (request.gpu_count is None or offer.gpu_count == request.gpu_count)
+        and offer.gpu_count == request.gpu_count
         and (request.region is None or offer.region == request.region)
         and (request.providers is None or offer.provider in request.providers)
         and _reservation_allows(offer, request)
@@ -124,11 +121,14 @@ def _fill(ordered: Sequence[Offer], count: int) -> list[Offer]:
 
 
 def _by_price(offers: Iterable[Offer]) -> list[Offer]:
-    return sorted(offers, key=lambda o: (price_per_gpu(o), not o.reserved, o.provider, o.region, o.shape))
+    """Cheapest VM first; a reservation wins a tie."""
+    return sorted(offers, key=lambda o: (o.price_per_hour, not o.reserved, o.provider, o.region, o.shape))
 
 
 def cheapest(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> list[Offer]:
-    """Lowest price per GPU-hour first; a reservation wins a tie (so cheaper reservations come first)."""
+    """The cheapest fleet: each VM on the cheapest offer that still has room. The VMs are all the same size and
+    each offer's capacity is independent, so no other placement of as many VMs costs less per hour in total
+    (`fleet_price`). Ties go to reservations."""
     return _fill(_by_price(eligible(offers, request, blocked)), request.count)
 
 
@@ -148,7 +148,7 @@ def packed(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> 
         return sum(float("inf") if o.capacity is None else o.capacity for o in items)
 
     order = sorted(by_provider.values(), key=lambda items: (-min(room(items), request.count),
-                                                           price_per_gpu(items[0])))
+                                                           items[0].price_per_hour))
     return _fill([o for items in order for o in items], request.count)
 
 
@@ -162,7 +162,7 @@ def spread(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> 
         ready = [p for p, queue in queues.items() if queue]
         if not ready:
             break
-        provider = min(ready, key=lambda p: (counts[p], price_per_gpu(queues[p][0]), p))
+        provider = min(ready, key=lambda p: (counts[p], queues[p][0].price_per_hour, p))
         placed.append(queues[provider].pop(0))
         counts[provider] += 1
     return placed

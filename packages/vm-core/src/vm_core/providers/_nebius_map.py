@@ -7,7 +7,7 @@ Errors are translated by one table keyed by the SDK's exception classes (the mos
 exception wins, following its MRO), never by message text:
 
     nebius_sdk                          vm_core
-    CapacityError                       CapacityError(scope=REGION, region=...)
+    CapacityError                       CapacityError(scope=REGION, or RESERVATION for a strict block)
     QuotaError                          QuotaError
     PermissionDenied, AuthError         AuthError
     NotFound                            NotFound
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,7 @@ class ErrorContext:
     name: str = ""  # the instance name of a create
     gpu: str = ""  # the GPU type of a create, for the hint of a capacity error
     instance_id: str = ""
+    block: str = ""  # the only capacity block a create may use (strict reservation)
 
 
 # ------------------------------------------------------------------------------------------------ states
@@ -99,12 +100,12 @@ def shape_of(native: Any) -> str:
     return f"{resources.platform}/{resources.preset or ''}"
 
 
-def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
+def to_instance(native: Any, region: str, catalog: Catalog, block_prices: Mapping[str, float]) -> Instance:
     """The vm-core Instance of a Nebius instance living in `region`.
 
-    GPU, GPU count and price come from the catalog (Nebius has no price API); a preemptible instance has the
-    spot list price. An instance placed in a capacity block has no known price: blocks are sold by contract, at
-    prices the API does not expose.
+    GPU, GPU count and list price come from the catalog (Nebius has no price API); a preemptible instance has
+    the spot list price. An instance placed in a capacity block costs the block's contract price ($/GPU-h in
+    `block_prices`) x its GPUs; None (unknown) for a block not listed there.
     """
     metadata, status = native.metadata, native.status
     shape = shape_of(native)
@@ -121,7 +122,7 @@ def to_instance(native: Any, region: str, catalog: Catalog) -> Instance:
         shape=shape,
         reserved=bool(reservation_id),
         reservation_id=reservation_id,
-        price_per_hour=None if reservation_id or entry is None else _price(entry, native),
+        price_per_hour=_price(entry, native, reservation_id, block_prices),
         created_at=metadata.created_at,
         public_ip=public_ip(status),
         ssh_user=SSH_USER,
@@ -140,6 +141,19 @@ def public_ip(status: Any) -> str:
     return ""
 
 
+def _price(entry: ShapeEntry | None, native: Any, reservation_id: str,
+           block_prices: Mapping[str, float]) -> float | None:
+    """The spot or on-demand list price; a capacity block's contract price; None when unknown."""
+    from nebius_sdk.models import is_preemptible
+
+    if entry is None:
+        return None
+    if not reservation_id:
+        return entry.spot_price_per_hour if is_preemptible(native) else entry.price_per_hour
+    per_gpu = block_prices.get(reservation_id)
+    return None if per_gpu is None else round(per_gpu * entry.gpu_count, 4)
+
+
 # ------------------------------------------------------------------------------------------------ reservations
 @functools.cache
 def _policy_table() -> dict[tuple[ReservationMode, bool], Any]:
@@ -153,12 +167,6 @@ def _policy_table() -> dict[tuple[ReservationMode, bool], Any]:
         (ReservationMode.ID, False): Policy.AUTO,  # that block first, else on-demand
         (ReservationMode.ID, True): Policy.STRICT,  # that block, else fail
     }
-
-
-def _price(entry: ShapeEntry, native: Any) -> float | None:
-    from nebius_sdk.models import is_preemptible
-
-    return entry.spot_price_per_hour if is_preemptible(native) else entry.price_per_hour
 
 
 def reservation_policy(request: ReservationRequest) -> Any:
@@ -179,6 +187,12 @@ Translate = Callable[[Any, ErrorContext], VmError]
 def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     requested = ", ".join(v.requested for v in exc.violations if v.requested) or "the requested preset"
     where = ctx.region or "this region"
+    if ctx.block:
+        return CapacityError(
+            f"Nebius capacity block {ctx.block} has no room for {requested} ({exc.message})",
+            scope=Scope.RESERVATION, region=ctx.region, provider=NAME,
+            suggestion="use on-demand capacity (`--reservation auto` without --strict) or another block",
+        )
     return CapacityError(
         f"Nebius has no capacity for {requested} in {where} ({exc.message})",
         scope=Scope.REGION, region=ctx.region, provider=NAME,

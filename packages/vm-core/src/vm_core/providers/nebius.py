@@ -15,8 +15,13 @@ How the Nebius model maps onto vm-core:
   doubles. `spec.labels` become `metadata.labels`; an `ssh_public_key` goes into cloud-init.
 - **Reservations**, `--reservation auto|none|ID [--strict]`: auto -> AUTO, none -> FORBID, ID -> AUTO with
   that capacity block group (STRICT with `--strict`); auto + strict -> STRICT without ids. The compute API
-  cannot list capacity blocks, so this provider is not `SupportsReservations` and offers no reserved offers:
-  pass `--reservation capacityblockgroup-...` to use a block.
+  cannot list capacity blocks, so this provider is not `SupportsReservations`; pass
+  `--reservation capacityblockgroup-...` to use a block.
+- **Capacity block prices** come from the `capacity_blocks` setting (block id -> region, platform and contract
+  price in $/GPU-h): no Nebius API exposes a price (the Capacity API's CapacityBlockGroupStatus has limits and
+  usage only), so this is the customer's contract. An instance in a listed block costs that price x its GPUs;
+  in a block that is not listed its price is unknown (None). Each listed block is also a reserved offer in its
+  region (capacity unknown). The local profile lists the mock clouds' blocks.
 - **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
@@ -24,7 +29,7 @@ How the Nebius model maps onto vm-core:
   both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
 - **Offers**: Nebius exposes neither capacity nor prices: an offer is a region whose PlatformService lists the
-  preset, with `capacity=None`, `available=True` and the catalog's list price.
+  preset, with `capacity=None`, `available=True` and the catalog's list price, plus the listed capacity blocks.
 - **Spot** (`SupportsSpot`): `spot_offers` are the catalog shapes with a spot list price whose platform
   PlatformService allows for preemptibles; `CreateSpec.spot` creates a preemptible instance (`on_preemption:
   STOP`). A preempted instance is STOPPED, as the API shows it. Capacity blocks host regular VMs only, so spot
@@ -70,7 +75,20 @@ SETTINGS = (
     Setting("subnet_id", required=False,
             help="VPC subnet of new instances (required to create): one id, or region -> subnet id"),
     Setting("time_scale", required=False, help="multiplies retry and poll intervals (default 1)"),
+    Setting("capacity_blocks", required=False,
+            help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
+                 "(the API has no price)"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityBlock:
+    """A capacity block group as the customer's contract describes it (the `capacity_blocks` setting)."""
+
+    id: str
+    region: str
+    platform: str
+    price_per_gpu_hour: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +101,7 @@ class NebiusSettings:
     projects: dict[str, str]
     subnets: dict[str, str] | str
     time_scale: float
+    capacity_blocks: dict[str, CapacityBlock] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, settings: Mapping[str, Any]) -> NebiusSettings:
@@ -96,6 +115,7 @@ class NebiusSettings:
             projects=_projects(settings.get("projects") or {}, project_id),
             subnets=_subnets(settings.get("subnet_id") or ""),
             time_scale=_time_scale(settings.get("time_scale", 1.0)),
+            capacity_blocks=_capacity_blocks(settings.get("capacity_blocks") or {}),
         )
 
     def subnet(self, region: str) -> str:
@@ -136,6 +156,25 @@ def _subnets(raw: Any) -> dict[str, str] | str:
     if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
         return {str(region): subnet for region, subnet in raw.items()}
     raise ConfigError("Nebius subnet_id must be a subnet id or a region -> subnet id table", provider=NAME)
+
+
+def _capacity_blocks(raw: Any) -> dict[str, CapacityBlock]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError("Nebius capacity_blocks must map each block id to {region, platform, "
+                          "price_per_gpu_hour}", provider=NAME)
+    blocks = {}
+    for block_id, terms in raw.items():
+        try:
+            block = CapacityBlock(str(block_id), str(terms["region"]), str(terms["platform"]),
+                                  float(terms["price_per_gpu_hour"]))
+        except (TypeError, KeyError, ValueError):
+            block = None
+        if block is None or not (block.id and block.platform) or not math.isfinite(block.price_per_gpu_hour) \
+                or block.price_per_gpu_hour < 0:
+            raise ConfigError(f"Nebius capacity_blocks: {block_id!r} needs region, platform and a price_per_gpu_hour"
+                              " of 0 or more", provider=NAME)
+        blocks[block.id] = block
+    return blocks
 
 
 def _time_scale(raw: Any) -> float:
@@ -247,7 +286,8 @@ class NebiusProvider:
         region = self._region_for(spec.region, shape, gpu)  # reads PlatformService; the checks above call nothing
         project, subnet = self._config.projects[region], self._config.subnet(region)
         platform, _, preset = shape.partition("/")
-        context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu)
+        strict_block = spec.reservation.reservation_id if spec.reservation.strict else ""
+        context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu, block=strict_block)
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
@@ -298,6 +338,12 @@ class NebiusProvider:
                 for e in entries
                 if e.shape in sold and e.price_per_hour is not None  # the catalog prices every Nebius shape
             ]
+            found += [
+                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, round(b.price_per_gpu_hour * e.gpu_count, 4),
+                      capacity=None, reservation_id=b.id)
+                for b in self._config.capacity_blocks.values() if b.region == region
+                for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform
+            ]
         return found
 
     def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
@@ -326,7 +372,8 @@ class NebiusProvider:
         return _OperationPending(operation, self.get_instance, context)
 
     def _instance(self, native: Any) -> Instance:
-        return to_instance(native, self._region_of.get(native.metadata.parent_id, ""), self._catalog)
+        return to_instance(native, self._region_of.get(native.metadata.parent_id, ""), self._catalog,
+                           {b.id: b.price_per_gpu_hour for b in self._config.capacity_blocks.values()})
 
     def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:
         """"platform/preset" of every preset the region's project may create (PlatformService.List); with

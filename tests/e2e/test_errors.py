@@ -44,12 +44,11 @@ def test_no_capacity_is_exit_6_and_leaves_nothing(home: VmHome, provider: str) -
     name = f"full-{provider}"
     fillers = []
     if provider == "crusoe":
-        fillers = [i["id"] for i in home.ok("create", "-p", provider, "--gpu", "H100", "--region",
+        fillers = [i["id"] for i in home.ok("create", "-p", provider, "--gpu", H100[provider], "--region",
                                             NO_H100_CAPACITY[provider], "--count", "2", "--name", "filler",
                                             "--reservation", "none", "-o", "json").json()]
-    result = home("create", "-p", provider, "--gpu", "H100", "--region", NO_H100_CAPACITY[provider], "--name",
-H100 = {"crusoe": "H100:8", "lambda": "H100", "nebius": "H100"}  # a size each sells (crusoe: only 8 GPUs)
-                  name, "--reservation", "none", "-o", "json")
+    result = home("create", "-p", provider, "--gpu", H100[provider], "--region", NO_H100_CAPACITY[provider],
+                  "--name", name, "--reservation", "none", "-o", "json")
     assert result.code == 6, result.err
     error = result.error()
     assert (error["code"], error["provider"], error["retryable"]) == ("capacity", provider, False)

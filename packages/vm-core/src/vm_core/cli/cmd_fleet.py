@@ -135,9 +135,9 @@ def _strategy(name: str) -> Any:
 
 
 def _store(session: Any) -> Any:
-    from ..fleet.store import SqliteFleetStore
+    from ..fleet.location import open_store
 
-    return SqliteFleetStore(session.paths.state_dir / "vm.db")
+    return open_store(session)
 
 
 def _run_interruptibly(creator: Any, spec: Any) -> Any:
@@ -192,12 +192,17 @@ def _exit_for(app: App, report: Any) -> None:
 
 
 @fleet.command("list")
+@click.option("--mine", is_flag=True, help="Only fleets created by this user on this host (user@host).")
 @common_options
 @pass_app
-def list_fleets(app: App) -> None:
-    """Every recorded fleet (from the local store; `vm fleet status NAME` asks the clouds)."""
+def list_fleets(app: App, mine: bool) -> None:
+    """Every recorded fleet, who created it and with which profile (from the store, shared by a team in team
+    mode; `vm fleet status NAME` asks the clouds)."""
+    from ..fleet.lease import user_at_host
+
     store = _store(app.session())
-    views.fleet_list(app.output, [(f, store.members(f.name)) for f in store.list_fleets()])
+    fleets = [f for f in store.list_fleets() if not mine or f.created_by == user_at_host()]
+    views.fleet_list(app.output, [(f, store.members(f.name)) for f in fleets])
 
 
 @fleet.command()

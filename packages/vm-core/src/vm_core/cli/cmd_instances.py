@@ -41,12 +41,12 @@ def list_command(app: App, provider: str | None, raw: bool) -> None:
 
 def _with_fleets(session: Any, instances: list[Instance]) -> list[Instance]:
     """Instances with `fleet` set from the fleet store (when there is one)."""
-    path = session.paths.state_dir / "vm.db"
-    if not path.exists():
-        return instances
-    from ..fleet.store import MAY_EXIST, SqliteFleetStore
+    from ..fleet.location import existing_store
+    from ..fleet.store import MAY_EXIST
 
-    store = SqliteFleetStore(path)
+    store = existing_store(session)
+    if store is None:
+        return instances
     owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
              if m.instance_id and (m.state in MAY_EXIST or m.state.value == "released")}
     return [replace(i, fleet=owner.get((i.provider, i.id), i.fleet)) for i in instances]

@@ -106,13 +106,15 @@ def _row(m: dict[str, Any]) -> list[Any]:
 
 
 def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberRecord]]]) -> None:
-    docs = [fleet_json(f, [member_json(m, None) for m in _current(ms)]) for f, ms in fleets]
+    docs = [{**fleet_json(f, [member_json(m, None) for m in _current(ms)]), "created_by": f.created_by,
+             "profile": f.profile} for f, ms in fleets]
     if out.json:
         out.data(docs)
         return
-    out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED"),
+    out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED", "CREATED-BY", "PROFILE"),
               [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['requested_count']}", d["strategy"],
-                d["price_per_hour"], d["created_at"][:19].replace("T", " ")) for d in docs])
+                d["price_per_hour"], d["created_at"][:19].replace("T", " "), d["created_by"] or "-",
+                d["profile"] or "-") for d in docs])
 
 
 def _running(doc: dict[str, Any]) -> int:

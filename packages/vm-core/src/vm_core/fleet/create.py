@@ -20,6 +20,7 @@ from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Trans
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..provider import Provider
 from . import members as mem
+from .lease import lease, user_at_host
 from .naming import check_fleet_name, member_name
 from .offers import OfferCache, OfferSet
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
@@ -97,22 +98,24 @@ class FleetCreator:
         return self.strategy(offers.offers, request, blocked), offers
 
     def create(self, spec: FleetSpec) -> CreateReport:
-        """Create the fleet. Raises UsageError when the name exists; otherwise reports what happened."""
+        """Create the fleet, holding its lease (lease.py) from before it is recorded to the end. Raises UsageError
+        when the name exists or another process holds its lease; otherwise reports what happened."""
         check_fleet_name(spec.name)
         offers = self.offers.gather(self.providers, spec.gpu, spec.gpu_count)
         _check_region(spec, offers)
-        self._register(spec)
-        notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
-        running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
-        running.update(self._sweep_unresolved(spec, len(running)))
-        return self._finish(spec, list(running.values()), notes)
+        with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
+            self._register(spec)
+            notes = [f"{name}: no offers ({why})" for name, why in offers.problems.items()]
+            running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
+            running.update(self._sweep_unresolved(spec, len(running)))
+            return self._finish(spec, list(running.values()), notes)
 
     def _register(self, spec: FleetSpec) -> None:
         check_fleet_name(spec.name)
         record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, requested_count=spec.count,
                              min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
                              region=spec.region, reservation=_reservation_text(spec.reservation),
-                             owner_pid=os.getpid())
+                             owner_pid=os.getpid(), created_by=user_at_host())
         try:
             self.store.create_fleet(record)
         except FleetExists as exc:

@@ -13,12 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..errors import NotFound, UsageError, VmError
+from ..errors import NotFound, VmError
 from ..model import Instance
 from ..provider import Provider
 from . import members as mem
+from .lease import lease
 from .naming import member_pattern
-from .owner import creator_alive
 from .store import MAY_EXIST, FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 PARALLEL = 16
@@ -61,13 +61,13 @@ class FleetDestroyer:
 
     def destroy(self, name: str) -> DestroyReport:
         """Destroy every VM of the fleet; forget the fleet when nothing of it is left. Safe to re-run.
-        Raises NotFound (also when another process forgets the fleet meanwhile), UsageError while the fleet's
-        create is still running."""
-        with _removed_meanwhile(name):
+        Raises NotFound (also when another process forgets the fleet meanwhile), UsageError while another
+        process holds the fleet's lease (a create, destroy or reconcile still running)."""
+        with _removed_meanwhile(name), lease(self.store, name, "fleet destroy"):
             return self._destroy(name)
 
     def _destroy(self, name: str) -> DestroyReport:
-        _not_being_created(self.fleet(name))
+        self.fleet(name)
         self.store.update_fleet(name, state=FleetState.DESTROYING)
         outcomes, problems = self._destroy_all(name)
         failures = problems + [o.message for o in outcomes if not o.ok]
@@ -145,17 +145,18 @@ class FleetDestroyer:
 
     # ------------------------------------------------------------------------------------------ status
     def view(self, name: str) -> FleetView:
-        """The fleet with every live member refreshed from its cloud (concurrently). A fleet whose creating
-        process died is marked interrupted. Raises NotFound (also when another process forgets it meanwhile)."""
+        """The fleet with every live member refreshed from its cloud (concurrently). A creating fleet whose lease
+        lapsed (its creator died) is marked interrupted. Raises NotFound (also when another process forgets it
+        meanwhile)."""
         with _removed_meanwhile(name):
             return self._view(name)
 
     def _view(self, name: str) -> FleetView:
         record = self.fleet(name)
-        dead = record.state is FleetState.CREATING and not creator_alive(record.owner_pid, record.created_at)
-        if dead and self.fleet(name).state is FleetState.CREATING:  # read again: it may have finished, then died
+        dead = record.state is FleetState.CREATING and self.store.lease(name) is None
+        if dead and self.fleet(name).state is FleetState.CREATING:  # read again: it may have finished meanwhile
             self.store.update_fleet(name, state=FleetState.INTERRUPTED,
-                                    message="the creating process stopped before it finished")
+                                    message="the creating process stopped before it finished (its lease lapsed)")
         live = [m for m in self.store.members(name) if m.state in MAY_EXIST or m.state is MemberState.RELEASED]
         listed = self._listings({m.provider for m in live})
         with ThreadPoolExecutor(max_workers=max(min(len(live), PARALLEL), 1)) as pool:
@@ -198,12 +199,11 @@ class FleetDestroyer:
     def reconcile(self, name: str) -> FleetView:
         """Make the store match the clouds: adopt strays the fleet needs, destroy the rest, mark missing
         members, settle unresolved attempts, and recompute the fleet's state. Raises like `destroy`."""
-        with _removed_meanwhile(name):
+        with _removed_meanwhile(name), lease(self.store, name, "fleet reconcile"):
             return self._reconcile(name)
 
     def _reconcile(self, name: str) -> FleetView:
         record = self.fleet(name)
-        _not_being_created(record)
         _, problems = self._adopt_strays(name)
         view = self._view(name)
         running = self._settle(record, view)
@@ -249,14 +249,6 @@ def _state_for(record: FleetRecord, running: int) -> FleetState:
 def _running_message(record: FleetRecord, running: int) -> str:
     below = f" (below the minimum of {record.min_count})" if 0 < running < record.min_count else ""
     return f"{running} of {record.requested_count} running{below}"
-
-
-def _not_being_created(record: FleetRecord) -> None:
-    """UsageError while another process still creates the fleet: changing it now could orphan a VM."""
-    if record.state is FleetState.CREATING and creator_alive(record.owner_pid, record.created_at):
-        raise UsageError(f"fleet {record.name} is still being created by process {record.owner_pid}",
-                         suggestion=f"wait for `vm fleet create` to finish, or stop it (Ctrl-C, or kill -TERM "
-                                    f"{record.owner_pid}) and run this again")
 
 
 @contextmanager

@@ -1,0 +1,97 @@
+"""Leases: which process may change a fleet, on any machine that shares the store.
+
+Every operation that changes a fleet (create, destroy, reconcile) holds the lease on the fleet's name for its whole
+run: holder `user@host:pid`, an expiry `lease_seconds` (VM_LEASE_SECONDS, default 60) ahead on the store's clock,
+renewed by a heartbeat thread every third of that. The lease is released at the end. Another process that finds a
+live lease refuses (UsageError, exit 2, naming the holder and when the lease lapses). A lease whose holder was
+killed, or whose machine died, lapses; the next operation takes it over and first resolves what that fleet left
+unresolved (destroy and reconcile look at every member that may exist). A holder whose lease was taken over while
+it stalled (no heartbeat for a whole lease) is told through `on_lost` and stops starting new work.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+
+from ..errors import ConfigError, UsageError
+from .store import DEFAULT_LEASE_SECONDS, FleetStore, Lease, LeaseHeld
+
+HEARTBEATS_PER_LEASE = 3
+
+
+def user_at_host() -> str:
+    """`user@host` of this process (the user id when the user has no name)."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
+
+
+def this_process() -> str:
+    """The lease holder name of this process: `user@host:pid`."""
+    return f"{user_at_host()}:{os.getpid()}"
+
+
+def lease_seconds(environ: Mapping[str, str]) -> float:
+    """VM_LEASE_SECONDS (default 60); ConfigError unless it is a number of seconds from 1 to 86400."""
+    text = environ.get("VM_LEASE_SECONDS", "").strip()
+    if not text:
+        return DEFAULT_LEASE_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 1 <= seconds <= 86400:
+        raise ConfigError(f"VM_LEASE_SECONDS must be a number of seconds from 1 to 86400, not {text!r}")
+    return seconds
+
+
+@contextmanager
+def lease(store: FleetStore, fleet: str, operation: str, *,
+          on_lost: Callable[[], None] = lambda: None) -> Iterator[Lease]:
+    """Hold the fleet's lease for the body: UsageError when another process holds a live one."""
+    holder, seconds = this_process(), store.lease_seconds
+    try:
+        held = store.acquire_lease(fleet, holder, operation, seconds)
+    except LeaseHeld as exc:
+        raise refusal(exc.lease) from None
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, on_lost),
+                            name=f"lease-{fleet}", daemon=True)
+    beat.start()
+    try:
+        yield held
+    finally:
+        stop.set()
+        beat.join()
+        with suppress(Exception):  # the store is unreachable: the lease lapses by itself
+            store.release_lease(fleet, holder)
+
+
+def refusal(held: Lease) -> UsageError:
+    lapses = time.strftime("%H:%M:%S UTC", time.gmtime(held.expires_at))
+    return UsageError(f"fleet {held.fleet!r} is being changed by {held.holder} ({held.operation}); its lease "
+                      f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it",
+                      suggestion=f"wait for it to finish and run this again (`vm fleet status {held.fleet}` shows "
+                                 "the fleet); if that process died, run this again after the lease lapses")
+
+
+def _heartbeat(store: FleetStore, held: Lease, seconds: float, stop: threading.Event,
+               on_lost: Callable[[], None]) -> None:
+    """Renew the lease every third of its length until `stop`; a store that cannot be reached is tried again at
+    the next beat. Calls `on_lost` (once) when the lease was taken over."""
+    while not stop.wait(seconds / HEARTBEATS_PER_LEASE):
+        try:
+            renewed = store.renew_lease(held.fleet, held.holder, seconds)
+        except Exception:  # noqa: BLE001 - retried at the next beat; the lease holds for two more beats
+            continue
+        if not renewed:
+            on_lost()
+            return

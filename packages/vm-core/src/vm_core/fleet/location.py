@@ -8,11 +8,13 @@ PostgreSQL's driver (psycopg, the `vm-core[postgres]` extra) is imported only wh
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError
 from .lease import lease_seconds
+from .store import DEFAULT_LEASE_SECONDS
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -34,12 +36,15 @@ def store_url(session: Session) -> str | None:
 def open_store(session: Session) -> FleetStore:
     """The fleet store of this session, opened (and migrated). ConfigError (exit 4) for an unusable URL, a
     missing PostgreSQL driver or an unreachable database, VM_LEASE_SECONDS out of range."""
-    seconds = lease_seconds(session.environ)
-    url = store_url(session)
+    return store_at(store_url(session), session.paths.state_dir, lease_seconds(session.environ))
+
+
+def store_at(url: str | None, state_dir: Path, seconds: float = DEFAULT_LEASE_SECONDS) -> FleetStore:
+    """The store a URL names; without one, the SQLite file in `state_dir`."""
     if url is None:
         from .store import SqliteFleetStore
 
-        return SqliteFleetStore(session.paths.state_dir / SQLITE_FILE, lease_seconds=seconds)
+        return SqliteFleetStore(state_dir / SQLITE_FILE, lease_seconds=seconds)
     return _postgres(url, seconds)
 
 

@@ -5,6 +5,7 @@ tests/pgcluster.py); the SQLite file's own properties (mode, old layouts) have t
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from vm_core.errors import UsageError
 from vm_core.fleet.location import store_at
 from vm_core.fleet.store import (
     FleetExists,
@@ -322,3 +324,55 @@ def test_concurrent_updates_of_one_member_from_two_processes_lose_nothing(where,
     member = store.members("train")[0]
     assert (member.error, member.operation_id, member.instance_id) == ("error-39", "operation_id-39",
                                                                        "instance_id-39")
+
+
+HOLD = OPEN + """
+from vm_core.fleet.lease import process_identity, this_process
+store.acquire_lease("train", this_process(), "fleet create", 600, process=process_identity())
+print(this_process(), flush=True)
+time.sleep(600)
+"""
+
+
+def _take(store: FleetStore, fleet: str) -> str:
+    from vm_core.fleet.lease import lease
+
+    with lease(store, fleet, "fleet destroy") as held:
+        return held.holder
+
+
+def test_a_dead_holder_on_this_machine_is_taken_over_at_once(where, opener) -> None:
+    import signal
+
+    from vm_core.fleet.lease import lease, live_lease
+
+    opener()
+    holder = _spawn(HOLD, where)
+    name = holder.stdout.readline().strip()
+    store = opener()
+    assert live_lease(store, "train").holder == name
+    with pytest.raises(UsageError, match=f"being changed by {name} .fleet create.; its lease lapses at"):
+        _take(store, "train")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert store.lease("train").holder == name  # the lease has not lapsed: 600 s
+    assert live_lease(store, "train") is None  # but its holder provably died
+    with lease(store, "train", "fleet destroy") as taken:
+        assert taken.previous == name
+    assert store.lease("train") is None
+
+
+def test_a_holder_on_another_machine_is_waited_for(store: FleetStore) -> None:
+    from vm_core.fleet.lease import live_lease, process_identity
+
+    mine = process_identity()
+    other_machine = "0b5e1f2a-other-boot/pid:[1]/1/1"  # its pid 1 may well not run here: that proves nothing
+    store.acquire_lease("train", "alice@laptop:1", "fleet create", 600, process=other_machine)
+    assert live_lease(store, "train").holder == "alice@laptop:1"
+    with pytest.raises(UsageError, match="being changed by alice@laptop:1"):
+        _take(store, "train")
+    if mine:  # same machine, but the recorded pid runs another process now (reused): gone
+        boot, namespace, _ = mine.split("/", 2)
+        store.acquire_lease("reused", "alice@here:1", "fleet create", 600,
+                            process=f"{boot}/{namespace}/{os.getpid()}/0")
+        assert live_lease(store, "reused") is None

@@ -17,7 +17,7 @@ from ..errors import NotFound, VmError
 from ..model import Instance
 from ..provider import Provider
 from . import members as mem
-from .lease import lease
+from .lease import lease, live_lease
 from .naming import member_pattern
 from .store import MAY_EXIST, FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
@@ -145,18 +145,18 @@ class FleetDestroyer:
 
     # ------------------------------------------------------------------------------------------ status
     def view(self, name: str) -> FleetView:
-        """The fleet with every live member refreshed from its cloud (concurrently). A creating fleet whose lease
-        lapsed (its creator died) is marked interrupted. Raises NotFound (also when another process forgets it
-        meanwhile)."""
+        """The fleet with every live member refreshed from its cloud (concurrently). A creating fleet whose
+        creator died (its lease lapsed, or the creator is provably gone: lease.py) is marked interrupted.
+        Raises NotFound (also when another process forgets it meanwhile)."""
         with _removed_meanwhile(name):
             return self._view(name)
 
     def _view(self, name: str) -> FleetView:
         record = self.fleet(name)
-        dead = record.state is FleetState.CREATING and self.store.lease(name) is None
+        dead = record.state is FleetState.CREATING and live_lease(self.store, name) is None
         if dead and self.fleet(name).state is FleetState.CREATING:  # read again: it may have finished meanwhile
             self.store.update_fleet(name, state=FleetState.INTERRUPTED,
-                                    message="the creating process stopped before it finished (its lease lapsed)")
+                                    message="the creating process stopped before it finished")
         live = [m for m in self.store.members(name) if m.state in MAY_EXIST or m.state is MemberState.RELEASED]
         listed = self._listings({m.provider for m in live})
         with ThreadPoolExecutor(max_workers=max(min(len(live), PARALLEL), 1)) as pool:

@@ -7,6 +7,11 @@ live lease refuses (UsageError, exit 2, naming the holder and when the lease lap
 killed, or whose machine died, lapses; the next operation takes it over and first resolves what that fleet left
 unresolved (destroy and reconcile look at every member that may exist). A holder whose lease was taken over while
 it stalled (no heartbeat for a whole lease) is told through `on_lost` and stops starting new work.
+
+A holder on the same machine need not be waited for: the lease records the holder process's exact identity (boot
+id, PID namespace, pid and start time, from /proc), so a process on the same machine can prove the holder is gone
+(killed, or its pid reused) and take over at once. Where /proc cannot tell (another machine, another container's
+PID namespace, macOS) only the lapse counts.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from pathlib import Path
 
 from ..errors import ConfigError, UsageError
 from .store import DEFAULT_LEASE_SECONDS, FleetStore, Lease, LeaseHeld
@@ -39,6 +45,39 @@ def this_process() -> str:
     return f"{user_at_host()}:{os.getpid()}"
 
 
+def process_identity(pid: int | None = None) -> str:
+    """`boot-id/pid-namespace/pid/start-ticks` of a running process (default: this one); "" when /proc cannot
+    tell or the process is gone or a zombie. Equal identities are the same process, whatever the clocks say."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    except (OSError, IndexError):
+        return ""
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return ""
+    return f"{boot}/{namespace}/{pid}/{fields[19]}"
+
+
+def holder_gone(held: Lease) -> bool:
+    """True only when the holder provably no longer runs: same machine and PID namespace, and its pid is now
+    no process, a zombie, or another process."""
+    if not held.process or not (mine := process_identity()):
+        return False
+    boot, namespace, pid, _ = held.process.split("/", 3)
+    if mine.split("/", 2)[:2] != [boot, namespace] or not pid.isdigit():
+        return False
+    return process_identity(int(pid)) != held.process
+
+
+def live_lease(store: FleetStore, fleet: str) -> Lease | None:
+    """The fleet's lease when its holder may still be at work: None when there is none, it lapsed, or its holder
+    provably died."""
+    held = store.lease(fleet)
+    return None if held is None or holder_gone(held) else held
+
+
 def lease_seconds(environ: Mapping[str, str]) -> float:
     """VM_LEASE_SECONDS (default 60); ConfigError unless it is a number of seconds from 1 to 86400."""
     text = environ.get("VM_LEASE_SECONDS", "").strip()
@@ -57,11 +96,17 @@ def lease_seconds(environ: Mapping[str, str]) -> float:
 def lease(store: FleetStore, fleet: str, operation: str, *,
           on_lost: Callable[[], None] = lambda: None) -> Iterator[Lease]:
     """Hold the fleet's lease for the body: UsageError when another process holds a live one."""
-    holder, seconds = this_process(), store.lease_seconds
+    holder, seconds, process = this_process(), store.lease_seconds, process_identity()
     try:
-        held = store.acquire_lease(fleet, holder, operation, seconds)
+        held = store.acquire_lease(fleet, holder, operation, seconds, process=process)
     except LeaseHeld as exc:
-        raise refusal(exc.lease) from None
+        if not holder_gone(exc.lease):
+            raise refusal(exc.lease) from None
+        try:
+            held = store.acquire_lease(fleet, holder, operation, seconds, process=process,
+                                       replacing=exc.lease.holder)
+        except LeaseHeld as again:  # another process took the dead holder's lease first
+            raise refusal(again.lease) from None
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, on_lost),
                             name=f"lease-{fleet}", daemon=True)

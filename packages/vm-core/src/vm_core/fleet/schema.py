@@ -37,8 +37,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # a create holds the name's lease before the fleet is recorded. `owner_pid` stays, unused, for older vms.
     3: (
         """CREATE TABLE IF NOT EXISTS leases (
-  fleet TEXT PRIMARY KEY, holder TEXT NOT NULL, operation TEXT NOT NULL, acquired_at DOUBLE PRECISION NOT NULL,
-  expires_at DOUBLE PRECISION NOT NULL)""",
+  fleet TEXT PRIMARY KEY, holder TEXT NOT NULL, operation TEXT NOT NULL, process TEXT NOT NULL,
+  acquired_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
     ),
 }
 

@@ -144,10 +144,12 @@ class FleetStore(Protocol):
         """Forget a fleet and its members (only once none may exist)."""
         ...
 
-    def acquire_lease(self, fleet: str, holder: str, operation: str, seconds: float) -> Lease:
+    def acquire_lease(self, fleet: str, holder: str, operation: str, seconds: float, *, process: str = "",
+                      replacing: str = "") -> Lease:
         """Take the lease on the fleet name (the fleet need not be recorded yet) for `seconds`, measured on the
-        store's clock. A lapsed lease is taken over (`Lease.previous` names its holder); the holder's own lease
-        is extended. Raises LeaseHeld when another holder's lease is live (also under concurrency)."""
+        store's clock. A lapsed lease, or a live one of the holder `replacing` (known to be dead), is taken over
+        (`Lease.previous` names its holder); the holder's own lease is extended. Raises LeaseHeld when another
+        holder's lease is live (also under concurrency). `process` identifies the holder's process exactly."""
         ...
 
     def renew_lease(self, fleet: str, holder: str, seconds: float) -> bool:
@@ -174,6 +176,7 @@ class Lease:
     expires_at: float
     now: float
     previous: str = ""  # the holder of the lapsed lease this one took over
+    process: str = ""  # the holder process's exact identity where the OS tells (lease.py); "" elsewhere
 
     @property
     def remaining(self) -> float:
@@ -295,27 +298,30 @@ class SqlFleetStore:
             db.execute("DELETE FROM fleets WHERE name = ?", (name,))
 
     # ------------------------------------------------------------------------------------------ leases
-    def acquire_lease(self, fleet: str, holder: str, operation: str, seconds: float) -> Lease:
+    def acquire_lease(self, fleet: str, holder: str, operation: str, seconds: float, *, process: str = "",
+                      replacing: str = "") -> Lease:
         try:
-            return self._acquire(fleet, holder, operation, seconds)
+            return self._acquire(fleet, holder, operation, seconds, process, replacing)
         except self._DUPLICATE:  # another process inserted the first lease of this name meanwhile
-            return self._acquire(fleet, holder, operation, seconds)
+            return self._acquire(fleet, holder, operation, seconds, process, replacing)
 
-    def _acquire(self, fleet: str, holder: str, operation: str, seconds: float) -> Lease:
+    def _acquire(self, fleet: str, holder: str, operation: str, seconds: float, process: str,
+                 replacing: str) -> Lease:
         with self._write() as db:
             now = float(db.execute(f"SELECT {self._NOW}").fetchone()[0])
-            row = db.execute(f"SELECT holder, operation, expires_at FROM leases WHERE fleet = ?{self._FOR_UPDATE}",
-                             (fleet,)).fetchone()
-            if row is not None and row[0] != holder and row[2] > now:
-                raise LeaseHeld(Lease(fleet, row[0], row[1], row[2], now))
+            row = db.execute("SELECT holder, operation, expires_at, process FROM leases "
+                             f"WHERE fleet = ?{self._FOR_UPDATE}", (fleet,)).fetchone()
+            if row is not None and row[0] not in (holder, replacing) and row[2] > now:
+                raise LeaseHeld(Lease(fleet, row[0], row[1], row[2], now, process=row[3]))
             lease = Lease(fleet, holder, operation, now + seconds, now,
-                          previous=row[0] if row is not None and row[0] != holder else "")
+                          previous=row[0] if row is not None and row[0] != holder else "", process=process)
             if row is None:
-                db.execute("INSERT INTO leases (fleet, holder, operation, acquired_at, expires_at) "
-                           "VALUES (?, ?, ?, ?, ?)", (fleet, holder, operation, now, lease.expires_at))
+                db.execute("INSERT INTO leases (fleet, holder, operation, process, acquired_at, expires_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", (fleet, holder, operation, process, now, lease.expires_at))
             else:
-                db.execute("UPDATE leases SET holder = ?, operation = ?, acquired_at = ?, expires_at = ? "
-                           "WHERE fleet = ?", (holder, operation, now, lease.expires_at, fleet))
+                db.execute("UPDATE leases SET holder = ?, operation = ?, process = ?, acquired_at = ?, "
+                           "expires_at = ? WHERE fleet = ?", (holder, operation, process, now, lease.expires_at,
+                                                              fleet))
         return lease
 
     def renew_lease(self, fleet: str, holder: str, seconds: float) -> bool:
@@ -331,12 +337,12 @@ class SqlFleetStore:
     def lease(self, fleet: str) -> Lease | None:
         if not _storable(fleet):
             return None
-        rows = self._read(f"SELECT holder, operation, expires_at, {self._NOW} FROM leases WHERE fleet = ?",
+        rows = self._read(f"SELECT holder, operation, expires_at, {self._NOW}, process FROM leases WHERE fleet = ?",
                           (fleet,))
         if not rows or rows[0][2] <= rows[0][3]:
             return None
-        holder, operation, expires_at, now = rows[0]
-        return Lease(fleet, holder, operation, expires_at, float(now))
+        holder, operation, expires_at, now, process = rows[0]
+        return Lease(fleet, holder, operation, expires_at, float(now), process=process)
 
 
 class SqliteFleetStore(SqlFleetStore):

@@ -376,3 +376,20 @@ def test_a_holder_on_another_machine_is_waited_for(store: FleetStore) -> None:
         store.acquire_lease("reused", "alice@here:1", "fleet create", 600,
                             process=f"{boot}/{namespace}/{os.getpid()}/0")
         assert live_lease(store, "reused") is None
+
+
+def test_a_held_lease_is_renewed_and_its_loss_is_reported(store: FleetStore) -> None:
+    import threading
+
+    from vm_core.fleet.lease import lease
+
+    store.lease_seconds = 1.5  # heartbeats every 0.5 s
+    lost = threading.Event()
+    with lease(store, "train", "fleet create", on_lost=lost.set) as held:
+        deadline = time.monotonic() + 120
+        while store.lease("train") is None or store.lease("train").expires_at <= held.expires_at:
+            assert time.monotonic() < deadline, "the heartbeat never renewed the lease"
+            time.sleep(0.05)
+        store.acquire_lease("train", "bob@ci-7:202", "fleet destroy", 600, replacing=held.holder)
+        assert lost.wait(120), "the holder was not told that its lease was taken over"
+    assert store.lease("train").holder == "bob@ci-7:202"  # releasing a lost lease leaves the new holder's

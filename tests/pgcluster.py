@@ -4,9 +4,8 @@ The binaries come from VM_POSTGRES_BIN (default /usr/lib/postgresql/15/bin, wher
 them). PostgreSQL refuses to run as root, so as root the cluster runs as the unprivileged `postgres` user (its temp
 dir is handed to that user). Durability is off (fsync=off): the data is thrown away at the end.
 
-The pytest fixtures (`postgres_cluster`, session-wide, and `postgres_url`, a fresh database per test) are
-registered by the repository's root conftest.py. When the cluster cannot start they skip with the reason, or fail
-when VM_REQUIRE_POSTGRES=1 (set by .ci/run, so CI never silently skips the PostgreSQL tests).
+The pytest fixtures built on it (`postgres_cluster`, `postgres_url`) are in the repository's root conftest.py;
+bench/teamstore.py uses it too.
 """
 
 from __future__ import annotations
@@ -18,10 +17,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 BIN = Path(os.environ.get("VM_POSTGRES_BIN", "/usr/lib/postgresql/15/bin"))
 SUPERUSER = "vm"
@@ -109,27 +105,3 @@ def _run(command: list[str], check: bool = True) -> None:
         raise Unavailable(f"{' '.join(command)}: {exc}") from None
     if check and done.returncode != 0:
         raise Unavailable(f"{' '.join(command)} exited {done.returncode}: {(done.stderr or done.stdout).strip()}")
-
-
-def required() -> bool:
-    return os.environ.get("VM_REQUIRE_POSTGRES", "") not in ("", "0")
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PgCluster]:
-    try:
-        cluster = start()
-    except Unavailable as exc:
-        if required():
-            pytest.fail(f"VM_REQUIRE_POSTGRES is set and PostgreSQL cannot start: {exc}")
-        pytest.skip(f"PostgreSQL tests skipped: {exc}")
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def postgres_url(postgres_cluster: PgCluster) -> str:
-    """The URL of a fresh, empty database."""
-    return postgres_cluster.database()

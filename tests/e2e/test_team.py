@@ -78,7 +78,7 @@ def test_two_machines_racing_one_name_leave_one_fleet_and_exactly_its_vms(team) 
     results = [(p.wait(timeout=300), p.communicate()[1]) for p in racers]
     assert sorted(code for code, _ in results) == [0, 2], results
     loser = next(err for code, err in results if code == 2)
-    assert "already exists" in loser or "is being changed by" in loser
+    assert "a fleet named 'race' already exists" in loser
     members = a.ok("fleet", "status", "race", "-o", "json").json()["members"]
     assert len(members) == 3
     assert {i["id"] for i in live_in_clouds(a, "race")} == {m["id"] for m in members}
@@ -95,11 +95,13 @@ def test_a_live_lease_is_refused_with_exit_2_naming_its_holder(team) -> None:
     os.kill(creator.pid, signal.SIGSTOP)  # a stalled creator: its lease (60 s) is still live
     try:
         holder = f"{user_at_host()}:{creator.pid}"
-        for command in (("fleet", "destroy", "held"), ("fleet", "reconcile", "held"),
-                        ("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "held")):
+        for command, says in ((("fleet", "destroy", "held"), "fleet 'held'"),
+                              (("fleet", "reconcile", "held"), "fleet 'held'"),
+                              (("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "held"),
+                               "a fleet named 'held' already exists and")):
             refused = b(*command)
             assert refused.code == 2, refused.err
-            assert f"fleet 'held' is being changed by {holder} (fleet create); its lease lapses at" in refused.err
+            assert f"{says} is being changed by {holder} (fleet create); its lease lapses at" in refused.err
         assert b.ok("fleet", "status", "held", "-o", "json").json()["state"] == "creating"
     finally:
         os.kill(creator.pid, signal.SIGCONT)

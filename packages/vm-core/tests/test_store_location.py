@@ -137,3 +137,15 @@ def test_fleet_list_shows_creator_and_profile_and_mine_filters(home: Path, capsy
     code, out, _ = vm(capsys, "fleet", "list")
     header, *rows = [line.split() for line in out.splitlines()]
     assert header[-2:] == ["CREATED-BY", "PROFILE"] and rows[1][-2:] == ["bob@ci-7", "ci"]
+
+
+def test_vm_list_works_while_the_team_database_is_down(home: Path, capsys, monkeypatch) -> None:
+    write_config(home, f"""
+[profiles.local.example]
+path = "{home / 'example-cloud.json'}"
+token = "tok-3x4mpl3-s3cr3t-9qz7"
+""")
+    monkeypatch.setenv("VM_STORE_URL", f"postgresql://alice:{PASSWORD}@127.0.0.1:{closed_port()}/vm")
+    code, out, err = vm(capsys, "list", "--provider", "example", "-o", "json")
+    assert code == 0 and json.loads(out) == []
+    assert "fleet names not shown: cannot connect to the fleet store" in err and PASSWORD not in err

@@ -34,21 +34,28 @@ def list_command(app: App, provider: str | None, raw: bool) -> None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
     outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names)
-    found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value])
+    found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value],
+                                         app.output.warn)
     views.instances(app.output, sorted(found, key=lambda i: (i.provider, i.name, i.id)), raw=raw)
     app.finish([(o.key, o.error) for o in outcomes if o.error], len(names), "providers", as_warnings=True)
 
 
-def _with_fleets(session: Any, instances: list[Instance]) -> list[Instance]:
-    """Instances with `fleet` set from the fleet store (when there is one)."""
+def _with_fleets(session: Any, instances: list[Instance], warn: Any) -> list[Instance]:
+    """Instances with `fleet` set from the fleet store (when there is one). A store that cannot be read (a team
+    database that is down) costs only the fleet names: `warn` says so."""
+    from ..errors import VmError
     from ..fleet.location import existing_store
     from ..fleet.store import MAY_EXIST
 
-    store = existing_store(session)
-    if store is None:
+    try:
+        store = existing_store(session)
+        if store is None:
+            return instances
+        owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
+                 if m.instance_id and (m.state in MAY_EXIST or m.state.value == "released")}
+    except VmError as exc:
+        warn(f"fleet names not shown: {exc.message}")
         return instances
-    owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
-             if m.instance_id and (m.state in MAY_EXIST or m.state.value == "released")}
     return [replace(i, fleet=owner.get((i.provider, i.id), i.fleet)) for i in instances]
 
 

@@ -101,12 +101,12 @@ def lease(store: FleetStore, fleet: str, operation: str, *,
         held = store.acquire_lease(fleet, holder, operation, seconds, process=process)
     except LeaseHeld as exc:
         if not holder_gone(exc.lease):
-            raise refusal(exc.lease) from None
+            raise refusal(exc.lease, operation) from None
         try:
             held = store.acquire_lease(fleet, holder, operation, seconds, process=process,
                                        replacing=exc.lease.holder)
         except LeaseHeld as again:  # another process took the dead holder's lease first
-            raise refusal(again.lease) from None
+            raise refusal(again.lease, operation) from None
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, on_lost),
                             name=f"lease-{fleet}", daemon=True)
@@ -120,9 +120,13 @@ def lease(store: FleetStore, fleet: str, operation: str, *,
             store.release_lease(fleet, holder)
 
 
-def refusal(held: Lease) -> UsageError:
+def refusal(held: Lease, operation: str) -> UsageError:
+    """The UsageError for `operation` finding `held` live. A create is told the name is taken: whoever holds the
+    lease is creating, changing or destroying a fleet of that name."""
     lapses = time.strftime("%H:%M:%S UTC", time.gmtime(held.expires_at))
-    return UsageError(f"fleet {held.fleet!r} is being changed by {held.holder} ({held.operation}); its lease "
+    taken = f"a fleet named {held.fleet!r} already exists and" if operation == "fleet create" else \
+        f"fleet {held.fleet!r}"
+    return UsageError(f"{taken} is being changed by {held.holder} ({held.operation}); its lease "
                       f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it",
                       suggestion=f"wait for it to finish and run this again (`vm fleet status {held.fleet}` shows "
                                  "the fleet); if that process died, run this again after the lease lapses")

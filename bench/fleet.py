@@ -146,11 +146,14 @@ class RunResult:
     lambda_destroy: dict[str, Any]
 
 
-def one_run(ctx: Context, n: int, scale: float, strategy: str, tag: str, profile: Path | None = None) -> RunResult:
+def one_run(ctx: Context, n: int, scale: float, strategy: str, tag: str, profile: Path | None = None,
+            store_url: str | None = None) -> RunResult:
+    """One create and destroy on a fresh world; the fleet store is SQLite in the scratch dir, or `store_url`."""
     from vm_core.fleet import strategies
     from vm_core.fleet.create import FleetCreator, FleetSpec
     from vm_core.fleet.destroy import FleetDestroyer
-    from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
+    from vm_core.fleet.location import store_at
+    from vm_core.fleet.store import FleetState, MemberState
 
     base = ctx.scratch(tag)
     prepare_world(base / "mock-clouds", worlds.fleet_world)
@@ -158,7 +161,7 @@ def one_run(ctx: Context, n: int, scale: float, strategy: str, tag: str, profile
         providers = connect_providers(endpoints)
         probe = LambdaCalls()
         probe.install(providers["lambda"])
-        store = SqliteFleetStore(base / "fleets.db")
+        store = store_at(store_url, base)
         name = f"bench{n}"
         timeout = 600.0
         started_wall, started = time.time(), time.monotonic()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from common import BENCH_DIR, Context, Figure, fmt, machine
 
-BENCHMARKS = ("startup", "fleet", "listing", "mockserver")
+BENCHMARKS = ("startup", "fleet", "listing", "mockserver", "teamstore")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,8 @@ EXPECTED = (
     "list_json_60_smoke_wall", "list_json_60_smoke_peak_rss", "fleet_status_12_wall",
     "fleet_status_12_list_prototype_wall",
     "mock_crusoe_throughput", "mock_lambda_throughput", "mock_nebius_throughput", "mock_nebius_p99_latency",
+    "team_fleet_create_n6_pg_vs_sqlite", "team_fleet_destroy_n6_pg_vs_sqlite", "team_store_ops_2proc_pg",
+    "team_store_ops_2proc_sqlite",
 )
 
 

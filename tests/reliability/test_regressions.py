@@ -21,10 +21,10 @@ from vm_core.errors import CapacityError, NotFound, Transient
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.destroy import FleetDestroyer
 from vm_core.fleet.inspect import FleetInspector
+from vm_core.fleet.lease import holder_gone, process_identity
 from vm_core.fleet.naming import FleetIdentity
-from vm_core.fleet.owner import creator_alive
 from vm_core.fleet.reconcile import FleetReconciler
-from vm_core.fleet.store import FleetState, MemberRecord, MemberState, SqliteFleetStore
+from vm_core.fleet.store import FleetState, Lease, MemberRecord, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
 from vm_core.plugins import provider_plugins
 
@@ -198,7 +198,8 @@ def test_destroy_and_reconcile_refuse_while_the_create_runs(home_factory: Callab
         time.sleep(0.02)
     for command in ("destroy", "reconcile"):
         refused = home("fleet", command, "busy")
-        assert refused.code == 2 and "still being created by process" in refused.err, refused.describe()
+        assert refused.code == 2 and f":{create.pid} (fleet create); its lease lapses at" in refused.err, \
+            refused.describe()
     status = home("fleet", "status", "busy", "-o", "json")
     assert status.code == 0 and status.json()["state"] == "creating"  # alive: not mistaken for interrupted
     assert create.wait(timeout=300) == 0, create.communicate()[1]
@@ -207,17 +208,21 @@ def test_destroy_and_reconcile_refuse_while_the_create_runs(home_factory: Callab
     assert fleet_vms(home.inventory(), "busy") == []
 
 
-def test_creator_liveness_ignores_zombies_and_reused_pids() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
+def test_lease_holder_liveness_ignores_zombies_and_reused_pids() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    held = Lease("f", f"me@here:{child.pid}", "fleet create", 0.0, 0.0, process=process_identity(child.pid))
+    assert held.process and not holder_gone(held)
     deadline = time.monotonic() + 30
     while Path(f"/proc/{child.pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z":  # exited, not yet reaped
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    assert not creator_alive(child.pid, time.time())
+    assert holder_gone(held)
     child.wait()
-    assert not creator_alive(child.pid, time.time())  # gone
-    assert creator_alive(os.getpid(), time.time())
-    assert not creator_alive(os.getpid(), time.time() - 3600)  # this process started after that "registration"
+    assert holder_gone(held)  # gone
+    mine = process_identity()
+    assert not holder_gone(Lease("f", "me@here:1", "fleet create", 0.0, 0.0, process=mine))
+    reused = mine.rsplit("/", 1)[0] + "/0"  # this pid, but a process that started at another time
+    assert holder_gone(Lease("f", "me@here:1", "fleet create", 0.0, 0.0, process=reused))
 
 
 def test_oversized_bodies_get_their_413_and_the_connection_stays_usable(mock_clouds) -> None:

@@ -1,15 +1,31 @@
-"""The fleet store: transactional, safe across processes, private, and exact about names."""
+"""The fleet store: transactional, safe across processes, private, and exact about names.
+
+The contract tests run on both backends (`store_at`: SQLite file, PostgreSQL database of the throwaway cluster of
+tests/pgcluster.py); the SQLite file's own properties (mode, old layouts) have their own tests."""
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from vm_core.fleet.store import FleetExists, FleetRecord, FleetState, MemberRecord, MemberState, SqliteFleetStore
+from vm_core.errors import UsageError
+from vm_core.fleet.location import store_at
+from vm_core.fleet.store import (
+    FleetExists,
+    FleetRecord,
+    FleetState,
+    FleetStore,
+    LeaseHeld,
+    MemberRecord,
+    MemberState,
+    SqliteFleetStore,
+)
 
 
 def fleet(name: str = "train", **changes) -> FleetRecord:
@@ -17,8 +33,31 @@ def fleet(name: str = "train", **changes) -> FleetRecord:
     return FleetRecord(name=name, **(fields | changes))
 
 
-def test_fleet_roundtrip_and_update(tmp_path: Path) -> None:
-    store = SqliteFleetStore(tmp_path / "vm.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str | None, Path]:
+    """(store URL or None, state dir): one empty store of each backend."""
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    return url, tmp_path
+
+
+@pytest.fixture
+def opener(where: tuple[str | None, Path]) -> Callable[[], FleetStore]:
+    """Opens the test's store (again): another handle, as another process would have."""
+    return lambda: store_at(*where)
+
+
+@pytest.fixture
+def store(opener: Callable[[], FleetStore]) -> FleetStore:
+    return opener()
+
+
+def _spawn(code: str, where: tuple[str | None, Path], *args: str) -> subprocess.Popen[str]:
+    url, state_dir = where
+    return subprocess.Popen([sys.executable, "-c", code, url or "", str(state_dir), *args], stdout=subprocess.PIPE,
+                            text=True)
+
+
+def test_fleet_roundtrip_and_update(store: FleetStore) -> None:
     store.create_fleet(fleet(providers=("crusoe", "nebius"), region="eu-north1"))
     got = store.get_fleet("train")
     assert got is not None and got.providers == ("crusoe", "nebius") and got.state is FleetState.CREATING
@@ -30,16 +69,14 @@ def test_fleet_roundtrip_and_update(tmp_path: Path) -> None:
         store.update_fleet("nope", state=FleetState.FAILED)
 
 
-def test_duplicate_name_is_refused(tmp_path: Path) -> None:
-    store = SqliteFleetStore(tmp_path / "vm.db")
+def test_duplicate_name_is_refused(store: FleetStore) -> None:
     store.create_fleet(fleet())
     with pytest.raises(FleetExists):
         store.create_fleet(fleet(min_count=1))
     assert store.get_fleet("train").min_count == 4
 
 
-def test_members_record_every_attempt(tmp_path: Path) -> None:
-    store = SqliteFleetStore(tmp_path / "vm.db")
+def test_members_record_every_attempt(store: FleetStore) -> None:
     store.create_fleet(fleet())
     store.add_member(MemberRecord(fleet="train", slot=1, attempt=1, provider="crusoe", name="train-1"))
     store.add_member(MemberRecord(fleet="train", slot=0, attempt=1, provider="lambda", name="train-0"))
@@ -61,12 +98,16 @@ def test_database_file_is_private(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
 
 
-RACE = """
+OPEN = """
 import sys, time
 from pathlib import Path
-from vm_core.fleet.store import FleetExists, FleetRecord, SqliteFleetStore
-store = SqliteFleetStore(Path(sys.argv[1]))
-while time.time() < float(sys.argv[2]):
+from vm_core.fleet.location import store_at
+store = store_at(sys.argv[1] or None, Path(sys.argv[2]))
+"""
+
+RACE = OPEN + """
+from vm_core.fleet.store import FleetExists, FleetRecord
+while time.time() < float(sys.argv[3]):
     time.sleep(0.001)
 try:
     store.create_fleet(FleetRecord(name="train", gpu="H100", gpu_count=None, requested_count=4, min_count=4,
@@ -77,28 +118,25 @@ except FleetExists:
 """
 
 
-def test_concurrent_creates_of_one_name_leave_exactly_one_fleet(tmp_path: Path) -> None:
-    path = tmp_path / "vm.db"
-    SqliteFleetStore(path)
+def test_concurrent_creates_of_one_name_leave_exactly_one_fleet(where, opener) -> None:
+    opener()
     start_at = str(time.time() + 3)  # all processes try at the same instant
-    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(path), start_at], stdout=subprocess.PIPE,
-                              text=True) for _ in range(6)]
+    procs = [_spawn(RACE, where, start_at) for _ in range(6)]
     outcomes = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
     assert outcomes == ["lost"] * 5 + ["won"]
-    assert len(SqliteFleetStore(path).list_fleets()) == 1
+    assert len(opener().list_fleets()) == 1
 
 
-def test_threads_share_one_store_safely(tmp_path: Path) -> None:
+def test_threads_share_one_store_safely(store: FleetStore) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    store = SqliteFleetStore(tmp_path / "vm.db")
     store.create_fleet(fleet(requested_count=40))
 
     def add(slot: int) -> None:
         store.add_member(MemberRecord(fleet="train", slot=slot, attempt=1, provider="nebius", name=f"train-{slot}"))
         store.update_member("train", slot, 1, state=MemberState.RUNNING)
 
-    with ThreadPoolExecutor(8) as pool:
+    with ThreadPoolExecutor(32) as pool:
         list(pool.map(add, range(40)))
     assert [m.state for m in store.members("train")] == [MemberState.RUNNING] * 40
 
@@ -177,3 +215,181 @@ def test_a_store_of_a_newer_vm_is_refused_unchanged(tmp_path: Path) -> None:
         SqliteFleetStore(path)
     db = sqlite3.connect(path)
     assert db.execute("SELECT version FROM schema_version").fetchall() == [(99,)]
+
+
+def _execute(where: tuple[str | None, Path], sql: str) -> list[tuple]:
+    """Run SQL on the store's database directly, as an older or newer vm would."""
+    url, state_dir = where
+    if url is None:
+        import sqlite3
+
+        db = sqlite3.connect(state_dir / "vm.db", isolation_level=None)
+        rows = db.execute(sql).fetchall()
+        db.close()
+        return rows
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(sql)
+        return cursor.fetchall() if cursor.description else []
+
+
+def test_a_store_of_a_newer_vm_is_refused_unchanged_on_both_backends(where, opener) -> None:
+    from vm_core.errors import ConfigError
+
+    opener()
+    _execute(where, "UPDATE schema_version SET version = 99")
+    with pytest.raises(ConfigError, match="newer than this vm") as raised:
+        opener()
+    assert raised.value.exit_code == 4
+    assert _execute(where, "SELECT version FROM schema_version") == [(99,)]
+
+
+OPEN_ONLY = OPEN + """
+print(store.list_fleets() == [])
+"""
+
+
+def test_concurrent_processes_create_an_empty_store_exactly_once(where) -> None:
+    from vm_core.fleet import schema
+
+    procs = [_spawn(OPEN_ONLY, where) for _ in range(6)]
+    assert [p.communicate(timeout=120)[0].strip() for p in procs] == ["True"] * 6
+    assert _execute(where, "SELECT version FROM schema_version") == [(schema.LATEST,)]
+
+
+def test_leases_refuse_other_holders_until_they_lapse(store: FleetStore) -> None:
+    alice, bob = "alice@laptop:101", "bob@ci-7:202"
+    held = store.acquire_lease("train", alice, "fleet create", 60)
+    assert (held.holder, held.previous) == (alice, "") and 59 <= held.remaining <= 60
+    assert store.lease("train").holder == alice
+    with pytest.raises(LeaseHeld) as refused:
+        store.acquire_lease("train", bob, "fleet destroy", 60)
+    assert refused.value.lease.holder == alice and refused.value.lease.operation == "fleet create"
+    assert refused.value.lease.remaining > 50
+    assert store.renew_lease("train", alice, 60) and not store.renew_lease("train", bob, 60)
+    store.release_lease("train", bob)  # not bob's: nothing happens
+    assert store.lease("train").holder == alice
+    store.release_lease("train", alice)
+    assert store.lease("train") is None
+    assert store.acquire_lease("train", bob, "fleet destroy", 60).holder == bob
+
+
+def test_a_lapsed_lease_is_taken_over_and_its_holder_learns_it(store: FleetStore) -> None:
+    alice, bob = "alice@laptop:101", "bob@ci-7:202"
+    store.acquire_lease("train", alice, "fleet create", 0)  # lapses at once: alice's machine died
+    assert store.lease("train") is None
+    taken = store.acquire_lease("train", bob, "fleet destroy", 60)
+    assert (taken.holder, taken.previous) == (bob, alice)
+    assert store.renew_lease("train", alice, 60) is False
+    store.release_lease("train", alice)
+    assert store.lease("train").holder == bob
+
+
+LEASE_RACE = OPEN + """
+from vm_core.fleet.store import LeaseHeld
+while time.time() < float(sys.argv[3]):
+    time.sleep(0.001)
+try:
+    store.acquire_lease("train", sys.argv[4], "fleet create", 60)
+    print("won")
+except LeaseHeld as exc:
+    print("lost to " + exc.lease.holder)
+"""
+
+
+def test_concurrent_processes_racing_for_a_lease_leave_exactly_one_holder(where, opener) -> None:
+    opener()
+    start_at = str(time.time() + 3)
+    procs = [_spawn(LEASE_RACE, where, start_at, f"user@host-{n}:{n}") for n in range(6)]
+    outcomes = [p.communicate(timeout=120)[0].strip() for p in procs]
+    winner = opener().lease("train").holder
+    assert sorted(outcomes) == sorted(["won"] + [f"lost to {winner}"] * 5)
+    assert outcomes[int(winner.rsplit(":", 1)[1])] == "won"
+
+
+UPDATES = OPEN + """
+field = sys.argv[3]
+for n in range(40):
+    store.update_member("train", 0, 1, **{field: f"{field}-{n}"})
+print("done")
+"""
+
+
+def test_concurrent_updates_of_one_member_from_two_processes_lose_nothing(where, store) -> None:
+    store.create_fleet(fleet())
+    store.add_member(MemberRecord(fleet="train", slot=0, attempt=1, provider="nebius", name="train-0"))
+    procs = [_spawn(UPDATES, where, f) for f in ("error", "operation_id", "instance_id")]
+    assert [p.communicate(timeout=120)[0].strip() for p in procs] == ["done"] * 3
+    member = store.members("train")[0]
+    assert (member.error, member.operation_id, member.instance_id) == ("error-39", "operation_id-39",
+                                                                       "instance_id-39")
+
+
+HOLD = OPEN + """
+from vm_core.fleet.lease import process_identity, this_process
+store.acquire_lease("train", this_process(), "fleet create", 600, process=process_identity())
+print(this_process(), flush=True)
+time.sleep(600)
+"""
+
+
+def _take(store: FleetStore, fleet: str) -> str:
+    from vm_core.fleet.lease import lease
+
+    with lease(store, fleet, "fleet destroy") as held:
+        return held.holder
+
+
+def test_a_dead_holder_on_this_machine_is_taken_over_at_once(where, opener) -> None:
+    import signal
+
+    from vm_core.fleet.lease import lease, live_lease
+
+    opener()
+    holder = _spawn(HOLD, where)
+    name = holder.stdout.readline().strip()
+    store = opener()
+    assert live_lease(store, "train").holder == name
+    with pytest.raises(UsageError, match=f"being changed by {name} .fleet create.; its lease lapses at"):
+        _take(store, "train")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert store.lease("train").holder == name  # the lease has not lapsed: 600 s
+    assert live_lease(store, "train") is None  # but its holder provably died
+    with lease(store, "train", "fleet destroy") as taken:
+        assert taken.previous == name
+    assert store.lease("train") is None
+
+
+def test_a_holder_on_another_machine_is_waited_for(store: FleetStore) -> None:
+    from vm_core.fleet.lease import live_lease, process_identity
+
+    mine = process_identity()
+    other_machine = "0b5e1f2a-other-boot/pid:[1]/1/1"  # its pid 1 may well not run here: that proves nothing
+    store.acquire_lease("train", "alice@laptop:1", "fleet create", 600, process=other_machine)
+    assert live_lease(store, "train").holder == "alice@laptop:1"
+    with pytest.raises(UsageError, match="being changed by alice@laptop:1"):
+        _take(store, "train")
+    if mine:  # same machine, but the recorded pid runs another process now (reused): gone
+        boot, namespace, _ = mine.split("/", 2)
+        store.acquire_lease("reused", "alice@here:1", "fleet create", 600,
+                            process=f"{boot}/{namespace}/{os.getpid()}/0")
+        assert live_lease(store, "reused") is None
+
+
+def test_a_held_lease_is_renewed_and_its_loss_is_reported(store: FleetStore) -> None:
+    import threading
+
+    from vm_core.fleet.lease import lease
+
+    store.lease_seconds = 1.5  # heartbeats every 0.5 s
+    lost = threading.Event()
+    with lease(store, "train", "fleet create", on_lost=lost.set) as held:
+        deadline = time.monotonic() + 120
+        while store.lease("train") is None or store.lease("train").expires_at <= held.expires_at:
+            assert time.monotonic() < deadline, "the heartbeat never renewed the lease"
+            time.sleep(0.05)
+        store.acquire_lease("train", "bob@ci-7:202", "fleet destroy", 600, replacing=held.holder)
+        assert lost.wait(120), "the holder was not told that its lease was taken over"
+    assert store.lease("train").holder == "bob@ci-7:202"  # releasing a lost lease leaves the new holder's

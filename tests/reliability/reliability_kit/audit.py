@@ -79,6 +79,17 @@ class Store:
             db.close()
         return cls({row[0]: Fleet(*row) for row in fleets}, [Member(*row) for row in members])
 
+    @classmethod
+    def read_url(cls, url: str) -> Store:
+        """The rows of a PostgreSQL store (team mode)."""
+        import psycopg
+
+        with psycopg.connect(url) as db:
+            fleets = db.execute("SELECT name, state, requested_count, min_count FROM fleets").fetchall()
+            members = db.execute("SELECT fleet, slot, attempt, provider, name, state, instance_id FROM members "
+                                 "ORDER BY fleet, slot, attempt").fetchall()
+        return cls({row[0]: Fleet(*row) for row in fleets}, [Member(*row) for row in members])
+
     def of(self, fleet: str) -> list[Member]:
         return [m for m in self.members if m.fleet == fleet]
 

@@ -151,7 +151,9 @@ class VmHome:
 
     # ------------------------------------------------------------------------------------------ store
     def store(self) -> Store:
-        return Store.read(self.db)
+        """The fleet store's rows: the home's SQLite file, or the PostgreSQL database of VM_STORE_URL."""
+        url = self.env.get("VM_STORE_URL")
+        return Store.read_url(url) if url else Store.read(self.db)
 
 
 def free_ports(count: int) -> list[int]:

@@ -11,6 +11,9 @@ config.toml:
     [profiles.local]
     embedded = true                 # the mock clouds under $STATE/mock-clouds (tables here override their settings)
 
+`store_url = "postgresql://user@host:5432/vm"` (top level, or in a profile's table to override it) puts the fleet
+store in a shared PostgreSQL database (team mode); `VM_STORE_URL` overrides both. Absent: $STATE/vm.db (SQLite).
+
 Without a config file there is one implicit profile, `local`, with `embedded = true`. A config file that group or
 others may read or write is refused, since it may hold credentials. Nothing here makes a network call.
 """
@@ -58,6 +61,7 @@ class Profile:
     name: str
     embedded: bool = False
     providers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    store_url: str | None = None  # the profile's own, else the top-level one; None: the local SQLite file
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,34 +111,44 @@ def check_private(path: Path, mode: int) -> None:
 
 
 def _parse(path: Path, data: dict[str, Any]) -> Config:
-    unknown = set(data) - {"default_profile", "profiles"}
+    unknown = set(data) - {"default_profile", "profiles", "store_url"}
     if unknown:
         raise ConfigError(f"{path}: unknown top-level key(s) {', '.join(sorted(unknown))};"
-                          " expected default_profile and [profiles.NAME] tables")
+                          " expected default_profile, store_url and [profiles.NAME] tables")
     tables = data.get("profiles", {})
     if not isinstance(tables, dict):
         raise ConfigError(f"{path}: `profiles` must be a table of [profiles.NAME] tables")
-    profiles = {name: _profile(path, name, table) for name, table in tables.items()}
+    store_url = _store_url(path, "store_url", data.get("store_url"))
+    profiles = {name: _profile(path, name, table, store_url) for name, table in tables.items()}
     if not profiles:
-        profiles = dict(implicit_config().profiles)
+        profiles = {LOCAL_PROFILE: Profile(LOCAL_PROFILE, embedded=True, store_url=store_url)}
     default = data.get("default_profile", LOCAL_PROFILE if LOCAL_PROFILE in profiles else min(profiles))
     if not isinstance(default, str):
         raise ConfigError(f"{path}: default_profile must be a string")
     return Config(path, default, profiles)
 
 
-def _profile(path: Path, name: str, table: Any) -> Profile:
+def _profile(path: Path, name: str, table: Any, store_url: str | None) -> Profile:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [profiles.{name}] must be a table")
     embedded = table.get("embedded", False)
     if not isinstance(embedded, bool):
         raise ConfigError(f"{path}: [profiles.{name}] embedded must be true or false")
-    providers = {k: v for k, v in table.items() if k != "embedded"}
+    own_url = _store_url(path, f"[profiles.{name}] store_url", table.get("store_url"))
+    providers = {k: v for k, v in table.items() if k not in ("embedded", "store_url")}
     for key, value in providers.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: [profiles.{name}] has {key} = ...; provider settings go in a table"
                               f" [profiles.{name}.{key}]")
-    return Profile(name, embedded, providers)
+    return Profile(name, embedded, providers, own_url or store_url)
+
+
+def _store_url(path: Path, where: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{path}: {where} must be a non-empty string such as \"postgresql://user@host/vm\"")
+    return value.strip()
 
 
 def ensure_private_dir(path: Path) -> Path:

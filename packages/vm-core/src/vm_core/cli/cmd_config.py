@@ -1,6 +1,7 @@
 """`vm config show`: where the configuration is and what each provider's settings resolve to.
 
-A secret setting is shown only as "<set>" or "<not set>", never any part of its value. Showing the configuration
+A secret setting is shown only as "<set>" or "<not set>", never any part of its value; the fleet store's URL is
+shown without its password. Showing the configuration
 never starts the mock clouds.
 """
 
@@ -47,6 +48,7 @@ def show(app: App) -> None:
         ("state dir", doc["state_dir"]),
         ("profile", doc["profile"]),
         ("profiles", ", ".join(doc["profiles"])),
+        ("fleet store", doc["store"]),
         ("mock clouds", f"{mocks['state_dir']} ({'running' if mocks['running'] else 'not running'})"
          if mocks else None),
     ])
@@ -60,6 +62,8 @@ def show(app: App) -> None:
 
 
 def _document(app: App, session: Session) -> dict[str, Any]:
+    from ..fleet.location import describe
+
     paths = session.paths
     mocks = None
     if session.profile.embedded:
@@ -71,6 +75,7 @@ def _document(app: App, session: Session) -> dict[str, Any]:
         "state_dir": str(paths.state_dir),
         "profile": session.profile.name,
         "profiles": sorted(app.config.profiles) if app.config else [],
+        "store": describe(session),
         "embedded": session.profile.embedded,
         "mock_clouds": mocks,
         "providers": {name: _provider(session, name, plugin)

@@ -205,13 +205,18 @@ def _exit_for(app: App, report: Any) -> None:
 
 
 @fleet.command("list")
+@click.option("--mine", is_flag=True, help="Only fleets created by this user on this host (user@host).")
 @common_options
 @pass_app
-def list_fleets(app: App) -> None:
-    """Every recorded fleet, from the store alone (`vm fleet status NAME` asks the clouds). The state shown is
-    derived from the members' records as `vm fleet status` last saw them."""
+def list_fleets(app: App, mine: bool) -> None:
+    """Every recorded fleet, who created it and with which profile (from the store, shared by a team in team
+    mode; `vm fleet status NAME` asks the clouds). The state shown is derived from the members' records as
+    `vm fleet status` last saw them."""
+    from ..fleet.lease import user_at_host
+
     store = open_store(app.session())
-    views.fleet_list(app.output, [(f, store.members(f.name)) for f in store.list_fleets()])
+    fleets = [f for f in store.list_fleets() if not mine or f.created_by == user_at_host()]
+    views.fleet_list(app.output, [(f, store.members(f.name)) for f in fleets])
 
 
 @fleet.command()
@@ -306,14 +311,15 @@ def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:
 @pass_app
 def forget(app: App, name: str) -> None:
     """Remove a fleet's record without touching any VM; prints every VM it leaves running."""
-    from ..fleet.destroy import not_being_created, recorded_fleet
+    from ..fleet.destroy import recorded_fleet, removed_meanwhile
     from ..fleet.inspect import SHOWN
+    from ..fleet.lease import lease
 
     store = open_store(app.session())
-    record = recorded_fleet(store, name)
-    not_being_created(record)
-    left = [m for m in store.members(name) if m.state in SHOWN]
-    store.delete_fleet(name)
+    with removed_meanwhile(name), lease(store, name, "fleet forget"):
+        record = recorded_fleet(store, name)
+        left = [m for m in store.members(name) if m.state in SHOWN]
+        store.delete_fleet(name)
     views.forgotten(app.output, record, left)
 
 

@@ -48,23 +48,30 @@ def list_command(app: App, provider: str | None, fleet: str | None, state: str |
     failures = [(o.key, o.error) for o in outcomes if o.error]
     if names and len(failures) == len(names):
         app.finish(failures, len(names), "providers", as_warnings=True)
-    found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value])
+    found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value],
+                                         app.output.warn)
     wanted = [i for i in found if (fleet is None or i.fleet == fleet) and (state is None or i.state == state)
               and (region is None or i.region == region) and (name is None or i.name == name)]
     views.instances(app.output, sorted(wanted, key=lambda i: (i.provider, i.name, i.id)), raw=raw)
     app.finish(failures, len(names), "providers", as_warnings=True)
 
 
-def _with_fleets(session: Any, instances: list[Instance]) -> list[Instance]:
-    """Instances with `fleet` set from the fleet store (when there is one)."""
-    path = session.paths.state_dir / "vm.db"
-    if not path.exists():
-        return instances
-    from ..fleet.store import MAY_EXIST, SqliteFleetStore
+def _with_fleets(session: Any, instances: list[Instance], warn: Any) -> list[Instance]:
+    """Instances with `fleet` set from the fleet store (when there is one). A store that cannot be read (a team
+    database that is down) costs only the fleet names: `warn` says so."""
+    from ..errors import VmError
+    from ..fleet.location import existing_store
+    from ..fleet.store import MAY_EXIST, MemberState
 
-    store = SqliteFleetStore(path)
-    owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
-             if m.instance_id and (m.state in MAY_EXIST or m.state.value == "released")}
+    try:
+        store = existing_store(session)
+        if store is None:
+            return instances
+        owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
+                 if m.instance_id and (m.state in MAY_EXIST or m.state is MemberState.RELEASED)}
+    except VmError as exc:
+        warn(f"fleet names not shown: {exc.message}")
+        return instances
     return [replace(i, fleet=owner.get((i.provider, i.id), i.fleet)) for i in instances]
 
 
@@ -84,4 +91,4 @@ def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
     session = app.session()
     instance_id = validate.instance_id(session.plugin(provider), provider, instance_id)
     found = session.provider(provider).get_instance(instance_id)
-    views.instance(app.output, _with_fleets(session, [found])[0], raw=raw)
+    views.instance(app.output, _with_fleets(session, [found], app.output.warn)[0], raw=raw)

@@ -9,10 +9,11 @@ from .app import App
 
 
 def open_store(session: Any) -> Any:
-    """The fleet store of this vm home (SQLite under the state directory)."""
-    from ..fleet.store import SqliteFleetStore
+    """The session's fleet store (SQLite under the state directory, or the team's PostgreSQL): see
+    fleet/location.py. ConfigError (exit 4) when it cannot be opened."""
+    from ..fleet.location import open_store as opened
 
-    return SqliteFleetStore(session.paths.state_dir / "vm.db")
+    return opened(session)
 
 
 def fleet_providers(app: App, name: str) -> tuple[Any, Any, dict[str, Any]]:

@@ -161,10 +161,10 @@ def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberR
     if out.json:
         out.data(docs)
         return
-    out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED"),
+    out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED", "CREATED-BY", "PROFILE"),
               [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['requested_count']}", d["strategy"],
-                total_text(d["price_per_hour"], d["price_complete"]), d["created_at"][:19].replace("T", " "))
-               for d in docs])
+                total_text(d["price_per_hour"], d["price_complete"]), d["created_at"][:19].replace("T", " "),
+                d["created_by"] or "-", d["profile"] or "-") for d in docs])
 
 
 def _running(doc: dict[str, Any]) -> int:

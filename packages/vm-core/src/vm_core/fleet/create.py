@@ -10,9 +10,7 @@ Below `min_count` the fleet rolls back: every VM it created is destroyed.
 
 from __future__ import annotations
 
-import getpass
 import os
-import socket
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Mapping
@@ -24,6 +22,7 @@ from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Trans
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..provider import Provider, SupportsAccount
 from . import members as mem
+from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
@@ -114,18 +113,20 @@ class FleetCreator:
         return self.strategy(offers.offers, request, blocked), offers
 
     def create(self, spec: FleetSpec) -> CreateReport:
-        """Create the fleet. Raises UsageError when the name exists; otherwise reports what happened."""
+        """Create the fleet, holding its lease (lease.py) from before it is recorded to the end. Raises UsageError
+        when the name exists or another process holds its lease; otherwise reports what happened."""
         check_fleet_name(spec.name)
         offers = self._gather(spec)
         _check_reachable(offers)
-        self._register(spec)
-        notes = [*offers.left_out.values(), *(f"{name}: no offers ({why})" for name, why in offers.problems.items())]
-        self._errors = list(offers.errors.values())
-        self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
-            o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
-        running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
-        running.update(self._sweep_unresolved(spec, len(running)))
-        return self._finish(spec, list(running.values()), notes)
+        with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
+            self._register(spec)
+            notes = [*offers.left_out.values(), *(f"{n}: no offers ({why})" for n, why in offers.problems.items())]
+            self._errors = list(offers.errors.values())
+            self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
+                o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
+            running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
+            running.update(self._sweep_unresolved(spec, len(running)))
+            return self._finish(spec, list(running.values()), notes)
 
     def _gather(self, spec: FleetSpec) -> OfferSet:
         """The offers of the fleet's one size from the providers that sell it; the others are left out with a
@@ -145,7 +146,7 @@ class FleetCreator:
                              min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
                              region=spec.region, reservation=_reservation_text(spec.reservation),
                              owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,
-                             accounts=accounts(self.providers), created_by=creator())
+                             accounts=accounts(self.providers), created_by=user_at_host())
         try:
             self.store.create_fleet(record)
         except FleetExists as exc:
@@ -340,15 +341,6 @@ class FleetCreator:
 def accounts(providers: Mapping[str, Provider]) -> dict[str, str]:
     """Each provider's account fingerprint ('' where a provider cannot tell)."""
     return {name: p.account() if isinstance(p, SupportsAccount) else "" for name, p in providers.items()}
-
-
-def creator() -> str:
-    """user@host of this process, for `vm fleet list`."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = str(os.getuid())
-    return f"{user}@{socket.gethostname()}"
 
 
 def _check_reachable(offers: OfferSet) -> None:

@@ -14,12 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..errors import NotFound, UsageError
+from ..errors import NotFound
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
+from .lease import lease
 from .naming import FleetIdentity
-from .owner import creator_alive
 from .store import MAY_EXIST, FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strays import record_stray, scan
 
@@ -59,11 +59,10 @@ class FleetDestroyer:
 
     def destroy(self, name: str) -> DestroyReport:
         """Destroy every VM of the fleet; forget the fleet when nothing of it may still run. Safe to re-run.
-        Raises NotFound (also when another process forgets the fleet meanwhile), UsageError while the fleet's
-        create is still running."""
-        with removed_meanwhile(name):
+        Raises NotFound (also when another process forgets the fleet meanwhile), UsageError while another
+        process holds the fleet's lease (a create, destroy or reconcile still running)."""
+        with removed_meanwhile(name), lease(self.store, name, "fleet destroy"):
             record = recorded_fleet(self.store, name)
-            not_being_created(record)
             self.store.update_fleet(name, state=FleetState.DESTROYING)
             report = self.destroy_members(record)
             self._settle_record(record, report)
@@ -104,14 +103,6 @@ class FleetDestroyer:
 
 def identity_of(record: FleetRecord) -> FleetIdentity:
     return FleetIdentity(record.name, record.fleet_id)
-
-
-def not_being_created(record: FleetRecord) -> None:
-    """UsageError while another process still creates the fleet: changing it now could orphan a VM."""
-    if record.state is FleetState.CREATING and creator_alive(record.owner_pid, record.created_at):
-        raise UsageError(f"fleet {record.name} is still being created by process {record.owner_pid}",
-                         suggestion=f"wait for `vm fleet create` to finish, or stop it (Ctrl-C, or kill -TERM "
-                                    f"{record.owner_pid}) and run this again")
 
 
 @contextmanager

@@ -17,8 +17,8 @@ from ..model import Instance, InstanceState
 from ..provider import Provider
 from . import members as mem
 from .destroy import PARALLEL, identity_of, recorded_fleet, removed_meanwhile
+from .lease import live_lease
 from .naming import FleetIdentity
-from .owner import creator_alive
 from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 SETTLED = frozenset({FleetState.ACTIVE, FleetState.DEGRADED, FleetState.FAILED})
@@ -81,9 +81,9 @@ class FleetInspector:
         self.store, self.providers = store, providers
 
     def view(self, name: str) -> FleetView:
-        """The fleet with every live member refreshed from its cloud (one listing per provider). A fleet whose
-        creating process died is marked interrupted. Raises NotFound (also when another process forgets it
-        meanwhile)."""
+        """The fleet with every live member refreshed from its cloud (one listing per provider). A creating
+        fleet whose creator died (its lease lapsed, or the holder is provably gone: lease.py) is marked
+        interrupted. Raises NotFound (also when another process forgets it meanwhile)."""
         with removed_meanwhile(name):
             record = self._mark_interrupted(recorded_fleet(self.store, name))
             live = [m for m in self.store.members(name) if m.state in SHOWN]
@@ -96,7 +96,7 @@ class FleetInspector:
             return FleetView(fleet, members, [p for _, p in views if p])
 
     def _mark_interrupted(self, record: FleetRecord) -> FleetRecord:
-        if record.state is FleetState.CREATING and not creator_alive(record.owner_pid, record.created_at):
+        if record.state is FleetState.CREATING and live_lease(self.store, record.name) is None:
             current = recorded_fleet(self.store, record.name)  # read again: it may have finished, then died
             if current.state is FleetState.CREATING:
                 return self.store.update_fleet(record.name, state=FleetState.INTERRUPTED,

@@ -15,8 +15,9 @@ from ..model import Instance
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
-from .destroy import identity_of, not_being_created, recorded_fleet, removed_meanwhile
+from .destroy import identity_of, recorded_fleet, removed_meanwhile
 from .inspect import FleetInspector, FleetView, recorded_running, running_message, settled_state
+from .lease import lease
 from .naming import Claim, FleetIdentity
 from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strays import Scan, record_stray, scan
@@ -57,10 +58,9 @@ class FleetReconciler:
 
     def reconcile(self, name: str, *, dry_run: bool = False) -> ReconcileReport:
         """Decide and (unless `dry_run`) carry out what makes the store match the clouds; then the fresh view.
-        Raises NotFound for an unknown fleet, UsageError while its create still runs."""
-        with removed_meanwhile(name):
+        Raises NotFound for an unknown fleet, UsageError while another process holds its lease."""
+        with removed_meanwhile(name), lease(self.store, name, "fleet reconcile"):
             record = recorded_fleet(self.store, name)
-            not_being_created(record)
             identity = identity_of(record)
             found = scan(identity, self.store.members(name), self.providers)
             decisions = decide(record, self._candidates(identity, found))

@@ -1,9 +1,10 @@
 """The fleet store's schema, as numbered forward migrations shared by every backend.
 
 Version 1 is the first released layout; each later version is a list of statements that turns the previous one
-into it. A backend applies the missing migrations inside one write transaction (SQLite: BEGIN IMMEDIATE), so
-concurrent processes that open an old store migrate it exactly once. A store newer than this code is refused.
-The SQL uses only types both SQLite and PostgreSQL understand (TEXT, INTEGER, BIGINT, DOUBLE PRECISION).
+into it. A backend applies the missing migrations inside one write transaction (SQLite: BEGIN IMMEDIATE;
+PostgreSQL: under pg_advisory_xact_lock), so concurrent processes that open an old store migrate it exactly once.
+A store newer than this code is refused. The SQL uses only types both SQLite and PostgreSQL understand (TEXT,
+INTEGER, BIGINT, DOUBLE PRECISION).
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE fleets ADD COLUMN profile TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE fleets ADD COLUMN accounts TEXT NOT NULL DEFAULT '{}'",
         "ALTER TABLE fleets ADD COLUMN created_by TEXT NOT NULL DEFAULT ''",
+    ),
+    # Leases: who may change a fleet until when (lease.py). Keyed by fleet name, without a reference to `fleets`:
+    # a create holds the name's lease before the fleet is recorded. `owner_pid` stays, unused, for older vms.
+    3: (
+        """CREATE TABLE IF NOT EXISTS leases (
+  fleet TEXT PRIMARY KEY, holder TEXT NOT NULL, operation TEXT NOT NULL, process TEXT NOT NULL,
+  acquired_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
     ),
 }
 

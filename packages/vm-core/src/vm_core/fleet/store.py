@@ -5,10 +5,11 @@ Every placement attempt of a fleet slot is a member row, written *before* the pr
 leaves a record of every VM that might exist. Rows are never deleted while a VM may exist; destroyed members
 keep their row (state `destroyed`) as history.
 
-Writes are single transactions (BEGIN IMMEDIATE), so concurrent `vm` processes are safe; the fleet name is
-the primary key, so two concurrent creates of one name leave exactly one fleet. The schema is versioned
-(schema.py): opening a store applies the missing forward migrations in one transaction. Another backend (a shared
-database for teams) only needs to implement `FleetStore`.
+Writes are single transactions, so concurrent `vm` processes are safe; the fleet name is the primary key, so two
+concurrent creates of one name leave exactly one fleet. The schema is versioned (schema.py): opening a store applies
+the missing forward migrations in one transaction. Two backends share the SQL (`SqlFleetStore`) and the
+row<->record conversion below: SQLite here (one file per VM_HOME), PostgreSQL in store_pg.py (one database for a
+team). Every operation that changes a fleet holds a lease on its name (lease.py), kept in the store.
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ class MemberRecord:
 
 
 class FleetStore(Protocol):
+    """Where fleets are recorded. `lease_seconds` is how long a lease this process takes lasts unless renewed."""
+
+    lease_seconds: float
+
     def create_fleet(self, fleet: FleetRecord) -> None:
         """Record a new fleet; raises FleetExists if the name is taken (also under concurrency)."""
         ...
@@ -139,17 +144,218 @@ class FleetStore(Protocol):
         """Forget a fleet and its members (only once none may exist)."""
         ...
 
+    def acquire_lease(self, fleet: str, holder: str, operation: str, seconds: float, *, process: str = "",
+                      replacing: str = "") -> Lease:
+        """Take the lease on the fleet name (the fleet need not be recorded yet) for `seconds`, measured on the
+        store's clock. A lapsed lease, or a live one of the holder `replacing` (known to be dead), is taken over
+        (`Lease.previous` names its holder); the holder's own lease is extended. Raises LeaseHeld when another
+        holder's lease is live (also under concurrency). `process` identifies the holder's process exactly."""
+        ...
 
+    def renew_lease(self, fleet: str, holder: str, seconds: float) -> bool:
+        """Extend the holder's lease to `seconds` from now; False when it is no longer the holder's."""
+        ...
+
+    def release_lease(self, fleet: str, holder: str) -> None:
+        """Drop the holder's lease (nothing when another process holds it now)."""
+        ...
+
+    def lease(self, fleet: str) -> Lease | None:
+        """The live lease on the fleet; None when there is none or it lapsed."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Who may change a fleet until when. Times are epoch seconds of the store's clock (on PostgreSQL the
+    server's, so machines with skewed clocks agree); `now` is that clock when the lease was read."""
+
+    fleet: str
+    holder: str  # user@host:pid
+    operation: str  # e.g. "fleet create"
+    expires_at: float
+    now: float
+    previous: str = ""  # the holder of the lapsed lease this one took over
+    process: str = ""  # the holder process's exact identity where the OS tells (lease.py); "" elsewhere
+
+    @property
+    def remaining(self) -> float:
+        return self.expires_at - self.now
+
+
+class LeaseHeld(Exception):
+    """Another process holds a live lease on the fleet."""
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(lease.holder)
+        self.lease = lease
+
+
+DEFAULT_LEASE_SECONDS = 60.0
 _FLEET_COLUMNS = [f.name for f in fields(FleetRecord)]
 _MEMBER_COLUMNS = [f.name for f in fields(MemberRecord)]
+_MEMBER_KEY = "WHERE fleet = ? AND slot = ? AND attempt = ?"
 
 
+class SqlFleetStore:
+    """The FleetStore operations in SQL shared by both backends (placeholders `?`). A backend provides:
+    `_write()` (a context manager: one transaction, yielding an object with DB-API `execute`), `_read(sql,
+    params)` (rows of one statement), `_unversioned_layout(db)`, `location` (for messages), and these:"""
 
-class SqliteFleetStore:
-    """FleetStore in one SQLite file (mode 0600), WAL journal, full fsync, 10 s busy timeout."""
+    _FOR_UPDATE = ""  # the row-lock clause of a SELECT in a write transaction
+    _NOW = ""  # SQL of the store clock in epoch seconds
+    _DUPLICATE: tuple[type[BaseException], ...] = ()  # what a duplicate primary key raises
+    location: str
+    lease_seconds: float
 
-    def __init__(self, path: Path) -> None:
+    def _migrate(self) -> None:
+        """Bring the schema to schema.LATEST in one transaction; ConfigError for a store of a newer vm."""
+        with self._write() as db:
+            self._lock_schema(db)
+            db.execute(schema.VERSION_TABLE)
+            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            current = row[0] if row and row[0] is not None else self._unversioned_layout(db)
+            if current > schema.LATEST:
+                raise ConfigError(f"the fleet store {self.location} has schema version {current}, newer than this "
+                                  f"vm understands ({schema.LATEST})", suggestion="upgrade vm-core")
+            for version, statements in schema.pending(current):
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("DELETE FROM schema_version")
+                db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+    def _lock_schema(self, db: Any) -> None:
+        """Serialise migrations between processes (SQLite's BEGIN IMMEDIATE already does)."""
+
+    def create_fleet(self, fleet: FleetRecord) -> None:
+        row = _fleet_row(fleet)
+        try:
+            with self._write() as db:
+                db.execute(f"INSERT INTO fleets ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                           list(row.values()))
+        except self._DUPLICATE as exc:
+            raise FleetExists(fleet.name) from exc
+
+    def get_fleet(self, name: str) -> FleetRecord | None:
+        if not _storable(name):
+            return None
+        rows = self._read(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets WHERE name = ?", (name,))
+        return _fleet_from(rows[0]) if rows else None
+
+    def list_fleets(self) -> list[FleetRecord]:
+        rows = self._read(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets ORDER BY created_at, name", ())
+        return [_fleet_from(row) for row in rows]
+
+    def update_fleet(self, name: str, **changes: Any) -> FleetRecord:
+        if not _storable(name):
+            raise FleetMissing(name)
+        with self._write() as db:
+            row = db.execute(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets WHERE name = ?{self._FOR_UPDATE}",
+                             (name,)).fetchone()
+            if row is None:
+                raise FleetMissing(name)
+            updated = replace(_fleet_from(row), **changes, updated_at=time.time())
+            values = _fleet_row(updated)
+            db.execute(f"UPDATE fleets SET {', '.join(f'{k} = ?' for k in values)} WHERE name = ?",
+                       [*values.values(), name])
+        return updated
+
+    def add_member(self, member: MemberRecord) -> None:
+        row = _member_row(member)
+        with self._write() as db:
+            if db.execute(f"SELECT 1 FROM fleets WHERE name = ?{self._FOR_UPDATE}",
+                          (member.fleet,)).fetchone() is None:
+                raise FleetMissing(member.fleet)
+            db.execute(f"INSERT INTO members ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                       list(row.values()))
+
+    def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
+        if not _storable(fleet):
+            raise FleetMissing((fleet, slot, attempt))
+        with self._write() as db:
+            row = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members {_MEMBER_KEY}{self._FOR_UPDATE}",
+                             (fleet, slot, attempt)).fetchone()
+            if row is None:
+                raise FleetMissing((fleet, slot, attempt))
+            updated = replace(_member_from(row), **changes, updated_at=time.time())
+            values = _member_row(updated)
+            db.execute(f"UPDATE members SET {', '.join(f'{k} = ?' for k in values)} {_MEMBER_KEY}",
+                       [*values.values(), fleet, slot, attempt])
+        return updated
+
+    def members(self, fleet: str) -> list[MemberRecord]:
+        if not _storable(fleet):
+            return []
+        rows = self._read(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members WHERE fleet = ? "
+                          "ORDER BY slot, attempt", (fleet,))
+        return [_member_from(row) for row in rows]
+
+    def delete_fleet(self, name: str) -> None:
+        if not _storable(name):
+            return
+        with self._write() as db:
+            db.execute("DELETE FROM members WHERE fleet = ?", (name,))
+            db.execute("DELETE FROM fleets WHERE name = ?", (name,))
+
+    # ------------------------------------------------------------------------------------------ leases
+    def acquire_lease(self, fleet: str, holder: str, operation: str, seconds: float, *, process: str = "",
+                      replacing: str = "") -> Lease:
+        try:
+            return self._acquire(fleet, holder, operation, seconds, process, replacing)
+        except self._DUPLICATE:  # another process inserted the first lease of this name meanwhile
+            return self._acquire(fleet, holder, operation, seconds, process, replacing)
+
+    def _acquire(self, fleet: str, holder: str, operation: str, seconds: float, process: str,
+                 replacing: str) -> Lease:
+        with self._write() as db:
+            now = float(db.execute(f"SELECT {self._NOW}").fetchone()[0])
+            row = db.execute("SELECT holder, operation, expires_at, process FROM leases "
+                             f"WHERE fleet = ?{self._FOR_UPDATE}", (fleet,)).fetchone()
+            if row is not None and row[0] not in (holder, replacing) and row[2] > now:
+                raise LeaseHeld(Lease(fleet, row[0], row[1], row[2], now, process=row[3]))
+            lease = Lease(fleet, holder, operation, now + seconds, now,
+                          previous=row[0] if row is not None and row[0] != holder else "", process=process)
+            if row is None:
+                db.execute("INSERT INTO leases (fleet, holder, operation, process, acquired_at, expires_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", (fleet, holder, operation, process, now, lease.expires_at))
+            else:
+                db.execute("UPDATE leases SET holder = ?, operation = ?, process = ?, acquired_at = ?, "
+                           "expires_at = ? WHERE fleet = ?", (holder, operation, process, now, lease.expires_at,
+                                                              fleet))
+        return lease
+
+    def renew_lease(self, fleet: str, holder: str, seconds: float) -> bool:
+        with self._write() as db:
+            cursor = db.execute(f"UPDATE leases SET expires_at = {self._NOW} + ? WHERE fleet = ? AND holder = ?",
+                                (seconds, fleet, holder))
+            return cursor.rowcount == 1
+
+    def release_lease(self, fleet: str, holder: str) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM leases WHERE fleet = ? AND holder = ?", (fleet, holder))
+
+    def lease(self, fleet: str) -> Lease | None:
+        if not _storable(fleet):
+            return None
+        rows = self._read(f"SELECT holder, operation, expires_at, {self._NOW}, process FROM leases WHERE fleet = ?",
+                          (fleet,))
+        if not rows or rows[0][2] <= rows[0][3]:
+            return None
+        holder, operation, expires_at, now, process = rows[0]
+        return Lease(fleet, holder, operation, expires_at, float(now), process=process)
+
+
+class SqliteFleetStore(SqlFleetStore):
+    """FleetStore in one SQLite file (mode 0600), WAL journal, full fsync, 10 s busy timeout. Every write is
+    one BEGIN IMMEDIATE transaction: SQLite serialises them, so no row locks are needed."""
+
+    _NOW = "(julianday('now') - 2440587.5) * 86400.0"
+    _DUPLICATE = (sqlite3.IntegrityError,)
+
+    def __init__(self, path: Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
         self.path = Path(path)
+        self.location = str(self.path)
+        self.lease_seconds = lease_seconds
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
@@ -158,21 +364,6 @@ class SqliteFleetStore:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._lock = threading.RLock()  # one connection shared by this process's threads
         self._migrate()
-
-    def _migrate(self) -> None:
-        """Bring the schema to schema.LATEST in one transaction; ConfigError for a store of a newer vm."""
-        with self._write() as db:
-            db.execute(schema.VERSION_TABLE)
-            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            current = row[0] if row and row[0] is not None else self._unversioned_layout(db)
-            if current > schema.LATEST:
-                raise ConfigError(f"the fleet store {self.path} has schema version {current}, newer than this vm "
-                                  f"understands ({schema.LATEST})", suggestion="upgrade vm-core")
-            for version, statements in schema.pending(current):
-                for statement in statements:
-                    db.execute(statement)
-                db.execute("DELETE FROM schema_version")
-                db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
 
     @staticmethod
     def _unversioned_layout(db: sqlite3.Connection) -> int:
@@ -196,73 +387,6 @@ class SqliteFleetStore:
     def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._db.execute(sql, params).fetchall()
-
-    def create_fleet(self, fleet: FleetRecord) -> None:
-        row = _fleet_row(fleet)
-        try:
-            with self._write() as db:
-                db.execute(f"INSERT INTO fleets ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                           list(row.values()))
-        except sqlite3.IntegrityError as exc:
-            raise FleetExists(fleet.name) from exc
-
-    def get_fleet(self, name: str) -> FleetRecord | None:
-        if not _storable(name):
-            return None
-        rows = self._read(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets WHERE name = ?", (name,))
-        return _fleet_from(rows[0]) if rows else None
-
-    def list_fleets(self) -> list[FleetRecord]:
-        rows = self._read(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets ORDER BY created_at, name", ())
-        return [_fleet_from(row) for row in rows]
-
-    def update_fleet(self, name: str, **changes: Any) -> FleetRecord:
-        with self._write():
-            current = self.get_fleet(name)
-            if current is None:
-                raise FleetMissing(name)
-            updated = replace(current, **changes, updated_at=time.time())
-            row = _fleet_row(updated)
-            self._db.execute(f"UPDATE fleets SET {', '.join(f'{k} = ?' for k in row)} WHERE name = ?",
-                             [*row.values(), name])
-        return updated
-
-    def add_member(self, member: MemberRecord) -> None:
-        row = _member_row(member)
-        with self._write() as db:
-            if db.execute("SELECT 1 FROM fleets WHERE name = ?", (member.fleet,)).fetchone() is None:
-                raise FleetMissing(member.fleet)
-            db.execute(f"INSERT INTO members ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                       list(row.values()))
-
-    def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
-        if not _storable(fleet):
-            raise FleetMissing((fleet, slot, attempt))
-        with self._write() as db:
-            cur = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members "
-                             "WHERE fleet = ? AND slot = ? AND attempt = ?", (fleet, slot, attempt))
-            row = cur.fetchone()
-            if row is None:
-                raise FleetMissing((fleet, slot, attempt))
-            updated = replace(_member_from(row), **changes, updated_at=time.time())
-            values = _member_row(updated)
-            db.execute(f"UPDATE members SET {', '.join(f'{k} = ?' for k in values)} "
-                       "WHERE fleet = ? AND slot = ? AND attempt = ?", [*values.values(), fleet, slot, attempt])
-        return updated
-
-    def members(self, fleet: str) -> list[MemberRecord]:
-        if not _storable(fleet):
-            return []
-        rows = self._read(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members WHERE fleet = ? "
-                          "ORDER BY slot, attempt", (fleet,))
-        return [_member_from(row) for row in rows]
-
-    def delete_fleet(self, name: str) -> None:
-        if not _storable(name):
-            return
-        with self._write() as db:
-            db.execute("DELETE FROM members WHERE fleet = ?", (name,))
-            db.execute("DELETE FROM fleets WHERE name = ?", (name,))
 
 
 def _storable(name: str) -> bool:

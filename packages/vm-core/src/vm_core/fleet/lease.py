@@ -1,0 +1,146 @@
+"""Leases: which process may change a fleet, on any machine that shares the store.
+
+Every operation that changes a fleet (create, destroy, reconcile) holds the lease on the fleet's name for its whole
+run: holder `user@host:pid`, an expiry `lease_seconds` (VM_LEASE_SECONDS, default 60) ahead on the store's clock,
+renewed by a heartbeat thread every third of that. The lease is released at the end. Another process that finds a
+live lease refuses (UsageError, exit 2, naming the holder and when the lease lapses). A lease whose holder was
+killed, or whose machine died, lapses; the next operation takes it over and first resolves what that fleet left
+unresolved (destroy and reconcile look at every member that may exist). A holder whose lease was taken over while
+it stalled (no heartbeat for a whole lease) is told through `on_lost` and stops starting new work.
+
+A holder on the same machine need not be waited for: the lease records the holder process's exact identity (boot
+id, PID namespace, pid and start time, from /proc), so a process on the same machine can prove the holder is gone
+(killed, or its pid reused) and take over at once. Where /proc cannot tell (another machine, another container's
+PID namespace, macOS) only the lapse counts.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from ..errors import ConfigError, UsageError
+from .store import DEFAULT_LEASE_SECONDS, FleetStore, Lease, LeaseHeld
+
+HEARTBEATS_PER_LEASE = 3
+
+
+def user_at_host() -> str:
+    """`user@host` of this process (the user id when the user has no name)."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
+
+
+def this_process() -> str:
+    """The lease holder name of this process: `user@host:pid`."""
+    return f"{user_at_host()}:{os.getpid()}"
+
+
+def process_identity(pid: int | None = None) -> str:
+    """`boot-id/pid-namespace/pid/start-ticks` of a running process (default: this one); "" when /proc cannot
+    tell or the process is gone or a zombie. Equal identities are the same process, whatever the clocks say."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    except (OSError, IndexError):
+        return ""
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return ""
+    return f"{boot}/{namespace}/{pid}/{fields[19]}"
+
+
+def holder_gone(held: Lease) -> bool:
+    """True only when the holder provably no longer runs: same machine and PID namespace, and its pid is now
+    no process, a zombie, or another process."""
+    if not held.process or not (mine := process_identity()):
+        return False
+    boot, namespace, pid, _ = held.process.split("/", 3)
+    if mine.split("/", 2)[:2] != [boot, namespace] or not pid.isdigit():
+        return False
+    return process_identity(int(pid)) != held.process
+
+
+def live_lease(store: FleetStore, fleet: str) -> Lease | None:
+    """The fleet's lease when its holder may still be at work: None when there is none, it lapsed, or its holder
+    provably died."""
+    held = store.lease(fleet)
+    return None if held is None or holder_gone(held) else held
+
+
+def lease_seconds(environ: Mapping[str, str]) -> float:
+    """VM_LEASE_SECONDS (default 60); ConfigError unless it is a number of seconds from 1 to 86400."""
+    text = environ.get("VM_LEASE_SECONDS", "").strip()
+    if not text:
+        return DEFAULT_LEASE_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 1 <= seconds <= 86400:
+        raise ConfigError(f"VM_LEASE_SECONDS must be a number of seconds from 1 to 86400, not {text!r}")
+    return seconds
+
+
+@contextmanager
+def lease(store: FleetStore, fleet: str, operation: str, *,
+          on_lost: Callable[[], None] = lambda: None) -> Iterator[Lease]:
+    """Hold the fleet's lease for the body: UsageError when another process holds a live one."""
+    holder, seconds, process = this_process(), store.lease_seconds, process_identity()
+    try:
+        held = store.acquire_lease(fleet, holder, operation, seconds, process=process)
+    except LeaseHeld as exc:
+        if not holder_gone(exc.lease):
+            raise refusal(exc.lease, operation) from None
+        try:
+            held = store.acquire_lease(fleet, holder, operation, seconds, process=process,
+                                       replacing=exc.lease.holder)
+        except LeaseHeld as again:  # another process took the dead holder's lease first
+            raise refusal(again.lease, operation) from None
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, on_lost),
+                            name=f"lease-{fleet}", daemon=True)
+    beat.start()
+    try:
+        yield held
+    finally:
+        stop.set()
+        beat.join()
+        with suppress(Exception):  # the store is unreachable: the lease lapses by itself
+            store.release_lease(fleet, holder)
+
+
+def refusal(held: Lease, operation: str) -> UsageError:
+    """The UsageError for `operation` finding `held` live. A create is told the name is taken: whoever holds the
+    lease is creating, changing or destroying a fleet of that name."""
+    lapses = time.strftime("%H:%M:%S UTC", time.gmtime(held.expires_at))
+    taken = f"a fleet named {held.fleet!r} already exists and" if operation == "fleet create" else \
+        f"fleet {held.fleet!r}"
+    return UsageError(f"{taken} is being changed by {held.holder} ({held.operation}); its lease "
+                      f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it",
+                      suggestion=f"wait for it to finish and run this again (`vm fleet status {held.fleet}` shows "
+                                 "the fleet); if that process died, run this again after the lease lapses")
+
+
+def _heartbeat(store: FleetStore, held: Lease, seconds: float, stop: threading.Event,
+               on_lost: Callable[[], None]) -> None:
+    """Renew the lease every third of its length until `stop`; a store that cannot be reached is tried again at
+    the next beat. Calls `on_lost` (once) when the lease was taken over."""
+    while not stop.wait(seconds / HEARTBEATS_PER_LEASE):
+        try:
+            renewed = store.renew_lease(held.fleet, held.holder, seconds)
+        except Exception:  # noqa: BLE001 - retried at the next beat; the lease holds for two more beats
+            continue
+        if not renewed:
+            on_lost()
+            return

@@ -45,7 +45,7 @@ def test_spot_offers_are_marked_and_create_spot_makes_a_preemptible_vm(shared_ho
     assert [r[-1] for r in table.rows()[1:]].count("spot") == len(spot)
     made = shared_home.ok("create", "-p", "nebius", "--gpu", "H100:1", "--spot", "--name", "spotty", "-o", "json")
     assert made.json()["price_per_hour"] == 1.25 and made.json()["state"] == "running"
-    refused = shared_home("create", "-p", "crusoe", "--gpu", "H100", "--spot", "--name", "no-spot", "-o", "json")
+    refused = shared_home("create", "-p", "crusoe", "--gpu", "H100:8", "--spot", "--name", "no-spot", "-o", "json")
     assert refused.code == 5 and refused.error()["code"] == "unsupported" and shared_home.live("no-spot") == []
     shared_home.ok("destroy", "-p", "nebius", made.json()["id"])
 

@@ -70,16 +70,16 @@ def test_every_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
     lam = home.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "hinted", "-o", "json").json()["id"]
     neb = home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "hinted", "-o", "json").json()["id"]
     scenarios = [
-        ["create", "-p", "crusoe", "--gpu", "H100", "--region", "mars-1"],
+        ["create", "-p", "crusoe", "--gpu", "H100:8", "--region", "mars-1"],
         ["create", "-p", "nebius", "--gpu", "H100", "--region", "mars-1", "-o", "json"],
         ["create", "-p", "crusoe"],
-        ["create", "-p", "crusoe", "--gpu", "H100", "--strict"],
-        ["create", "-p", "crusoe", "--gpu", "H100", "--reservation", UNKNOWN["crusoe"]],
-        ["create", "-p", "crusoe", "--gpu", "H100", "--region", "us-northcentral1-a", "--reservation", "none"],
+        ["create", "-p", "crusoe", "--gpu", "H100:8", "--strict"],
+        ["create", "-p", "crusoe", "--gpu", "H100:8", "--reservation", UNKNOWN["crusoe"]],
+        ["create", "-p", "crusoe", "--gpu", "H100:8", "--region", "us-northcentral1-a", "--reservation", "none"],
         # Room for two: the third fails, and the hint says how to destroy the two (then the zone is full).
-        ["create", "-p", "crusoe", "--gpu", "H100", "--region", "us-southcentral1-a", "--reservation", "none",
+        ["create", "-p", "crusoe", "--gpu", "H100:8", "--region", "us-southcentral1-a", "--reservation", "none",
          "--count", "3", "--name", "three"],
-        ["create", "-p", "crusoe", "--gpu", "H100", "--region", "us-southcentral1-a", "--reservation", "none"],
+        ["create", "-p", "crusoe", "--gpu", "H100:8", "--region", "us-southcentral1-a", "--reservation", "none"],
         ["create", "-p", "nebius", "--gpu", "H100", "--region", "eu-west1", "--reservation", "none"],
         ["create", "-p", "lambda", "--gpu", "H100", "--strict"],
         ["create", "-p", "lambda", "--gpu", "H100", "--reservation", UNKNOWN["lambda"]],

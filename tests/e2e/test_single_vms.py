@@ -20,17 +20,20 @@ PROVIDERS = ("crusoe", "lambda", "nebius")
 VM = str(Path(sys.executable).parent / "vm")
 
 
+GPU = {"crusoe": "H100:8", "lambda": "H100", "nebius": "H100"}  # a size each cloud sells
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_unknown_region_is_exit_2_before_any_create_listing_the_offered_regions(shared_home: VmHome,
                                                                                  provider: str) -> None:
     shared_home.ok("list")
     before = shared_home.inventory()
-    result = shared_home("create", "-p", provider, "--gpu", "H100", "--region", "mars-1", "--name", "lost",
+    result = shared_home("create", "-p", provider, "--gpu", GPU[provider], "--region", "mars-1", "--name", "lost",
                          "-o", "json")
     assert result.code == 2 and result.out == "", result.err
     error = result.error()
     assert error["code"] == "usage" and "'mars-1'" in error["message"]
-    offered = {o["region"] for o in shared_home.ok("offers", "--gpu", "H100", "-p", provider, "--all",
+    offered = {o["region"] for o in shared_home.ok("offers", "--gpu", GPU[provider], "-p", provider, "--all",
                                                      "-o", "json").json()}
     named = set(error["message"].split("regions that sell it: ")[1].replace(";", ",").replace(
         "with capacity now: ", "").replace("without: ", "").split(", "))
@@ -43,7 +46,7 @@ def _progress(run_err: str) -> list[str]:
 
 
 def test_crusoe_reboot_is_stop_then_start_and_hard_is_reset(shared_home: VmHome) -> None:
-    vm = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "rb-crusoe", "-o", "json").json()
+    vm = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "rb-crusoe", "-o", "json").json()
     soft = shared_home.ok("reboot", vm["id"], "-p", "crusoe", "-o", "json")
     assert "rb-crusoe: rebooting as a stop then a start (Crusoe Cloud's API has no guest reboot" in soft.err
     assert {"stopping", "starting", "running"} <= set(_progress(soft.err)) and soft.json()["state"] == "running"
@@ -96,12 +99,12 @@ def test_destroy_of_an_id_that_never_existed_says_not_found(shared_home: VmHome,
 
 
 def test_start_falling_back_to_on_demand_says_so_and_strict_refuses(fresh_home: VmHome) -> None:
-    vm = fresh_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "keep", "-o", "json").json()
+    vm = fresh_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "keep", "-o", "json").json()
     assert vm["reserved"]
     reserved_price = vm["price_per_hour"]
     fresh_home.ok("stop", vm["id"], "-p", "crusoe")
     # Every H100 reservation of the scenario fills up while it is stopped (4 + 2 VMs of 8 GPUs).
-    fillers = fresh_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--count", "6", "--name", "fill",
+    fillers = fresh_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--count", "6", "--name", "fill",
                             "-o", "json").json()
     assert all(f["reserved"] for f in fillers)
     strict = fresh_home("start", vm["id"], "-p", "crusoe", "--strict", "-o", "json")
@@ -209,7 +212,7 @@ def test_nothing_on_stdout_on_failure(fresh_home: VmHome) -> None:
         (["list", "--profile", "nokey"], 4),
         (["offers", "--gpu", "H100", "--profile", "bad"], 4),
         (["get", "0" * 32, "-p", "lambda"], 3),
-        (["create", "-p", "crusoe", "--gpu", "H100", "--region", "mars-1"], 2),
+        (["create", "-p", "crusoe", "--gpu", "H100:8", "--region", "mars-1"], 2),
         (["stop", lam["id"], "-p", "lambda"], 5),
         (["reboot", lam["id"], "-p", "lambda", "--hard"], 5),
         (["destroy", "not-an-id", "-p", "crusoe"], 2),
@@ -229,7 +232,7 @@ def test_nothing_on_stdout_on_failure(fresh_home: VmHome) -> None:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_public_ip_and_ssh_line_in_get_and_list(shared_home: VmHome, provider: str) -> None:
     name = f"reach-{provider}"
-    made = shared_home.ok("create", "-p", provider, "--gpu", "H100", "--name", name, "-o", "json").json()
+    made = shared_home.ok("create", "-p", provider, "--gpu", GPU[provider], "--name", name, "-o", "json").json()
     got = shared_home.ok("get", made["id"], "-p", provider, "-o", "json", "--raw").json()
     ip = got["public_ip"]
     assert ip and ip in json.dumps(got["native"])  # the cloud's own field
@@ -244,7 +247,7 @@ def test_public_ip_and_ssh_line_in_get_and_list(shared_home: VmHome, provider: s
 
 def test_list_filters_and_offers_region(shared_home: VmHome) -> None:
     a = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "filt-a", "-o", "json").json()
-    b = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "filt-b", "-o", "json").json()
+    b = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "filt-b", "-o", "json").json()
     shared_home.ok("stop", b["id"], "-p", "crusoe")
 
     def ids(*args: str) -> set[str]:
@@ -323,7 +326,8 @@ api_endpoint = "http://127.0.0.1:{port}/v1alpha5"
 
 @pytest.mark.parametrize("provider", ["crusoe", "nebius"])
 def test_no_wait_reboot_done_as_stop_then_start_still_starts_the_vm(shared_home: VmHome, provider: str) -> None:
-    vm = shared_home.ok("create", "-p", provider, "--gpu", "H100", "--name", f"nw-{provider}", "-o", "json").json()
+    vm = shared_home.ok("create", "-p", provider, "--gpu", GPU[provider], "--name", f"nw-{provider}", "-o",
+                        "json").json()
     result = shared_home.ok("reboot", vm["id"], "-p", provider, "--no-wait", "-o", "json")
     assert "waiting despite --no-wait" in result.err
     assert result.json()["state"] == "running"

@@ -163,7 +163,7 @@ def test_destroy_finds_a_vm_created_but_never_recorded(mock_clouds, fleet_env) -
     identity = FleetIdentity("crash", store.get_fleet("crash").fleet_id)
     store.add_member(MemberRecord(fleet="crash", slot=1, attempt=1, provider="nebius",
                                   name=identity.member_name(1, 1)))
-    for provider, slot in (("nebius", 1), ("crusoe", 2)):  # the second: never even an intent
+    for provider, slot in (("nebius", 1), ("nebius", 2)):  # the second: never even an intent
         spec = CreateSpec(name=identity.member_name(slot, 1), gpu="H100",
                           reservation=ReservationRequest(ReservationMode.NONE), labels=identity.labels())
         providers[provider].begin_create(spec).wait(60)

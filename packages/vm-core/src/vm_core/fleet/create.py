@@ -121,6 +121,8 @@ class FleetCreator:
         with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
             self._register(spec)
             notes = [*offers.left_out.values(), *(f"{n}: no offers ({why})" for n, why in offers.problems.items())]
+            for note in notes:
+                self.progress(note)
             self._errors = list(offers.errors.values())
             self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
                 o.reservation_id == spec.reservation.reservation_id for o in offers.offers)

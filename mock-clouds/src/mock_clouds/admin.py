@@ -44,6 +44,7 @@ def inventory(clouds: MockClouds) -> list[dict[str, object]]:
                     "provider": provider.value, "id": vm.id, "name": vm.name, "state": vm.state.value,
                     "scope": vm.scope, "region": vm.region, "shape": vm.shape,
                     "reservation_id": vm.reservation_id,
+                    "ssh_public_key": vm.native.get("ssh_public_key") or None,  # Crusoe only: see crusoe/vmdata.py
                 })
     return rows
 

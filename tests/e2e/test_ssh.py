@@ -9,6 +9,7 @@ account's SSH keys and the instance's `ssh_key_names` (Lambda), the instance's c
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import os
 import secrets
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 PROVIDERS = ["crusoe", "lambda", "nebius"]
-BATCH = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new"]
+BATCH = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=30"]
 
 STAND_IN = """#!{python}
 import json, os, sys, uuid
@@ -275,3 +276,27 @@ def test_fleet_ssh_of_an_unknown_fleet_is_not_found(shared_home: VmHome, ssh: Ss
     result = shared_home("fleet", "ssh", "no-such-fleet", "--", "true", env=ssh.env())
     assert result.code == 3
     assert ssh.runs() == []
+
+
+def test_the_hints_of_vm_ssh_are_commands_that_run(shared_home: VmHome, ssh: Ssh, tmp_path: Path) -> None:
+    from tests.e2e.test_hints import assert_runs, commands, hints
+
+    made = {p: shared_home.ok("create", "-p", p, "--gpu", "H100", "--name", "hint-twin", "-o", "json").json()
+            for p in ("crusoe", "nebius")}
+    shared_home.ok("stop", made["nebius"]["id"], "-p", "nebius")
+    runs = [shared_home("ssh", "hint-twin", env=ssh.env()), shared_home("ssh", "nowhere", env=ssh.env()),
+            shared_home("ssh", made["nebius"]["id"], "-p", "nebius", env=ssh.env()),
+            shared_home("fleet", "ssh", "nowhere", "--", "true", env=ssh.env())]
+    found = [c for run in runs for h in hints(run) for c in commands(h)]
+    assert sorted(found) == sorted([f"vm ssh {made['crusoe']['id']} --provider crusoe", "vm list",
+                                    f"vm start {made['nebius']['id']} --provider nebius"])
+    with_stand_in = copy.copy(shared_home)  # the hints run by a shell whose PATH has the stand-in ssh
+    with_stand_in.env = {**shared_home.env, **ssh.env()}
+    for command in found:
+        assert_runs(with_stand_in, command)
+    private = tmp_path / "id_test"
+    private.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    refused = shared_home("create", "-p", "crusoe", "--gpu", "H100", "--ssh-key", str(private))
+    assert hints(refused) == [f"ssh-keygen -y -f {private} > {private}.pub"]
+    for provider, vm in made.items():
+        shared_home.ok("destroy", vm["id"], "-p", provider)

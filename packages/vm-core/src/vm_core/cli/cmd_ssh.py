@@ -26,8 +26,9 @@ from .app import App, common_options, pass_app, provider_option
 
 FANOUT = 32  # ssh processes at once in `vm fleet ssh` (pdsh's default fanout)
 # No terminal answers for `vm fleet ssh`: never prompt (a password or passphrase prompt of 32 processes at once),
-# and accept the host key of a VM never seen before; a changed key is still refused.
-BATCH_OPTIONS = ("-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new")
+# accept the host key of a VM never seen before (a changed key is still refused), and give up on a member that
+# does not answer within 30 s rather than holding up the fleet for the system's TCP timeout.
+BATCH_OPTIONS = ("-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=30")
 GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
 SSH_FAILED = 255  # ssh's own exit status when it could not connect or log in
 
@@ -133,7 +134,8 @@ def reachable(instance: Instance) -> Instance:
 def fleet_ssh(app: App, name: str, command: tuple[str, ...]) -> None:
     """Run COMMAND on every running member of fleet NAME at once, each output line prefixed with the member.
 
-    ssh runs without a terminal (BatchMode: no prompts; a new VM's host key is accepted, a changed one refused).
+    ssh runs without a terminal (BatchMode: no prompts; a new VM's host key is accepted, a changed one refused;
+    30 s to connect).
     Exit 0 when it succeeded everywhere; else 7, listing the members where it failed. With -o json: one object
     per member (member, provider, id, exit_code, stdout, stderr) once all are done.
 

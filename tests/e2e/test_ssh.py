@@ -269,6 +269,19 @@ def test_fleet_ssh_runs_everywhere_prefixed_and_lists_failures(shared_home: VmHo
     assert {n: d["exit_code"] for n, d in docs.items()} == {n: 3 if n == bad_name else 0 for n in members}
     assert docs[bad_name]["stdout"] == f"hello from ubuntu@{bad['public_ip']}\n"
     assert as_json.error()["code"] == "partial_failure"
+
+    everywhere = shared_home("fleet", "ssh", "squad", "--", "false",
+                             env=ssh.env({m["public_ip"]: 1 for m in members.values()}))
+    assert everywhere.code == 7 and "3 of 3 members failed" in everywhere.err
+
+    (crusoe_name, crusoe), = [(n, m) for n, m in members.items() if m["provider"] == "crusoe"]
+    shared_home.ok("stop", crusoe["id"], "-p", "crusoe")
+    ssh.runs()
+    partly = shared_home("fleet", "ssh", "squad", "--", "true", env=ssh.env())
+    assert partly.code == 7 and f"1 of 3 members failed: {crusoe_name}" in partly.err
+    assert f"vm: error: {crusoe_name}: crusoe VM {crusoe_name} ({crusoe['id']}) is stopped" in partly.err
+    assert sorted(line.split(":")[0] for line in partly.out.splitlines()) == sorted(set(members) - {crusoe_name})
+    assert len(ssh.runs()) == 2
     shared_home.ok("fleet", "destroy", "squad", "--yes")
 
 

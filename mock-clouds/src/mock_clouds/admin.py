@@ -3,7 +3,8 @@
 It is how `mock-clouds inventory`, `mock-clouds faults` and `mock-clouds status` talk to a detached server:
 
     GET  /health                 -> {"ok": true, "pid": N}
-    GET  /inventory              -> {"instances": [...]}   every instance that exists in any cloud
+    GET  /inventory              -> {"instances": [...]}   every instance that exists in any cloud (Crusoe VMs
+                                                           also with the ssh_public_key their create sent)
     GET  /faults                 -> {"crusoe": {...}, "lambda": {...}, "nebius": {...}} settings and counters
     POST /faults/{provider}      -> body: any of error_rate, op_failure_rate, latency_ms, drop_rate, seed
     POST /preempt/{provider}/{id} -> the running instance is preempted (stopped by the cloud), as spot capacity is
@@ -46,8 +47,16 @@ def inventory(clouds: MockClouds) -> list[dict[str, object]]:
                     "provider": provider.value, "id": vm.id, "name": vm.name, "state": vm.state.value,
                     "scope": vm.scope, "region": vm.region, "shape": vm.shape,
                     "reservation_id": vm.reservation_id,
+                    **_ssh_key(vm.native),
                 })
     return rows
+
+
+def _ssh_key(native: dict[str, object]) -> dict[str, object]:
+    """{"ssh_public_key": ...} for a VM whose front end keeps the key it was created with (Crusoe, whose API
+    never shows it back: see crusoe/vmdata.py); {} otherwise."""
+    key = native.get("ssh_public_key")
+    return {"ssh_public_key": key} if key else {}
 
 
 def update_faults(clouds: MockClouds, provider: Provider, update: FaultsUpdate) -> Faults:

@@ -162,6 +162,7 @@ def _native(world: World, project_id: str, body: InstancesPostRequest) -> dict[s
                 world, project_id, body.location, nic_spec.subnet if nic_spec else "", public_type
             ),
             os_disk=vmdata.new_os_disk(body.name),
+            ssh_public_key=body.ssh_public_key.strip(),
             host_channel_adapters=[
                 vmdata.new_hca(body.location, h.transport_partition_id or h.ib_partition_id)
                 for h in body.host_channel_adapters

@@ -61,6 +61,8 @@ class VmExtras(msgspec.Struct, kw_only=True):
     nic: NicRecord
     os_disk: DiskRecord
     host_channel_adapters: list[HcaRecord] = []
+    # The key the create sent. The real API never shows it back; the admin inventory does (mock extension).
+    ssh_public_key: str = ""
 
 
 def load(vm: VM) -> VmExtras:

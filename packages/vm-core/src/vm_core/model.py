@@ -6,7 +6,7 @@ Plain frozen dataclasses (cheap to import); every provider adapter maps its nati
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -62,10 +62,16 @@ class Instance:
 
     @property
     def ssh(self) -> str:
-        """The command line that logs in ("" without a public IP)."""
-        if not self.public_ip:
-            return ""
-        return f"ssh {self.ssh_user}@{self.public_ip}" if self.ssh_user else f"ssh {self.public_ip}"
+        """The command line that logs in ("" without a public IP): `vm ssh` runs exactly this."""
+        import shlex
+
+        return shlex.join(self.ssh_argv()) if self.public_ip else ""
+
+    def ssh_argv(self, command: Sequence[str] = (), options: Sequence[str] = ()) -> list[str]:
+        """The argv of `ssh` that logs in, with `options` and then the remote `command` (after `--` and the
+        destination, so a command starting with "-" is never read as an option). Needs a public IP."""
+        target = f"{self.ssh_user}@{self.public_ip}" if self.ssh_user else self.public_ip
+        return ["ssh", *options, *(["--", target, *command] if command else [target])]
 
     @property
     def running_price(self) -> float | None:

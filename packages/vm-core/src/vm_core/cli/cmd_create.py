@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -12,6 +13,7 @@ from ..model import CreateSpec, Instance, ReservationRequest
 from ..provider import Provider
 from . import validate, views
 from .app import App, common_options, pass_app, provider_option, wait_options
+from .cmd_ssh import ssh_key_option
 from .running import accepted_only, perform
 
 
@@ -26,11 +28,13 @@ from .running import accepted_only, perform
               help="Use reserved capacity: auto, none (on-demand only) or a reservation id.")
 @click.option("--strict", is_flag=True, help="Fail rather than fall back to on-demand capacity.")
 @click.option("--spot", is_flag=True, help="Preemptible VMs at the spot price (see `vm offers`; Nebius only).")
+@ssh_key_option
 @wait_options
 @common_options
 @pass_app
 def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
-           reservation: str, strict: bool, spot: bool, no_wait: bool, timeout: float) -> None:
+           reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, no_wait: bool,
+           timeout: float) -> None:
     """Create COUNT VMs at once and wait until they run (progress on stderr).
 
     If some fail, the others are left running and listed (exit 7).
@@ -40,10 +44,12 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     vm create --provider nebius --gpu H100 --count 3 --reservation none
     vm create --provider nebius --gpu H100 --spot
     vm create --provider lambda --gpu H100 --reservation 9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9 --no-wait
+    vm create --provider nebius --gpu H100 --ssh-key ~/.ssh/id_ed25519.pub
     """
     session = app.session()
     session.plugin(provider)
-    specs = _specs(provider, gpu, count, name, region, reservation, strict, spot)
+    specs = [replace(spec, ssh_public_key=ssh_public_key)
+             for spec in _specs(provider, gpu, count, name, region, reservation, strict, spot)]
     target = session.provider(provider)
     if specs[0].region is not None:
         _check_region(target, specs[0])

@@ -1,4 +1,4 @@
-"""`vm fleet create | list | status | destroy | reconcile`: groups of VMs spread across providers."""
+"""`vm fleet create | list | status | destroy | reconcile | ssh`: groups of VMs spread across providers."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
 from .app import SECONDS, App, common_options, pass_app
+from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
 
 MAX_FLEET = 1000
@@ -41,11 +42,12 @@ def fleet() -> None:
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
 @click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
               metavar="SECONDS", help="How long each VM may take to come up.")
+@ssh_key_option
 @common_options
 @pass_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_count: int | None,
            providers: str | None, region: str | None, reservation: str, strict: bool, allow_unterminable: bool,
-           dry_run: bool, timeout: float) -> None:
+           dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default).
@@ -59,7 +61,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
 
     spec = FleetSpec(name=check_fleet_name(name or _generated_name()), **_request(gpu, count, min_count, region,
                                                                                   reservation, strict),
-                     strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable)
+                     strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
+                     ssh_public_key=ssh_public_key)
     chosen = _strategy(strategy)
     session = app.session()
     connected = _connect(app, session, spec.providers)
@@ -327,3 +330,6 @@ def _problems(app: App, problems: list[str], name: str) -> None:
     if problems:
         app.fail(PartialFailure(f"fleet {name}: {len(problems)} member(s) could not be checked"),
                  [(name, VmError(p)) for p in problems])
+
+
+fleet.add_command(fleet_ssh)

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "start": ("vm_core.cli.cmd_lifecycle:start", "Start stopped VMs."),
     "reboot": ("vm_core.cli.cmd_lifecycle:reboot", "Reboot VMs."),
     "destroy": ("vm_core.cli.cmd_lifecycle:destroy", "Destroy VMs (already gone counts as success)."),
+    "ssh": ("vm_core.cli.cmd_ssh:ssh", "Log in to a VM (or run a command there) with the system's ssh."),
     "fleet": ("vm_core.cli.cmd_fleet:fleet", "Fleets: groups of VMs spread across providers."),
     "offers": ("vm_core.cli.cmd_catalog:offers", "Where a GPU type can be had, cheapest first."),
     "providers": ("vm_core.cli.cmd_catalog:providers", "Provider plugins, endpoints and capabilities."),

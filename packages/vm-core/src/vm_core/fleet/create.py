@@ -53,6 +53,7 @@ class FleetSpec:
     region: str | None = None
     reservation: ReservationRequest = ReservationRequest()
     allow_unterminable: bool = False
+    ssh_public_key: str | None = None  # installed on every member (None: each provider's own default)
 
     def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
         return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,
@@ -242,7 +243,8 @@ class FleetCreator:
         else:
             reservation = ReservationRequest(ReservationMode.NONE)
         return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
-                          shape=offer.shape, reservation=reservation, labels=self.identity.labels())
+                          shape=offer.shape, reservation=reservation, labels=self.identity.labels(),
+                          ssh_public_key=spec.ssh_public_key)
 
     def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
         mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,

@@ -47,6 +47,7 @@ from ..catalog import Catalog, ShapeEntry, default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import Pending, ReservationInfo, Setting
+from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
 from ._crusoe_map import (
     NAME,
@@ -99,7 +100,8 @@ class CrusoePlugin:
                                   base_url=values["api_endpoint"] or None, poll=poll, retry=retry)
         except ValueError as exc:  # the SDK's message never contains the secret
             raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
-        return CrusoeProvider(client, ssh_public_key=values["ssh_public_key"] or PLACEHOLDER_SSH_KEY)
+        key = public_key_setting(values["ssh_public_key"], NAME)
+        return CrusoeProvider(client, ssh_public_key=key or PLACEHOLDER_SSH_KEY)
 
 
 plugin = CrusoePlugin()

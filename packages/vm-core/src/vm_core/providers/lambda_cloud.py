@@ -32,6 +32,7 @@ from ..catalog import default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import Pending, ReservationInfo, Setting
+from ..sshkeys import public_key_setting
 from . import _lambda_map as lm
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 
@@ -55,6 +56,7 @@ class _Config:
     api_key: str = field(repr=False)
     api_endpoint: str | None
     ssh_key_name: str | None
+    ssh_public_key: str | None
     request_interval: float
     launch_interval: float
     time_scale: float
@@ -68,6 +70,7 @@ class _Config:
                               provider=NAME, suggestion="create a key at https://cloud.lambda.ai/api-keys")
         return cls(api_key=api_key, api_endpoint=_text(settings, "api_endpoint"),
                    ssh_key_name=_text(settings, "ssh_key_name"),
+                   ssh_public_key=public_key_setting(settings.get("ssh_public_key"), NAME),
                    request_interval=_seconds(settings, "request_interval", 1.0),
                    launch_interval=_seconds(settings, "launch_interval", 12.0),
                    time_scale=_seconds(settings, "time_scale", 1.0, positive=True))
@@ -110,6 +113,8 @@ class LambdaPlugin:
         Setting("api_key", env=API_KEY_ENV, secret=True, help="API key (https://cloud.lambda.ai/api-keys)"),
         Setting("api_endpoint", required=False, help="API base URL (default https://cloud.lambda.ai/api/v1)"),
         Setting("ssh_key_name", required=False, help="SSH key launches use (default: the account's first key)"),
+        Setting("ssh_public_key", required=False,
+                help="public key launches use, added to the account's SSH keys if missing (wins over ssh_key_name)"),
         Setting("request_interval", required=False, help="Lambda's limit, seconds per API call (documented: 1)"),
         Setting("launch_interval", required=False, help="Lambda's limit, seconds per launch (documented: 12)"),
         Setting("time_scale", required=False, help="multiplies poll and retry intervals (fast mock clouds)"),
@@ -127,7 +132,8 @@ class LambdaPlugin:
             retry=RetryPolicy(initial_backoff=1.0 * scale, max_backoff=30.0 * scale),
             poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
         )
-        return LambdaProvider(client, ssh_key_name=config.ssh_key_name, time_scale=scale,
+        return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
+                              time_scale=scale,
                               account=key_fingerprint(config.api_key))
 
 
@@ -152,11 +158,12 @@ class LambdaProvider:
 
     name = NAME
 
-    def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, time_scale: float = 1.0,
-                 account: str = "") -> None:
+    def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, ssh_public_key: str | None = None,
+                 time_scale: float = 1.0, account: str = "") -> None:
         self._client = client
         self._account = account
         self._ssh_key_name = ssh_key_name
+        self._ssh_public_key = ssh_public_key
         self._scale = time_scale
         self._lock = threading.Lock()  # guards the lookups below, each made once
         self._ssh_keys: dict[str, str] = {}  # public key ("" = the default key) -> key name
@@ -215,7 +222,7 @@ class LambdaProvider:
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
-        ssh_key = self._ssh_key_for(spec.ssh_public_key)
+        ssh_key = self._ssh_key_for(spec.ssh_public_key or self._ssh_public_key)
         if reservation_id:
             region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:

@@ -12,7 +12,8 @@ How the Nebius model maps onto vm-core:
   platform/preset; Nebius has no capacity API). New instances get a managed boot disk and one interface on
   the `subnet_id` setting's subnet (a string for every region, or a region -> subnet mapping: subnets belong
   to one project). The SDK sends an idempotency key that its retries reuse, so a retried create never
-  doubles. `spec.labels` become `metadata.labels`; an `ssh_public_key` goes into cloud-init.
+  doubles. `spec.labels` become `metadata.labels`; an `ssh_public_key` (the create's, else the setting's) becomes
+  cloud-init user data creating the user `ubuntu` with that key.
 - **Reservations**, `--reservation auto|none|ID [--strict]`: auto -> AUTO, none -> FORBID, ID -> AUTO with
   that capacity block group (STRICT with `--strict`); auto + strict -> STRICT without ids. The compute API
   cannot list capacity blocks, so this provider is not `SupportsReservations`; pass
@@ -52,8 +53,9 @@ from ..catalog import Catalog, default_catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode
 from ..provider import Pending, Setting
+from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
-from ._nebius_map import NAME, ErrorContext, reservation_policy, to_instance, translated
+from ._nebius_map import NAME, SSH_USER, ErrorContext, reservation_policy, to_instance, translated
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
@@ -78,6 +80,7 @@ SETTINGS = (
     Setting("capacity_blocks", required=False,
             help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
                  "(the API has no price)"),
+    Setting("ssh_public_key", required=False, help="public key cloud-init installs for the user ubuntu on new VMs"),
 )
 
 
@@ -102,6 +105,7 @@ class NebiusSettings:
     subnets: dict[str, str] | str
     time_scale: float
     capacity_blocks: dict[str, CapacityBlock] = field(default_factory=dict)
+    ssh_public_key: str | None = None
 
     @classmethod
     def parse(cls, settings: Mapping[str, Any]) -> NebiusSettings:
@@ -116,6 +120,7 @@ class NebiusSettings:
             subnets=_subnets(settings.get("subnet_id") or ""),
             time_scale=_time_scale(settings.get("time_scale", 1.0)),
             capacity_blocks=_capacity_blocks(settings.get("capacity_blocks") or {}),
+            ssh_public_key=public_key_setting(settings.get("ssh_public_key"), NAME),
         )
 
     def subnet(self, region: str) -> str:
@@ -288,10 +293,11 @@ class NebiusProvider:
         platform, _, preset = shape.partition("/")
         strict_block = spec.reservation.reservation_id if spec.reservation.strict else ""
         context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu, block=strict_block)
+        user_data = _cloud_init(spec.ssh_public_key or self._config.ssh_public_key)
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
-                reservation=policy, cloud_init_user_data=_cloud_init(spec.ssh_public_key), preemptible=spec.spot,
+                reservation=policy, cloud_init_user_data=user_data, preemptible=spec.spot,
             )
         context = replace(context, instance_id=operation.resource_id)
         return _OperationPending(operation, self.get_instance, context, on_failure=self._remove_failed)
@@ -448,10 +454,13 @@ def _about(instance_id: str) -> ErrorContext:
 
 
 def _cloud_init(ssh_public_key: str | None) -> str:
+    """The cloud-init user data that creates SSH_USER (sudo without password, bash) holding the key; "" without
+    a key. Nebius images run cloud-init; the user is created on first boot."""
     if not ssh_public_key:
         return ""
     quoted = json.dumps(ssh_public_key.strip())  # a JSON string is a YAML string: nothing can be injected
-    return f"#cloud-config\nssh_authorized_keys:\n  - {quoted}\n"
+    return (f"#cloud-config\nusers:\n  - name: {SSH_USER}\n    sudo: \"ALL=(ALL) NOPASSWD:ALL\"\n"
+            f"    shell: /bin/bash\n    ssh_authorized_keys:\n      - {quoted}\n")
 
 
 def _nothing(resource_id: str) -> None:

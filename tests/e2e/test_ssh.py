@@ -38,6 +38,8 @@ print("note from ssh", file=sys.stderr)
 sys.exit(json.loads(os.environ.get("SSH_EXITS", "{{}}")).get(target.split("@")[1], 0))
 """
 
+SIZE = {"crusoe": "H100:8", "lambda": "H100", "nebius": "H100"}  # a size each cloud sells
+
 
 def public_key(comment: str = "me@laptop") -> str:
     """A well-formed ed25519 public key line nobody holds the private half of."""
@@ -115,7 +117,7 @@ def assert_key_installed(home: VmHome, instance: dict[str, Any], key: str) -> No
 def test_create_installs_the_key_the_clouds_way(shared_home: VmHome, key_file: tuple[Path, str],
                                                 provider: str) -> None:
     path, key = key_file
-    made = shared_home.ok("create", "-p", provider, "--gpu", "H100", "--name", f"keyed-{provider}",
+    made = shared_home.ok("create", "-p", provider, "--gpu", SIZE[provider], "--name", f"keyed-{provider}",
                           "--ssh-key", str(path), "-o", "json").json()
     assert_key_installed(shared_home, made, key)
     if provider == "lambda":  # a second VM with the same key reuses the account's key
@@ -131,7 +133,8 @@ def test_the_profile_ssh_public_key_setting_is_the_default(fresh_home: VmHome, p
     key = public_key("profile@host")
     fresh_home.path.mkdir(parents=True)
     fresh_home.config(f'[profiles.local]\nembedded = true\n[profiles.local.{provider}]\nssh_public_key = "{key}"\n')
-    made = fresh_home.ok("create", "-p", provider, "--gpu", "H100", "--name", "from-profile", "-o", "json").json()
+    made = fresh_home.ok("create", "-p", provider, "--gpu", SIZE[provider], "--name", "from-profile",
+                         "-o", "json").json()
     assert_key_installed(fresh_home, made, key)
 
 
@@ -149,8 +152,8 @@ PRIVATE_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz
 
 
 @pytest.mark.parametrize("with_pub", [True, False])
-@pytest.mark.parametrize("command", [["create", "-p", "crusoe", "--gpu", "H100", "--name", "refused"],
-                                     ["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "refused"]])
+@pytest.mark.parametrize("command", [["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "refused"],
+                                     ["fleet", "create", "--gpu", "H100:8", "--count", "1", "--name", "refused"]])
 def test_a_private_key_file_is_refused_before_any_call(fresh_home: VmHome, tmp_path: Path, with_pub: bool,
                                                        command: list[str]) -> None:
     private = tmp_path / "id_ed25519"
@@ -186,7 +189,7 @@ def test_a_bad_key_path_is_refused_before_any_call(fresh_home: VmHome, tmp_path:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_vm_ssh_runs_the_command_line_vm_get_shows(shared_home: VmHome, ssh: Ssh, provider: str) -> None:
     name = f"login-{provider}"
-    made = shared_home.ok("create", "-p", provider, "--gpu", "H100", "--name", name, "-o", "json").json()
+    made = shared_home.ok("create", "-p", provider, "--gpu", SIZE[provider], "--name", name, "-o", "json").json()
     got = shared_home.ok("get", made["id"], "-p", provider, "-o", "json").json()
     ip = got["public_ip"]
     assert got["ssh"] == f"ssh ubuntu@{ip}"
@@ -204,7 +207,7 @@ def test_vm_ssh_runs_the_command_line_vm_get_shows(shared_home: VmHome, ssh: Ssh
 
 
 def test_vm_ssh_refuses_an_ambiguous_name_and_says_when_none(shared_home: VmHome, ssh: Ssh) -> None:
-    made = {p: shared_home.ok("create", "-p", p, "--gpu", "H100", "--name", "twin", "-o", "json").json()
+    made = {p: shared_home.ok("create", "-p", p, "--gpu", SIZE[p], "--name", "twin", "-o", "json").json()
             for p in ("crusoe", "lambda")}
     ambiguous = shared_home("ssh", "twin", env=ssh.env())
     assert ambiguous.code == 2
@@ -221,7 +224,7 @@ def test_vm_ssh_refuses_an_ambiguous_name_and_says_when_none(shared_home: VmHome
 
 
 def test_vm_ssh_to_a_stopped_vm_says_how_to_start_it(shared_home: VmHome, ssh: Ssh) -> None:
-    made = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100", "--name", "sleepy", "-o", "json").json()
+    made = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "sleepy", "-o", "json").json()
     shared_home.ok("stop", made["id"], "-p", "crusoe")
     result = shared_home("ssh", "sleepy", env=ssh.env())
     assert result.code == 1 and "is stopped" in result.err
@@ -241,7 +244,7 @@ def test_without_ssh_on_path_exit_4(shared_home: VmHome, tmp_path: Path, command
 def test_fleet_ssh_runs_everywhere_prefixed_and_lists_failures(shared_home: VmHome, ssh: Ssh,
                                                                key_file: tuple[Path, str]) -> None:
     path, key = key_file
-    made = shared_home.ok("fleet", "create", "--gpu", "H100", "--count", "3", "--name", "squad",
+    made = shared_home.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--name", "squad",
                           "--ssh-key", str(path), "-o", "json").json()
     members = {m["name"]: m for m in made["members"]}
     assert sorted(m["provider"] for m in members.values()) == PROVIDERS
@@ -294,7 +297,7 @@ def test_fleet_ssh_of_an_unknown_fleet_is_not_found(shared_home: VmHome, ssh: Ss
 def test_the_hints_of_vm_ssh_are_commands_that_run(shared_home: VmHome, ssh: Ssh, tmp_path: Path) -> None:
     from tests.e2e.test_hints import assert_runs, commands, hints
 
-    made = {p: shared_home.ok("create", "-p", p, "--gpu", "H100", "--name", "hint-twin", "-o", "json").json()
+    made = {p: shared_home.ok("create", "-p", p, "--gpu", SIZE[p], "--name", "hint-twin", "-o", "json").json()
             for p in ("crusoe", "nebius")}
     shared_home.ok("stop", made["nebius"]["id"], "-p", "nebius")
     runs = [shared_home("ssh", "hint-twin", env=ssh.env()), shared_home("ssh", "nowhere", env=ssh.env()),
@@ -309,7 +312,7 @@ def test_the_hints_of_vm_ssh_are_commands_that_run(shared_home: VmHome, ssh: Ssh
         assert_runs(with_stand_in, command)
     private = tmp_path / "id_test"
     private.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
-    refused = shared_home("create", "-p", "crusoe", "--gpu", "H100", "--ssh-key", str(private))
+    refused = shared_home("create", "-p", "crusoe", "--gpu", "H100:8", "--ssh-key", str(private))
     assert hints(refused) == [f"ssh-keygen -y -f {private} > {private}.pub"]
     for provider, vm in made.items():
         shared_home.ok("destroy", vm["id"], "-p", provider)

@@ -46,7 +46,7 @@ def demo(home: Path, time_scale: float, count: int) -> int:
         run(env, "fleet", "create", "--gpu", "H100:8", "--count", str(count), "--name", "demo")
         run(env, "fleet", "status", "demo")
         run(env, "list")
-        run(env, "fleet", "destroy", "demo")
+        run(env, "fleet", "destroy", "demo", "--yes")
         left = leftovers(home, env, "demo")
         print(f"\nclouds' inventory after destroy: {len(left)} VM(s) of fleet demo left"
               + (" - nothing leaked" if not left else f": {left}"))

@@ -150,3 +150,20 @@ def test_a_member_is_the_same_json_in_fleet_list_vm_list_and_vm_get(fresh_home: 
     assert set(got) == set(listed) == set(recorded)
     assert (recorded["gpu"], recorded["gpu_count"]) == (got["gpu"], got["gpu_count"]) == ("H100", 1)
     vm.ok("fleet", "destroy", "same")
+
+
+def test_fleet_destroy_asks_on_a_terminal_and_scripts_are_not_asked(fresh_home: VmHome) -> None:
+    from .test_single_vms import on_a_terminal
+
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "2", "--name", "asked", "--providers", "nebius",
+                 "-o", "json").json()
+    code, out, screen = on_a_terminal(vm, ["fleet", "destroy", "asked"], b"n\n")
+    assert code == 1 and out == ""
+    assert "Destroy fleet asked (running now: $" in screen and "[y/N]" in screen
+    assert all(m["id"] in screen for m in made["members"])
+    assert "hint: vm fleet destroy asked --yes" in screen
+    assert len(live_names(vm, "asked--")) == 2
+    code, _, screen = on_a_terminal(vm, ["fleet", "destroy", "asked", "--yes"], None)
+    assert code == 0 and "[y/N]" not in screen
+    assert live_names(vm, "asked--") == []

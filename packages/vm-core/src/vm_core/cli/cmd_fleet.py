@@ -12,7 +12,7 @@ from ..catalog import default_catalog
 from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
-from .app import SECONDS, App, common_options, pass_app
+from .app import SECONDS, App, common_options, pass_app, yes_option
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
 
@@ -240,7 +240,7 @@ def status(app: App, name: str) -> None:
 @fleet.command()
 @click.argument("name")
 @click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
-@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
+@yes_option
 @common_options
 @pass_app
 def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
@@ -274,20 +274,12 @@ def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
 
 
 def _confirm(app: App, record: Any, members: list[Any]) -> None:
-    """On a terminal, show what will go and ask; without one (scripts, CI), go ahead."""
-    import sys
-
-    from ..errors import Interrupted
+    """On a terminal, list the fleet's VMs (from its records) with their $/h and ask; scripts are not asked."""
     from ..fleet.inspect import SHOWN
+    from .app import confirm_destroy
 
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        return
-    live = [m for m in members if m.state in SHOWN]
-    price = round(sum(m.price_per_hour or 0.0 for m in live), 2)
-    where = ", ".join(f"{p} {sum(1 for m in live if m.provider == p)}" for p in sorted({m.provider for m in live}))
-    question = f"destroy fleet {record.name}: {len(live)} VM(s) recorded ({where or 'none'}), ${price}/h?"
-    if not click.confirm(question, default=False, err=True):
-        app.fail(Interrupted("aborted: nothing was destroyed"))
+    live = [views.recorded_instance(record, m) for m in members if m.state in SHOWN]
+    confirm_destroy(app, live, yes=False, again=f"vm fleet destroy {record.name} --yes", what=f"fleet {record.name}")
 
 
 @fleet.command()

@@ -142,3 +142,35 @@ def test_mock_clouds_commands_default_to_vms_state_dir(fresh_home: VmHome) -> No
     elsewhere = subprocess.run([mock_clouds, "status"], env={**without_vm_home, "XDG_STATE_HOME": str(xdg)},
                                capture_output=True, text=True, timeout=300, check=False)
     assert elsewhere.returncode != 0 and str(expected) in elsewhere.stdout + elsewhere.stderr
+
+
+def test_every_fleet_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
+    home = fresh_home
+    home.ok("providers")
+    scenarios = [
+        ["fleet", "create", "--gpu", "H100:8", "--count", "40", "--min-count", "1", "--name", "big",
+         "--providers", "crusoe"],  # degraded
+        ["fleet", "create", "--gpu", "H100:8", "--count", "40", "--name", "huge", "--providers", "crusoe"],  # failed
+        ["fleet", "create", "--gpu", "H100:8", "--count", "40", "--name", "plan", "--providers", "crusoe",
+         "--dry-run"],  # cannot place
+    ]
+    home.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "resv", "--providers", "lambda",
+            "--reservation", "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9", "--strict")
+    scenarios.append(["fleet", "destroy", "resv"])  # released: still bills
+    home.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "acct", "--providers", "lambda")
+    home.config('[profiles.local]\nembedded = true\n\n[profiles.other]\nembedded = true\n'
+                '[profiles.other.lambda]\napi_key = "secret_other_0123456789"\n')
+    scenarios.append(["fleet", "status", "acct", "--profile", "other"])  # another account
+    to_run = []
+    for args in scenarios:
+        run = home(*args)
+        assert run.code != 0, (args, run.err)
+        found = [c for h in hints(run) if not h.startswith("vm: starting") for c in commands(h)]
+        assert found, (args, run.err)
+        to_run += found
+    assert {"vm fleet status big", "vm fleet destroy huge", "vm fleet forget resv",
+            "vm fleet status acct --profile local"} <= set(to_run), to_run
+    for command in to_run:
+        assert_runs(home, command)
+    home.ok("fleet", "destroy", "big")
+    home.ok("fleet", "destroy", "acct")

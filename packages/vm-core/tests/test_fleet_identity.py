@@ -12,9 +12,10 @@ from mock_clouds.core.models import Faults, Provider
 from vm_core.errors import VmError
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.destroy import FleetDestroyer
+from vm_core.fleet.inspect import FleetInspector
 from vm_core.fleet.naming import FleetIdentity, new_fleet_id
 from vm_core.fleet.reconcile import FleetReconciler
-from vm_core.fleet.store import SqliteFleetStore
+from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
 from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
 
@@ -100,3 +101,23 @@ def test_a_label_naming_another_fleet_overrides_a_matching_name() -> None:
 
 def _fields(instance: Instance) -> dict[str, Any]:
     return {f: getattr(instance, f) for f in instance.__dataclass_fields__}
+
+
+def test_a_preempted_member_shows_as_preempted_and_reconcile_frees_its_slot(mock_clouds, connect,
+                                                                          tmp_path: Path) -> None:
+    providers = {name: connect(mock_clouds, name) for name in BUILT_IN}
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    FleetCreator(store, providers, spread, timeout=60).create(
+        FleetSpec(name="spotty", gpu="H100", gpu_count=1, count=2, min_count=1, providers=("lambda",)))
+    first, second = (m for m in store.members("spotty") if m.state is MemberState.RUNNING)
+    mock_clouds.world.preempt(Provider.LAMBDA, first.instance_id)  # the cloud takes the capacity back
+    assert providers["lambda"].get_instance(first.instance_id).state is InstanceState.PREEMPTED
+    view = FleetInspector(store, providers).view("spotty")
+    states = {v.member.instance_id: v.instance.state for v in view.members if v.instance}
+    assert states == {first.instance_id: InstanceState.PREEMPTED, second.instance_id: InstanceState.RUNNING}
+    assert view.fleet.state is FleetState.DEGRADED
+    report = FleetReconciler(store, providers, timeout=60).reconcile("spotty")
+    assert [(a.verb.value, a.instance_id, a.detail) for a in report.actions] == \
+        [("destroyed", first.instance_id, "preempted")]
+    assert {i for i in live(mock_clouds)} >= {second.instance_id} and first.instance_id not in live(mock_clouds)
+    FleetDestroyer(store, providers, timeout=60).destroy("spotty")

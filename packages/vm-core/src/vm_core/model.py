@@ -26,6 +26,7 @@ class InstanceState(enum.StrEnum):
     ERROR = "error"
     UNKNOWN = "unknown"
     MISSING = "missing"  # vm recorded the VM (a fleet member) but its cloud no longer has it
+    PREEMPTED = "preempted"  # the cloud took a spot VM's capacity back (Lambda says so; Nebius shows STOPPED)
 
     @property
     def is_gone(self) -> bool:
@@ -34,7 +35,8 @@ class InstanceState(enum.StrEnum):
     @property
     def not_billed(self) -> bool:
         """A VM in this state has no running price (stopped, or gone)."""
-        return self in (InstanceState.STOPPED, InstanceState.TERMINATED, InstanceState.MISSING)
+        return self in (InstanceState.STOPPED, InstanceState.TERMINATED, InstanceState.MISSING,
+                        InstanceState.PREEMPTED)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 DEBUG_LOGGERS = ("vm_core", "crusoe_sdk", "lambda_sdk", "nebius_sdk")
 DEFAULT_TIMEOUT = 1800.0
-STOPPED_OR_GONE = ("stopped", "terminated", "terminating")  # InstanceState values that cost no running price
 
 
 class App:
@@ -118,12 +117,12 @@ def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again
     if yes or not instances or not on_terminal():
         return
     out = app.output
-    prices = [i.price_per_hour for i in instances if i.state not in STOPPED_OR_GONE]
+    prices = [i.price_per_hour for i in instances if not i.state.not_billed]
     known = sum(p for p in prices if p is not None)
     total = f"{'>= ' if None in prices else ''}${known:.2f}/h"
     out.notice("These will be destroyed:")
     for i in instances:
-        price = "-" if i.price_per_hour is None or i.state in STOPPED_OR_GONE else f"${i.price_per_hour:.2f}/h"
+        price = "-" if i.running_price is None else f"${i.running_price:.2f}/h"
         out.notice(f"  {i.provider}  {i.id}  {i.name or '-'}  {i.state.value}  {price}")
     label = what or f"{len(instances)} VM{'s' if len(instances) > 1 else ''}"
     try:

@@ -25,6 +25,7 @@ STYLES: Mapping[str, Mapping[str, Any]] = {
     "running": {"fg": "green"}, "yes": {"fg": "green"}, "ok": {"fg": "green"},
     "stopped": {"dim": True}, "terminated": {"dim": True}, "-": {"dim": True}, "no": {"dim": True},
     "error": {"fg": "red"}, "unknown": {"fg": "red"}, "broken": {"fg": "red"}, "missing": {"fg": "red"},
+    "preempted": {"fg": "red"},
     "auth refused": {"fg": "red"}, "unreachable": {"fg": "red"},
     "creating": {"fg": "yellow"}, "starting": {"fg": "yellow"}, "stopping": {"fg": "yellow"},
     "rebooting": {"fg": "yellow"}, "terminating": {"fg": "yellow"}, "not configured": {"dim": True},

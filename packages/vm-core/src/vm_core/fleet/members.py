@@ -73,7 +73,8 @@ def wait_running(provider: Provider, instance_id: str, timeout: float) -> Instan
         instance = provider.get_instance(instance_id)
         if instance.state is InstanceState.RUNNING:
             return instance
-        if instance.state in (InstanceState.ERROR, InstanceState.TERMINATED, InstanceState.TERMINATING):
+        if instance.state in (InstanceState.ERROR, InstanceState.TERMINATED, InstanceState.TERMINATING,
+                              InstanceState.PREEMPTED):
             raise VmError(f"instance {instance_id} is {instance.state.value}", provider=provider.name)
         if time.monotonic() + delay > deadline:
             raise VmError(f"instance {instance_id} did not reach running in {timeout:.0f}s", provider=provider.name)

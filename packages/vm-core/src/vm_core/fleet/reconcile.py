@@ -9,9 +9,9 @@ and left alone. A dry run decides the same and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..model import Instance
+from ..model import Instance, InstanceState
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
@@ -100,8 +100,8 @@ class FleetReconciler:
         if action.verb in (Verb.KEPT, Verb.ADOPTED):
             mem.record(self.store, member, state=MemberState.RUNNING, instance_id=action.instance_id)
         elif action.verb is Verb.DESTROYED:
-            return mem.destroy(self.store, self.providers.get(member.provider), member, identity,
-                               self.timeout).action
+            done = mem.destroy(self.store, self.providers.get(member.provider), member, identity, self.timeout).action
+            return replace(done, detail=action.detail) if done.verb is Verb.DESTROYED else done
         elif action.verb is Verb.MISSING:
             gone = MemberState.DESTROYED if member.state is MemberState.DESTROYING else MemberState.MISSING
             mem.record(self.store, member, state=gone, error="gone from the cloud")
@@ -134,6 +134,8 @@ def decide(record: FleetRecord, candidates: list[Candidate]) -> list[tuple[Actio
         elif c.instance is None:
             verb = Verb.MISSING if c.member is not None and c.member.instance_id else Verb.NEVER_CREATED
             decisions.append((Action(verb, c.provider, c.name, _id(c)), c))
+        elif c.instance.state is InstanceState.PREEMPTED and c.slot not in unchecked:
+            decisions.append((Action(Verb.DESTROYED, c.provider, c.name, c.instance.id, "preempted"), c))
         elif wanted and c.slot not in kept and 0 <= c.slot < record.requested_count:
             kept.add(c.slot)
             verb = Verb.KEPT if c.member is not None and c.member.instance_id else Verb.ADOPTED

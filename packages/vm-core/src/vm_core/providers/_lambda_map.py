@@ -157,7 +157,7 @@ def _states() -> dict[InstanceStatus, InstanceState]:
         S.UNHEALTHY: InstanceState.ERROR,
         S.TERMINATING: InstanceState.TERMINATING,
         S.TERMINATED: InstanceState.TERMINATED,
-        S.PREEMPTED: InstanceState.TERMINATED,
+        S.PREEMPTED: InstanceState.PREEMPTED,
         S.UNKNOWN: InstanceState.UNKNOWN,
     }
 

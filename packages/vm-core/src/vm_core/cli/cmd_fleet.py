@@ -253,14 +253,14 @@ def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
     check_fleet_name(name)  # exit 2 for a name no fleet can have
     try:
         store, record, providers = fleet_providers(app, name)
-    except NotFound as exc:
+        if not yes:
+            _confirm(app, record, store.members(name))
+        report = FleetDestroyer(store, providers, progress=app.output.progress, timeout=timeout).destroy(name)
+    except NotFound as exc:  # never recorded, or forgotten by another vm process meanwhile
         app.output.progress(f"{exc.message}: nothing to destroy")
         if app.output.json:
             views.destroyed(app.output, DestroyReport(name, forgotten=True))
         return
-    if not yes:
-        _confirm(app, record, store.members(name))
-    report = FleetDestroyer(store, providers, progress=app.output.progress, timeout=timeout).destroy(name)
     views.destroyed(app.output, report)
     if report.failures:
         app.fail(PartialFailure(f"{len(report.failures)} VM(s) of fleet {name} may still exist",

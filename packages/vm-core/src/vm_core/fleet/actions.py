@@ -22,7 +22,8 @@ class Verb(enum.StrEnum):
 
 # What a dry run says instead of the verb.
 _WOULD = {Verb.CREATED: "would create", Verb.ADOPTED: "would adopt", Verb.KEPT: "would keep",
-          Verb.DESTROYED: "would destroy", Verb.MISSING: "would mark missing", Verb.NEVER_CREATED: "would mark never created"}
+          Verb.DESTROYED: "would destroy", Verb.MISSING: "would mark missing",
+          Verb.NEVER_CREATED: "would mark never created"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,7 +121,7 @@ def _exit_for(app: App, name: str, report: Any) -> None:
     if report.rolled_back:
         kind = next((k for k in (Timeout, AuthError, Transient)
                      if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
-        app.fail(kind(f"fleet {name} not scaled: {fleet.message}", suggestion=f"vm fleet status {name}"))
+        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=f"vm fleet status {name}"))
     if report.view.problems:
         app.fail(PartialFailure(f"fleet {name}: {len(report.view.problems)} member(s) could not be checked"),
                  [(name, VmError(p)) for p in report.view.problems])

@@ -58,6 +58,7 @@ class ScaleReport:
     dry_run: bool = False
     interrupted: bool = False
     rolled_back: bool = False
+    summary: str = ""  # why a grow was rolled back
 
     @property
     def failures(self) -> list[Action]:
@@ -105,11 +106,11 @@ class FleetScaler:
         if not report.interrupted and running < minimum:
             self._roll_back(record, slots, report)
             left = recorded_running(self.store.members(record.name))
-            self.store.update_fleet(
-                record.name, state=settled_state(record.requested_count, left),
-                requested_count=record.requested_count, min_count=record.min_count,
-                message=f"scale to {count} rolled back: only {running} could run (minimum {minimum}); "
-                        f"{running_message(record, left)}")
+            self.store.update_fleet(record.name, state=settled_state(record.requested_count, left),
+                                    requested_count=record.requested_count, min_count=record.min_count,
+                                    message=running_message(record, left))
+            report.summary = (f"only {running} of {count} could run (minimum {minimum}): the VMs this scale "
+                              f"created were destroyed again; the fleet keeps {left} of {record.requested_count}")
         else:
             self._settle(record.name, report.interrupted)
         report.view = FleetInspector(self.store, self.providers).view(record.name)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import UsageError, VmError
-from ..model import Offer
+from ..model import InstanceState, Offer
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
@@ -153,6 +153,8 @@ class FleetScaler:
                                  suggestion=f"vm fleet destroy {name}")
             settled = FleetReconciler(self.store, self.providers, progress=self.progress,
                                       timeout=self.creator.timeout).settle(name, dry_run=dry_run)
+            if not dry_run:
+                self._wait_booting(settled.view)
             missing = record.requested_count - settled.kept
             if missing <= 0:
                 return ScaleReport(settled.view, settled.actions, dry_run=dry_run)
@@ -167,6 +169,23 @@ class FleetScaler:
             report.actions = settled.actions + report.actions
             report.view = FleetInspector(self.store, self.providers).view(name)
             return report
+
+    def _wait_booting(self, view: FleetView) -> None:
+        """Wait for the kept VMs that are still coming up (e.g. those of an interrupted create or scale); one
+        that does not come up stays as it is (not running: the fleet stays degraded, and a re-run looks again)."""
+        booting = [v.member for v in view.members if v.instance is not None and v.member.state is MemberState.RUNNING
+                   and v.instance.state in (InstanceState.CREATING, InstanceState.STARTING)]
+
+        def wait(member: MemberRecord) -> None:
+            self.progress(f"{member.provider}: waiting for {member.name} ({member.instance_id}) to come up")
+            try:
+                mem.wait_running(self.providers[member.provider], member.instance_id, self.creator.timeout)
+            except VmError as exc:
+                self.progress(f"{member.provider}: {member.name}: {exc.message}")
+
+        if booting:
+            with ThreadPoolExecutor(max_workers=min(len(booting), PARALLEL)) as pool:
+                list(pool.map(wait, booting))
 
     # ------------------------------------------------------------------------------------------ shared
     def _planned(self, name: str, spec: FleetSpec, slots: list[int], actions: list[Action],

@@ -227,6 +227,20 @@ def test_a_grow_under_injected_faults_leaks_and_doubles_nothing(fresh_home: VmHo
     assert live_fleet_vms(vm, "flt") == []
 
 
+def test_scale_and_repair_refuse_another_account(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "acct", "--providers", "lambda")
+    vm.config('[profiles.local]\nembedded = true\n\n'
+              '[profiles.other]\nembedded = true\n[profiles.other.lambda]\napi_key = "secret_other_0123456789"\n')
+    before = vm.inventory()
+    for command in (["scale", "acct", "--count", "2"], ["repair", "acct"]):
+        result = vm("fleet", *command, "--profile", "other")
+        assert result.code == 4 and "refusing to act on another account" in result.err, result.err
+        assert "secret_other" not in result.err + result.out
+    assert vm.inventory() == before
+    vm.ok("fleet", "destroy", "acct")
+
+
 @pytest.fixture(scope="module")
 def slow_home(tmp_path_factory: pytest.TempPathFactory):
     """Mock clouds ten times slower than usual, so a grow spans several seconds."""

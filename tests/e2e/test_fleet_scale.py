@@ -227,6 +227,20 @@ def test_a_grow_under_injected_faults_leaks_and_doubles_nothing(fresh_home: VmHo
     assert live_fleet_vms(vm, "flt") == []
 
 
+def test_a_grow_when_no_provider_answers_keeps_the_fleet_as_it_was(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "down", "--providers", "nebius",
+                 "-o", "json").json()
+    assert vm.mock("faults", "--provider", "nebius", "--error-rate", "1").returncode == 0
+    result = vm("fleet", "scale", "down", "--count", "3", "--timeout", "5")
+    vm.mock("faults", "--provider", "nebius", "--error-rate", "0")
+    assert result.code == 8 and "Traceback" not in result.err, result.err
+    after = status(vm, "down")
+    assert (after["state"], after["requested_count"]) == ("active", 1)
+    assert len(check_members(vm, "down", made["id"])) == 1
+    vm.ok("fleet", "destroy", "down")
+
+
 def test_scale_and_repair_refuse_another_account(fresh_home: VmHome) -> None:
     vm = fresh_home
     vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "acct", "--providers", "lambda")

@@ -101,7 +101,12 @@ class FleetScaler:
             return self._planned(record.name, spec, slots, [])
         self.store.update_fleet(record.name, state=FleetState.CREATING, requested_count=count, min_count=minimum,
                                 message=f"scaling from {current} to {count}")
-        report = self._place(record, spec, slots)
+        try:
+            report = self._place(record, spec, slots)
+        except VmError:  # refused before any call (no provider usable): the fleet keeps its counts
+            self.store.update_fleet(record.name, requested_count=record.requested_count, min_count=record.min_count)
+            self._settle(record.name, interrupted=False)
+            raise
         running = recorded_running(self.store.members(record.name))
         if not report.interrupted and running < minimum:
             self._roll_back(record, slots, report)

@@ -63,6 +63,12 @@ def test_grow_then_shrink_on_demand_most_expensive_first(fresh_home: VmHome) -> 
     kept = set(before) - set(gone)
     assert all(not before[i]["reserved"] or before[k]["reserved"] for i in gone for k in kept)  # reserved last
     assert {i["id"] for i in check_members(vm, "sc", made["id"])} == kept
+    grown_again = vm.ok("fleet", "scale", "sc", "--count", "3", "-o", "json").json()
+    slots = sorted(int(m["name"].split("-")[-1]) for m in grown_again["members"])
+    assert slots[-1] == 6 and slots != [0, 1, 2]  # the slots are no longer 0..N-1: reconcile keeps them all
+    settled = vm.ok("fleet", "reconcile", "sc", "-o", "json").json()
+    assert settled["actions"] == [] and settled["state"] == "active"
+    assert len(check_members(vm, "sc", made["id"])) == 3
     vm.ok("fleet", "destroy", "sc")
     assert live_fleet_vms(vm, "sc") == []
 

@@ -1,9 +1,11 @@
-"""`vm fleet create | list | status | destroy | reconcile | ssh`: groups of VMs spread across providers."""
+"""`vm fleet create | list | status | scale | repair | destroy | reconcile | ssh`: groups of VMs spread across
+providers."""
 
 from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -13,6 +15,7 @@ from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
 from .app import SECONDS, App, common_options, pass_app, yes_option
+from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
 
@@ -76,7 +79,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
             app.fail(CapacityError(f"only {len(placements)} of {spec.count} VMs can be placed with the current "
                                    "offers", suggestion=f"vm offers --gpu {gpu}"))
         return
-    report = _run_interruptibly(creator, spec)
+    report = _run_interruptibly(creator, lambda: creator.create(spec))
     views.created(app.output, report, store.members(spec.name))
     _exit_for(app, report)
 
@@ -144,8 +147,9 @@ def _strategy(name: str) -> Any:
     return strategy
 
 
-def _run_interruptibly(creator: Any, spec: Any) -> Any:
-    """Run the create in a worker so that Ctrl-C or SIGTERM can ask it to stop starting new VMs; the VMs
+def _run_interruptibly(creator: Any, run: Callable[[], Any]) -> Any:
+    """Run `run` (a create, scale or repair by `creator`) in a worker so that Ctrl-C or SIGTERM can ask it to
+    stop starting new VMs; the VMs
     already being created are still recorded. A second Ctrl-C leaves at once (the store knows everything).
 
     The worker signals its end with an Event rather than being joined: on CPython 3.11 a KeyboardInterrupt
@@ -155,7 +159,7 @@ def _run_interruptibly(creator: Any, spec: Any) -> Any:
 
     def work() -> None:
         try:
-            result["report"] = creator.create(spec)
+            result["report"] = run()
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             result["error"] = exc
         finally:
@@ -325,3 +329,5 @@ def _problems(app: App, problems: list[str], name: str) -> None:
 
 
 fleet.add_command(fleet_ssh)
+fleet.add_command(scale)
+fleet.add_command(repair)

@@ -71,9 +71,11 @@ def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
     return [m for m in members if m.state in shown]
 
 
-def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> None:
+def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots: Sequence[int] | None = None,
+         extra: dict[str, Any] | None = None) -> None:
     """The placement of a dry run: one row per slot with its price, and whether the cloud says it has room
-    (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere)."""
+    (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere).
+    `slots` numbers the rows (default 0, 1, ...); `extra` goes into the JSON document."""
     total, complete = price_total(o.price_per_hour for o in placements)
     for note in offers.left_out.values():
         out.warn(note)
@@ -92,10 +94,11 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any) -> No
     if out.json:
         out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy,
                   "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
-                  "price_per_hour": total, "price_complete": complete})
+                  "price_per_hour": total, "price_complete": complete, **(extra or {})})
         return
+    numbers = list(slots) if slots is not None else list(range(len(placements)))
     rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", _capacity(o), o.price_per_hour)
-            for i, o in enumerate(placements)]
+            for i, o in zip(numbers, placements, strict=False)]
     out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"), rows)
     out.pairs([("total $/h", total_text(total, complete))])
 

@@ -8,6 +8,7 @@ from typing import Any
 
 
 class Verb(enum.StrEnum):
+    CREATED = "created"  # a new VM of the fleet (scale, repair)
     ADOPTED = "adopted"  # a VM carrying the fleet's id that the store did not know, now recorded
     KEPT = "kept"  # a recorded member whose VM runs
     DESTROYED = "destroyed"  # the cloud confirmed the delete
@@ -20,8 +21,9 @@ class Verb(enum.StrEnum):
 
 
 # What a dry run says instead of the verb.
-_WOULD = {Verb.ADOPTED: "would adopt", Verb.KEPT: "would keep", Verb.DESTROYED: "would destroy",
-          Verb.MISSING: "would mark missing", Verb.NEVER_CREATED: "would mark never created"}
+_WOULD = {Verb.CREATED: "would create", Verb.ADOPTED: "would adopt", Verb.KEPT: "would keep",
+          Verb.DESTROYED: "would destroy", Verb.MISSING: "would mark missing",
+          Verb.NEVER_CREATED: "would mark never created"}
 
 
 @dataclass(frozen=True, slots=True)

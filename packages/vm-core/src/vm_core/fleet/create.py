@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -83,6 +83,16 @@ class CreateReport:
     unresolved: list[str] = field(default_factory=list)  # VMs that may exist and could not be cleaned up
 
 
+@dataclass
+class PlaceReport:
+    """What placing slots into an existing fleet did: the running VMs by slot, and what went wrong."""
+
+    running: dict[int, Instance]
+    notes: list[str] = field(default_factory=list)
+    errors: list[VmError] = field(default_factory=list)
+    interrupted: bool = False
+
+
 class FleetCreator:
     """Blocking; safe to interrupt with `stop` (no new creates start; the fleet is left `interrupted`)."""
 
@@ -121,15 +131,33 @@ class FleetCreator:
         _check_reachable(offers)
         with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
             self._register(spec)
-            notes = [*offers.left_out.values(), *(f"{n}: no offers ({why})" for n, why in offers.problems.items())]
-            for note in notes:
-                self.progress(note)
-            self._errors = list(offers.errors.values())
-            self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
-                o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
-            running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes)
-            running.update(self._sweep_unresolved(spec, len(running)))
+            running, notes = self._place(spec, offers, range(spec.count))
             return self._finish(spec, list(running.values()), notes)
+
+    def place(self, record: FleetRecord, spec: FleetSpec, slots: Sequence[int]) -> PlaceReport:
+        """Place `slots` (new slot numbers) into the existing fleet `record` with the machinery of `create`
+        (intent first, the fleet's id on every VM, failover, retries, final sweep); `spec` describes the fleet
+        (see `spec_of`). The caller holds the fleet's lease and settles the fleet record. Raises like `create`
+        before anything is recorded (no provider usable, region not sold)."""
+        self.identity = FleetIdentity(record.name, record.fleet_id)
+        offers = self._gather(spec)
+        _check_reachable(offers)
+        running, notes = self._place(spec, offers, slots)
+        return PlaceReport(running, notes, list(self._errors), interrupted=self.stop.is_set())
+
+    def _place(self, spec: FleetSpec, offers: OfferSet, slots: Iterable[int]) -> tuple[dict[int, Instance],
+                                                                                       list[str]]:
+        """Place every slot, then sweep its unresolved attempts; the running VMs by slot and what went wrong."""
+        notes = [*offers.left_out.values(), *(f"{n}: no offers ({why})" for n, why in offers.problems.items())]
+        for note in notes:
+            self.progress(note)
+        self._errors = list(offers.errors.values())
+        self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
+            o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
+        wanted = list(slots)
+        running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes, wanted)
+        running.update(self._sweep_unresolved(spec, wanted, len(running)))
+        return running, notes
 
     def _gather(self, spec: FleetSpec) -> OfferSet:
         """The offers of the fleet's one size from the providers that sell it; the others are left out with a
@@ -157,11 +185,11 @@ class FleetCreator:
                              suggestion=f"see `vm fleet status {spec.name}`, or pick another name") from exc
 
     # ------------------------------------------------------------------------------------------ placement
-    def _place_all(self, spec: FleetSpec, offers: OfferSet, blocked: Blocked,
-                   notes: list[str]) -> dict[int, Instance]:
+    def _place_all(self, spec: FleetSpec, offers: OfferSet, blocked: Blocked, notes: list[str],
+                   slots: list[int]) -> dict[int, Instance]:
         running: dict[int, Instance] = {}
         used: Counter[tuple[str, str, str, str]] = Counter()
-        pending = list(range(spec.count))
+        pending = list(slots)
         idle_rounds = 0
         while pending and not self.stop.is_set():
             request = spec.request(len(pending), offers.unterminable_reservations)
@@ -289,13 +317,14 @@ class FleetCreator:
                         else f"{note}; cleanup failed: {outcome.message}")
 
     # ------------------------------------------------------------------------------------------ endgame
-    def _sweep_unresolved(self, spec: FleetSpec, running_count: int) -> dict[int, Instance]:
-        """Look once more for every attempt whose create was ambiguous: adopt it if a slot still needs a VM,
-        else destroy it. Returns the adopted instances by slot."""
+    def _sweep_unresolved(self, spec: FleetSpec, slots: list[int], running_count: int) -> dict[int, Instance]:
+        """Look once more for every attempt of `slots` whose create was ambiguous: adopt it if a slot still
+        needs a VM, else destroy it. Returns the adopted instances by slot."""
         adopted: dict[int, Instance] = {}
-        needed = spec.count - running_count
+        needed = len(slots) - running_count
+        wanted = set(slots)
         for member in self.store.members(spec.name):
-            if member.state is not MemberState.UNKNOWN:
+            if member.state is not MemberState.UNKNOWN or member.slot not in wanted:
                 continue
             provider = self.providers[member.provider]
             try:
@@ -402,6 +431,15 @@ def _block_for(exc: VmError, offer: Offer) -> Blocked:
         if exc.scope is Scope.REGION:
             return Blocked().with_region(offer.provider, exc.region or offer.region)
     return Blocked().with_offer(offer)
+
+
+def spec_of(record: FleetRecord, count: int, ssh_public_key: str | None = None) -> FleetSpec:
+    """The spec of a recorded fleet with `count` VMs (its size, strategy, providers, region and reservation)."""
+    text = record.reservation.removesuffix(" (strict)")
+    reservation = ReservationRequest.parse(text, strict=text != record.reservation)
+    return FleetSpec(name=record.name, gpu=record.gpu, count=count, min_count=min(record.min_count, count),
+                     strategy=record.strategy, gpu_count=record.gpu_count or 1, providers=record.providers,
+                     region=record.region, reservation=reservation, ssh_public_key=ssh_public_key)
 
 
 def _reservation_text(reservation: ReservationRequest) -> str:

@@ -1,12 +1,12 @@
 """Leases: which process may change a fleet, on any machine that shares the store.
 
-Every operation that changes a fleet (create, destroy, reconcile) holds the lease on the fleet's name for its whole
-run: holder `user@host:pid`, an expiry `lease_seconds` (VM_LEASE_SECONDS, default 60) ahead on the store's clock,
-renewed by a heartbeat thread every third of that. The lease is released at the end. Another process that finds a
-live lease refuses (UsageError, exit 2, naming the holder and when the lease lapses). A lease whose holder was
-killed, or whose machine died, lapses; the next operation takes it over and first resolves what that fleet left
-unresolved (destroy and reconcile look at every member that may exist). A holder whose lease was taken over while
-it stalled (no heartbeat for a whole lease) is told through `on_lost` and stops starting new work.
+Every operation that changes a fleet (create, scale, repair, destroy, reconcile) holds the lease on the fleet's name
+for its whole run: holder `user@host:pid`, an expiry `lease_seconds` (VM_LEASE_SECONDS, default 60) ahead on the
+store's clock, renewed by a heartbeat thread every third of that. The lease is released at the end. Another process
+that finds a live lease refuses (UsageError, exit 2, naming the holder and when the lease lapses). A lease whose
+holder was killed, or whose machine died, lapses; the next operation takes it over and first resolves what that
+fleet left unresolved (destroy and reconcile look at every member that may exist). A holder whose lease was taken
+over while it stalled (no heartbeat for a whole lease) is told through `on_lost` and stops starting new work.
 
 A holder on the same machine need not be waited for: the lease records the holder process's exact identity (boot
 id, PID namespace, pid and start time, from /proc), so a process on the same machine can prove the holder is gone

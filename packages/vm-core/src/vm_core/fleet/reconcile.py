@@ -49,6 +49,7 @@ class ReconcileReport:
     view: FleetView
     actions: list[Action] = field(default_factory=list)
     dry_run: bool = False
+    kept: int = 0  # VMs of the fleet kept or adopted (that would be, in a dry run)
 
 
 class FleetReconciler:
@@ -60,6 +61,11 @@ class FleetReconciler:
         """Decide and (unless `dry_run`) carry out what makes the store match the clouds; then the fresh view.
         Raises NotFound for an unknown fleet, UsageError while another process holds its lease."""
         with removed_meanwhile(name), lease(self.store, name, "fleet reconcile"):
+            return self.settle(name, dry_run=dry_run)
+
+    def settle(self, name: str, *, dry_run: bool = False) -> ReconcileReport:
+        """`reconcile` for a caller that already holds the fleet's lease (e.g. repair)."""
+        with removed_meanwhile(name):
             record = recorded_fleet(self.store, name)
             identity = identity_of(record)
             found = scan(identity, self.store.members(name), self.providers)
@@ -68,12 +74,13 @@ class FleetReconciler:
             if not dry_run:
                 actions = [self._carry_out(identity, a, c) for a, c in decisions]
                 self._settle_record(record)
+            kept = sum(1 for a in actions if a.verb in (Verb.KEPT, Verb.ADOPTED))
             actions = [a for a in actions if a.verb is not Verb.KEPT] + found.lookalikes
             for action in actions:
                 self.progress(action.line(dry_run))
             view = FleetInspector(self.store, self.providers).view(name)
             view.problems = list(dict.fromkeys(found.problems + view.problems))
-            return ReconcileReport(view, actions, dry_run)
+            return ReconcileReport(view, actions, dry_run, kept)
 
     def _candidates(self, identity: FleetIdentity, found: Scan) -> list[Candidate]:
         """Recorded members that may exist, each with its VM; a stray named like an intent without an id is
@@ -119,9 +126,10 @@ class FleetReconciler:
 
 
 def decide(record: FleetRecord, candidates: list[Candidate]) -> list[tuple[Action, Candidate]]:
-    """Pure: what to do with each candidate. One VM per wanted slot is kept (recorded ones before strays),
-    every other VM that exists is destroyed; an unchecked candidate keeps its record, and nothing else of its
-    slot is destroyed then (a re-run decides)."""
+    """Pure: what to do with each candidate. One VM per slot is kept (recorded ones before strays), for at most
+    `requested_count` slots, lowest first (slots need not be contiguous: scale and repair number new slots after
+    the highest); every other VM that exists is destroyed; an unchecked candidate keeps its record, and nothing
+    else of its slot is destroyed then (a re-run decides)."""
     wanted = record.state not in (FleetState.FAILED, FleetState.DESTROYING, FleetState.ROLLING_BACK)
     unchecked = {c.slot for c in candidates if not c.checked}
     kept: set[int] = {c.slot for c in candidates if not c.checked and c.member is not None
@@ -136,7 +144,7 @@ def decide(record: FleetRecord, candidates: list[Candidate]) -> list[tuple[Actio
             decisions.append((Action(verb, c.provider, c.name, _id(c)), c))
         elif c.instance.state is InstanceState.PREEMPTED and c.slot not in unchecked:
             decisions.append((Action(Verb.DESTROYED, c.provider, c.name, c.instance.id, "preempted"), c))
-        elif wanted and c.slot not in kept and 0 <= c.slot < record.requested_count:
+        elif wanted and c.slot not in kept and c.slot >= 0 and len(kept) < record.requested_count:
             kept.add(c.slot)
             verb = Verb.KEPT if c.member is not None and c.member.instance_id else Verb.ADOPTED
             decisions.append((Action(verb, c.provider, c.name, c.instance.id), c))

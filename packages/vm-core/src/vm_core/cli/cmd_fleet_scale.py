@@ -1,0 +1,130 @@
+"""`vm fleet scale | repair`: change a fleet's size, or bring it back to it (engine: fleet/scale.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..errors import CapacityError, PartialFailure, UsageError, VmError
+from . import fleet_views as views
+from .app import SECONDS, App, common_options, pass_app
+from .cmd_ssh import ssh_key_option
+from .fleet_context import fleet_providers
+
+_TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one to go)."
+
+
+@click.command()
+@click.argument("name")
+@click.option("--count", "-n", type=int, required=True, help="How many VMs the fleet should have.")
+@click.option("--min-count", type=int, help="Also change the fleet's minimum (a shrink never goes below it).")
+@click.option("--dry-run", is_flag=True, help="Print what would be created (with prices) or destroyed; change nothing.")
+@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS", help=_TIMEOUT_HELP)
+@ssh_key_option
+@common_options
+@pass_app
+def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool, timeout: float,
+          ssh_public_key: str | None) -> None:
+    """Grow or shrink a fleet to COUNT VMs.
+
+    Growing places new VMs like `vm fleet create` (failover, the fleet's id on every VM); a grow that falls
+    short keeps what it created (exit 7; `vm fleet repair` tries again), unless the fleet ends below its
+    minimum: then the VMs this scale created are destroyed again. Shrinking destroys on-demand VMs before
+    reserved ones, the most expensive first, never below the minimum.
+
+    \b
+    vm fleet scale train --count 16
+    vm fleet scale train --count 4 --min-count 4 --dry-run
+    """
+    from .cmd_fleet import MAX_FLEET
+
+    if not 1 <= count <= MAX_FLEET:
+        raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
+    scaler = _scaler(app, name, timeout, ssh_public_key)
+    report = _run(scaler, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
+    _show(app, report)
+    _exit_for(app, name, report)
+
+
+@click.command()
+@click.argument("name")
+@click.option("--dry-run", is_flag=True, help="Say what would be settled and replaced (with prices); change nothing.")
+@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS", help=_TIMEOUT_HELP)
+@ssh_key_option
+@common_options
+@pass_app
+def repair(app: App, name: str, dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
+    """Bring a degraded or interrupted fleet back to its requested count.
+
+    First the records are settled against the clouds like `vm fleet reconcile` (VMs carrying the fleet's id
+    are adopted or destroyed, gone ones marked missing), then a new VM is placed for each one missing.
+
+    \b
+    vm fleet repair train
+    vm fleet repair train --dry-run
+    """
+    scaler = _scaler(app, name, timeout, ssh_public_key)
+    report = _run(scaler, lambda: scaler.repair(name, dry_run=dry_run))
+    _show(app, report)
+    _exit_for(app, name, report)
+
+
+def _scaler(app: App, name: str, timeout: float, ssh_public_key: str | None) -> Any:
+    """A scaler acting through the fleet's own accounts, with the fleet's strategy."""
+    from ..fleet.create import FleetCreator
+    from ..fleet.scale import FleetScaler
+    from .cmd_fleet import _strategy
+
+    store, record, providers = fleet_providers(app, name)
+    creator = FleetCreator(store, providers, _strategy(record.strategy), progress=app.output.progress,
+                           timeout=timeout, profile=record.profile)
+    return FleetScaler(creator, ssh_public_key=ssh_public_key)
+
+
+def _run(scaler: Any, work: Any) -> Any:
+    from .cmd_fleet import _run_interruptibly
+
+    return _run_interruptibly(scaler.creator, work)
+
+
+def _show(app: App, report: Any) -> None:
+    plan = report.plan
+    if plan is None:
+        views.fleet_view(app.output, report.view, report.actions, report.dry_run)
+        return
+    views.plan(app.output, plan.spec, plan.placements, plan.offers, slots=plan.slots,
+               extra={"slots": plan.slots, "requested_count": report.view.fleet.requested_count,
+                      "actions": [a.to_json() for a in report.actions], "dry_run": True})
+
+
+def _exit_for(app: App, name: str, report: Any) -> None:
+    """0 when the fleet is active afterwards; 7 when it is not (or a VM could not be destroyed); 130 when
+    interrupted; a rolled-back grow exits like a failed create (6, or 9/4/8 when every failure was of that kind).
+    A dry run exits 6 when the offers cannot hold every VM it would create."""
+    from ..errors import AuthError, Interrupted, Timeout, Transient
+    from ..fleet.store import FleetState
+
+    fleet = report.view.fleet
+    if report.dry_run:
+        plan = report.plan
+        if plan is not None and len(plan.placements) < len(plan.slots):
+            app.fail(CapacityError(f"only {len(plan.placements)} of {len(plan.slots)} new VMs can be placed with "
+                                   "the current offers", suggestion=f"vm offers --gpu {fleet.gpu}"))
+        return
+    if report.interrupted:
+        app.fail(Interrupted(f"fleet {name} interrupted: {fleet.message}", suggestion=f"vm fleet repair {name}"))
+    if report.failures:
+        app.fail(PartialFailure(f"{len(report.failures)} VM(s) of fleet {name} may still exist or still run",
+                                suggestion=f"vm fleet reconcile {name}"),
+                 [(name, VmError(a.line())) for a in report.failures])
+    if report.rolled_back:
+        kind = next((k for k in (Timeout, AuthError, Transient)
+                     if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
+        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=f"vm fleet status {name}"))
+    if report.view.problems:
+        app.fail(PartialFailure(f"fleet {name}: {len(report.view.problems)} member(s) could not be checked"),
+                 [(name, VmError(p)) for p in report.view.problems])
+    if fleet.state is not FleetState.ACTIVE:
+        app.fail(PartialFailure(f"fleet {name} is {fleet.state.value}: {fleet.message}",
+                                suggestion=f"vm fleet repair {name}"))

@@ -101,6 +101,8 @@ def test_the_largest_fits_count_what_came_up_where_a_place_was_tried() -> None:
         ("crusoe", "res-c", 4, False), ("crusoe", "", 3, True), ("nebius", "", 2, True), ("crusoe", "", 2, False)]
     assert "3 in crusoe us-east1-a (tried: 3 came up)" in no_place_text(request(5), fits, tried=True)
     assert no_place_text(request(5), fits, tried=True).startswith("no single place held 5 H100:8 VMs; ")
+    reserved = largest_fits(ALL, request(5), {("crusoe", "us-east1-a", CRUSOE.shape, "res-c"): 1})
+    assert "1 in crusoe us-east1-a (reservation res-c; tried: 1 came up)" in no_place_text(request(5), reserved)
 
 
 def test_a_tried_place_now_sold_out_still_counts() -> None:

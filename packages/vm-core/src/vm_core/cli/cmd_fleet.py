@@ -49,8 +49,8 @@ def fleet() -> None:
 @common_options
 @pass_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, placement: str,
-           min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool, allow_unterminable: bool,
-           dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
+           min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
+           allow_unterminable: bool, dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default). With

@@ -50,10 +50,11 @@ class Group:
         """How many of `count` VMs to create here: all of them unless the cloud says fewer fit."""
         return count if self.capacity is None else min(self.capacity, count)
 
-    def where(self) -> str:
-        """`crusoe us-east1-a`, with the reservation when there is one."""
+    def where(self, *notes: str) -> str:
+        """`crusoe us-east1-a`, then in parentheses the reservation when there is one and any `notes`."""
         o = self.offer
-        return f"{o.provider} {o.region}" + (f" (reservation {o.reservation_id})" if o.reserved else "")
+        details = [f"reservation {o.reservation_id}"] * o.reserved + list(notes)
+        return f"{o.provider} {o.region}" + (f" ({'; '.join(details)})" if details else "")
 
 
 def groups(offers: Sequence[Offer], request: FleetRequest, blocked: Blocked) -> list[Group]:
@@ -84,12 +85,11 @@ class Fit:
     seen: bool = False  # `vms` came up there before the place failed
 
     def text(self) -> str:
-        where = self.group.where()
         if self.seen:
-            return f"{self.vms} in {where} (tried: {self.vms} came up)"
+            return f"{self.vms} in {self.group.where(f'tried: {self.vms} came up')}"
         if self.vms is None:
-            return f"? in {where} (capacity unknown)"
-        return f"{self.vms} in {where}"
+            return f"? in {self.group.where('capacity unknown')}"
+        return f"{self.vms} in {self.group.where()}"
 
 
 def largest_fits(offers: Sequence[Offer], request: FleetRequest,

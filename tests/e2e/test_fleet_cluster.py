@@ -97,6 +97,12 @@ def test_a_fleet_too_large_for_every_place_tried_is_rolled_back_with_the_largest
 
 def test_min_count_keeps_every_member_in_one_place(fresh_home: VmHome) -> None:
     vm = fresh_home
+    plan = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "6", "--min-count", "3", "--providers", "crusoe",
+                 "--placement", "cluster", "--dry-run", "-o", "json").json()
+    assert len(plan["placements"]) == 4
+    assert [(p["order"], p["holds"], p["vms"]) for p in plan["places"]] == [(1, "4-of-6", 4), (2, "4-of-6", 4),
+                                                                            (None, "no", 2), (None, "no", 2)]
+    assert plan["places"][0]["fleet_price_per_hour"] == round(4 * plan["places"][0]["price_per_hour"], 4)
     result = vm("fleet", "create", "--gpu", "H100:8", "--count", "6", "--min-count", "3", "--providers", "crusoe",
                 "--placement", "cluster", "--name", "part", "-o", "json")
     assert result.code == 7, result.err
@@ -128,3 +134,29 @@ def test_strategy_and_cluster_placement_do_not_combine(shared_home: VmHome) -> N
                          "--strategy", "cheapest")
     assert result.code == 2 and "cannot be combined with --placement cluster" in result.err
     assert shared_home("fleet", "create", "--gpu", "H100:8", "--count", "2", "--placement", "rack").code == 2
+
+
+def test_any_refusal_in_a_place_moves_the_whole_fleet(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("list")  # the mock clouds are up
+    assert vm.mock("faults", "--provider", "nebius", "--op-failure-rate", "1").returncode == 0
+    result = vm("fleet", "create", "--gpu", "H100:8", "--count", "2", "--providers", "crusoe,nebius",
+                "--placement", "cluster", "--name", "refused", "-o", "json")
+    assert result.code == 0, result.err
+    assert "injected operation failure" in result.err and "moving the whole fleet" in result.err
+    live = in_clouds(vm, "refused")
+    assert places(live) == {("crusoe", "us-east1-a", "h100-80gb-sxm-ib.8x", CRUSOE_RESERVATION)} and len(live) == 2
+    vm.ok("fleet", "destroy", "refused")
+
+
+def test_a_place_where_min_count_came_up_is_kept(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    result = vm("fleet", "create", "--gpu", "H100:8", "--count", "3", "--min-count", "2", "--placement", "cluster",
+                "--name", "kept", "-o", "json")
+    assert result.code == 7, result.err
+    made = result.json()
+    assert made["state"] == "degraded" and "moving the whole fleet" not in result.err
+    live = in_clouds(vm, "kept")
+    assert len(live) == 2 and places(live) == {("nebius", "eu-north1", "gpu-h100-sxm/8gpu-128vcpu-1600gb",
+                                                NEBIUS_BLOCK)}
+    vm.ok("fleet", "destroy", "kept")

@@ -110,11 +110,14 @@ def cluster_plan(out: Output, spec: Any, cluster: Any) -> None:
                "vms": g.take(spec.count), "fleet_price_per_hour": round(g.offer.price_per_hour
                                                                          * g.take(spec.count), 4)}
               for g in sorted(cluster.considered, key=lambda g: order.get(g.key, len(order) + 1))]
+    if out.json or cluster.chosen is None:  # else `plan` gives these warnings
+        for note in cluster.offers.left_out.values():
+            out.warn(note)
+        for provider, why in cluster.offers.problems.items():
+            out.warn(f"{provider}: no offers ({why})")
     if out.json:
         placements = cluster.placements
         total, complete = price_total(o.price_per_hour for o in placements)
-        for provider, why in cluster.offers.problems.items():
-            out.warn(f"{provider}: no offers ({why})")
         out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy, "placement": "cluster",
                   "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
                   "price_per_hour": total, "price_complete": complete, "places": places})

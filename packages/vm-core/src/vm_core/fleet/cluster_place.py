@@ -86,7 +86,9 @@ class ClusterPlacer:
                 self.notes.append(self.failure)
                 return {}
             group = candidates[0]
-            self.creator.progress(f"cluster: all {group.take(self.spec.count)} VM(s) in {group.where()}")
+            take = group.take(self.spec.count)
+            share = "all" if take == self.spec.count else f"{take} of {self.spec.count}"
+            self.creator.progress(f"cluster: {share} VM(s) in {group.where()}")
             running, blocked = self._fill(group, blocked)
             if self.creator.stop.is_set() or len(running) >= self.spec.min_count:
                 return running
@@ -135,6 +137,7 @@ class ClusterPlacer:
         c.progress(f"cluster: {group.where()} cannot hold the fleet ({up} VM(s) came up): moving the whole fleet")
         record = c.store.get_fleet(self.spec.name)
         if record is None:
+            self.failure = f"fleet {self.spec.name} was removed meanwhile; {group.where()} was not cleared"
             return False
         report = FleetDestroyer(c.store, c.providers, progress=c.progress,
                                 timeout=c._cleanup_timeout).destroy_members(record)

@@ -35,6 +35,13 @@ def test_the_cheapest_place_that_holds_the_whole_fleet_comes_first() -> None:
                              ("lambda", "us-west-3", ""), ("crusoe", "us-east1-a", "")]
 
 
+def test_a_reservation_wins_a_tie_then_published_capacity() -> None:
+    unknown = offer("nebius", 21.20, None, region="eu-north1")
+    known = offer("lambda", 21.20, 9, region="us-west-3")
+    found = cluster_groups([unknown, known, CRUSOE_RES], request(2), Blocked())
+    assert [g.offer.provider for g in found] == ["crusoe", "lambda", "nebius"]
+
+
 def test_capacity_limits_which_places_can_hold_the_fleet() -> None:
     found = cluster_groups(ALL, request(4), Blocked())
     assert ("crusoe", "us-southcentral1-a", "") not in places(found)  # room for 2 only

@@ -34,6 +34,9 @@ def fleet() -> None:
 @click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME-0, NAME-1, ...")
 @click.option("--strategy", default="spread", show_default=True,
               help="Placement strategy: spread, cheapest, reserved-first, packed, or a plugin's.")
+@click.option("--placement", type=click.Choice(["any", "cluster"]), default="any", show_default=True,
+              help="cluster: every VM with one provider, in one region, on one shape and reservation (the "
+                   "cheapest place that holds them all); the whole fleet moves or fails.")
 @click.option("--min-count", type=int, help="Keep the fleet if at least this many run (default: --count).")
 @click.option("--providers", metavar="a,b,c", help="Providers to use (default: every configured one).")
 @click.option("--region", help="Only this region.")
@@ -48,30 +51,43 @@ def fleet() -> None:
 @ssh_key_option
 @common_options
 @pass_app
-def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_count: int | None,
-           providers: str | None, region: str | None, reservation: str, strict: bool, allow_unterminable: bool,
-           dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
+def create(app: App, gpu: str, count: int, name: str | None, strategy: str, placement: str,
+           min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
+           allow_unterminable: bool, dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
-    Below --min-count everything created is destroyed again (all-or-nothing by default).
+    Below --min-count everything created is destroyed again (all-or-nothing by default). With
+    --placement cluster every VM goes to one place (exit 6 when no single place can hold the fleet).
 
     \b
     vm fleet create --gpu H100 --count 12 --name train
     vm fleet create --gpu H100:8 --count 4 --strategy cheapest --min-count 2 --dry-run
+    vm fleet create --gpu H100:8 --count 4 --placement cluster --dry-run
     """
+    from ..fleet.cluster import Placement
     from ..fleet.create import FleetCreator, FleetSpec
     from ..fleet.naming import check_fleet_name
 
+    where = Placement(placement)
+    strategy = _placement_strategy(where, strategy)
     spec = FleetSpec(name=check_fleet_name(name or _generated_name()), **_request(gpu, count, min_count, region,
                                                                                   reservation, strict),
                      strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
-                     ssh_public_key=ssh_public_key)
-    chosen = _strategy(strategy)
+                     ssh_public_key=ssh_public_key, placement=where)
+    chosen = _strategy("cheapest" if where is Placement.CLUSTER else strategy)
     session = app.session()
     connected = _connect(app, session, spec.providers)
     store = open_store(session)
     creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout,
                            profile=session.profile.name)
+    if dry_run and where is Placement.CLUSTER:
+        from ..fleet.cluster_place import plan
+
+        cluster = plan(creator, spec)
+        views.cluster_plan(app.output, spec, cluster)
+        if (refusal := cluster.failure()) is not None:
+            app.fail(refusal)
+        return
     if dry_run:
         placements, offers = creator.plan(spec)
         views.plan(app.output, spec, placements, offers)
@@ -82,6 +98,20 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
     report = _run_interruptibly(creator, lambda: creator.create(spec))
     views.created(app.output, report, store.members(spec.name))
     _exit_for(app, report)
+
+
+def _placement_strategy(placement: Any, strategy: str) -> str:
+    """The strategy recorded with the fleet: `cluster` for a cluster fleet, whose one place is chosen cheapest
+    first (an explicit --strategy, which orders VMs across places, is a usage error there)."""
+    from ..fleet.cluster import Placement
+
+    if placement is not Placement.CLUSTER:
+        return strategy
+    source = click.get_current_context().get_parameter_source("strategy")
+    if source is not click.core.ParameterSource.DEFAULT:
+        raise UsageError(f"--strategy {strategy} cannot be combined with --placement cluster: every VM goes to one "
+                         "place, the cheapest that can hold the whole fleet")
+    return "cluster"
 
 
 def _request(gpu: str, count: int, min_count: int | None, region: str | None, reservation: str,

@@ -74,12 +74,28 @@ def _scaler(app: App, name: str, timeout: float, ssh_public_key: str | None) -> 
     """A scaler acting through the fleet's own accounts, with the fleet's strategy."""
     from ..fleet.create import FleetCreator
     from ..fleet.scale import FleetScaler
-    from .cmd_fleet import _strategy
 
     store, record, providers = fleet_providers(app, name)
-    creator = FleetCreator(store, providers, _strategy(record.strategy), progress=app.output.progress,
+    creator = FleetCreator(store, providers, _fleet_strategy(store, record), progress=app.output.progress,
                            timeout=timeout, profile=record.profile)
     return FleetScaler(creator, ssh_public_key=ssh_public_key)
+
+
+def _fleet_strategy(store: Any, record: Any) -> Any:
+    """The fleet's strategy; a cluster fleet's new VMs go where its running members are (UsageError when none
+    runs: there is no place to grow beside)."""
+    from ..errors import UsageError
+    from ..fleet.cluster import Placement, pinned_to, place_of
+    from ..fleet.strategies import cheapest
+    from .cmd_fleet import _strategy
+
+    if record.strategy != Placement.CLUSTER:
+        return _strategy(record.strategy)
+    place = place_of(store.members(record.name))
+    if place is None:
+        raise UsageError(f"fleet {record.name} was placed as a cluster and none of its VMs runs: there is no place "
+                         "to put new ones beside them", suggestion=f"vm fleet destroy {record.name}")
+    return pinned_to(place, cheapest)
 
 
 def _run(scaler: Any, work: Any) -> Any:

@@ -103,6 +103,47 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
     out.pairs([("total $/h", total_text(total, complete))])
 
 
+def cluster_plan(out: Output, spec: Any, cluster: Any) -> None:
+    """The dry run of a cluster fleet: every slot in the chosen place (as `plan` shows slots), then every place
+    considered, in the order they would be tried (ORDER `-`: cannot hold the fleet). HOLDS is `yes` (the
+    cloud says there is room), `maybe` (the cloud publishes no capacity) or `no`. JSON: the plan's document
+    plus `placement` and `places`."""
+    order = {g.key: i for i, g in enumerate(cluster.candidates, 1)}
+    places = [{**g.offer.to_json(), "order": order.get(g.key), "holds": _holds(g, spec.count, cluster.min_count),
+               "vms": g.take(spec.count), "fleet_price_per_hour": round(g.offer.price_per_hour
+                                                                         * g.take(spec.count), 4)}
+              for g in sorted(cluster.considered, key=lambda g: order.get(g.key, len(order) + 1))]
+    if out.json or cluster.chosen is None:  # else `plan` gives these warnings
+        for note in cluster.offers.left_out.values():
+            out.warn(note)
+        for provider, why in cluster.offers.problems.items():
+            out.warn(f"{provider}: no offers ({why})")
+    if out.json:
+        placements = cluster.placements
+        total, complete = price_total(o.price_per_hour for o in placements)
+        out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy, "placement": "cluster",
+                  "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
+                  "price_per_hour": total, "price_complete": complete, "places": places})
+        return
+    if cluster.chosen is not None:
+        plan(out, spec, cluster.placements, cluster.offers)
+        if cluster.chosen.capacity is None:
+            out.warn(f"{cluster.chosen.where()} does not publish capacity: it may not hold the fleet, which then "
+                     "moves whole to the next place")
+    out.table(("ORDER", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "VMS", "FLEET-$/H", "HOLDS"),
+              [(p["order"] or "-", p["provider"], p["region"], p["shape"], p["reservation_id"] or "-",
+                "unknown" if p["capacity"] is None else p["capacity"], p["vms"], p["fleet_price_per_hour"],
+                p["holds"]) for p in places])
+
+
+def _holds(group: Any, count: int, min_count: int) -> str:
+    if group.capacity is None:
+        return "maybe"
+    if group.capacity >= count:
+        return "yes"
+    return f"{group.capacity}-of-{count}" if group.capacity >= min_count else "no"
+
+
 def _capacity(offer: Offer) -> str:
     """What the cloud said about room for the slot's offer: a number of VMs, or `unknown`."""
     return "unknown" if offer.capacity is None else str(offer.capacity)

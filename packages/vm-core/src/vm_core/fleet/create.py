@@ -22,6 +22,7 @@ from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Trans
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..provider import Provider, SupportsAccount
 from . import members as mem
+from .cluster import Placement
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
@@ -54,6 +55,7 @@ class FleetSpec:
     reservation: ReservationRequest = ReservationRequest()
     allow_unterminable: bool = False
     ssh_public_key: str | None = None  # installed on every member (None: each provider's own default)
+    placement: Placement = Placement.ANY  # CLUSTER: every member in one place (cluster_place.py)
 
     def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
         return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,
@@ -129,10 +131,15 @@ class FleetCreator:
         check_fleet_name(spec.name)
         offers = self._gather(spec)
         _check_reachable(offers)
+        if spec.placement is Placement.CLUSTER:
+            _check_cluster(spec, offers)
         with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
             self._register(spec)
-            running, notes = self._place(spec, offers, range(spec.count))
-            return self._finish(spec, list(running.values()), notes)
+            running, notes, failure = self._place(spec, offers, range(spec.count))
+            report = self._finish(spec, list(running.values()), notes)
+            if failure and report.rolled_back:
+                report.fleet = self.store.update_fleet(spec.name, message=f"{failure}; rolled back")
+            return report
 
     def place(self, record: FleetRecord, spec: FleetSpec, slots: Sequence[int]) -> PlaceReport:
         """Place `slots` (new slot numbers) into the existing fleet `record` with the machinery of `create`
@@ -142,22 +149,29 @@ class FleetCreator:
         self.identity = FleetIdentity(record.name, record.fleet_id)
         offers = self._gather(spec)
         _check_reachable(offers)
-        running, notes = self._place(spec, offers, slots)
+        running, notes, _ = self._place(spec, offers, slots)
         return PlaceReport(running, notes, list(self._errors), interrupted=self.stop.is_set())
 
-    def _place(self, spec: FleetSpec, offers: OfferSet, slots: Iterable[int]) -> tuple[dict[int, Instance],
-                                                                                       list[str]]:
-        """Place every slot, then sweep its unresolved attempts; the running VMs by slot and what went wrong."""
+    def _place(self, spec: FleetSpec, offers: OfferSet,
+               slots: Iterable[int]) -> tuple[dict[int, Instance], list[str], str]:
+        """Place every slot (all in one place with cluster placement), then sweep its unresolved attempts; the
+        running VMs by slot, what went wrong, and why a cluster could not be placed ('' otherwise)."""
         notes = [*offers.left_out.values(), *(f"{n}: no offers ({why})" for n, why in offers.problems.items())]
         for note in notes:
             self.progress(note)
         self._errors = list(offers.errors.values())
         self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
             o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
-        wanted = list(slots)
-        running = self._place_all(spec, offers, Blocked(providers=frozenset(offers.problems)), notes, wanted)
+        wanted, blocked, failure = list(slots), Blocked(providers=frozenset(offers.problems)), ""
+        if spec.placement is Placement.CLUSTER:
+            from .cluster_place import ClusterPlacer
+
+            placer = ClusterPlacer(self, spec, offers, notes)
+            running, failure = placer.place(blocked), placer.failure
+        else:
+            running = self._place_all(spec, offers, blocked, notes, wanted)
         running.update(self._sweep_unresolved(spec, wanted, len(running)))
-        return running, notes
+        return running, notes, failure
 
     def _gather(self, spec: FleetSpec) -> OfferSet:
         """The offers of the fleet's one size from the providers that sell it; the others are left out with a
@@ -399,6 +413,15 @@ def _left_out(spec: FleetSpec, providers: Mapping[str, Provider]) -> dict[str, s
         raise UsageError(f"no provider sells {spec.gpu}:{spec.gpu_count} VMs: {'; '.join(left_out.values())}",
                          suggestion=f"see `vm offers --gpu {spec.gpu}` for the sizes sold")
     return left_out
+
+
+def _check_cluster(spec: FleetSpec, offers: OfferSet) -> None:
+    """CapacityError (before anything is recorded) when no single place can hold a cluster fleet."""
+    from .cluster_place import plan_for
+
+    refusal = plan_for(spec, offers).failure()
+    if refusal is not None:
+        raise refusal
 
 
 def _check_region(spec: FleetSpec, offers: OfferSet) -> None:

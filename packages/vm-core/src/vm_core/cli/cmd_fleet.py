@@ -19,6 +19,39 @@ from .fleet_context import fleet_providers, open_store
 MAX_FLEET = 1000
 
 
+class _Price(click.ParamType):
+    """A cap in USD per hour: a positive, finite number."""
+
+    name = "usd_per_hour"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        import math
+
+        try:
+            price = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a price in USD per hour, e.g. 25 or 12.50", param, ctx)
+        if not math.isfinite(price) or price <= 0:
+            self.fail(f"{value!r} is not a positive price in USD per hour", param, ctx)
+        return price
+
+
+class _Duration(click.ParamType):
+    """A time to live such as 30m, 8h, 2d or 1h30m (fleet/expiry.py), in seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from ..fleet.expiry import parse_duration
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except UsageError as exc:
+            self.fail(exc.message, param, ctx)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def fleet() -> None:
     """Fleets: named groups of VMs spread across providers, recorded so none is ever lost."""
@@ -39,6 +72,10 @@ def fleet() -> None:
 @click.option("--strict", is_flag=True, help="Only reserved capacity; never fall back to on-demand.")
 @click.option("--allow-unterminable", is_flag=True,
               help="Also use reservations whose VMs the cloud will not delete through its API (Lambda).")
+@click.option("--max-price", type=_Price(), metavar="USD_PER_HOUR",
+              help="Refuse (exit 6) a plan whose total $/h is above this, or cannot be known; recorded.")
+@click.option("--ttl", type=_Duration(), metavar="DURATION",
+              help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
 @click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
               metavar="SECONDS", help="How long each VM may take to come up.")
@@ -47,7 +84,8 @@ def fleet() -> None:
 @pass_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_count: int | None,
            providers: str | None, region: str | None, reservation: str, strict: bool, allow_unterminable: bool,
-           dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
+           max_price: float | None, ttl: float | None, dry_run: bool, timeout: float,
+           ssh_public_key: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default).
@@ -55,14 +93,16 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
     \b
     vm fleet create --gpu H100 --count 12 --name train
     vm fleet create --gpu H100:8 --count 4 --strategy cheapest --min-count 2 --dry-run
+    vm fleet create --gpu H100 --count 8 --max-price 30 --ttl 8h
     """
+    from ..fleet.budget import check_budget
     from ..fleet.create import FleetCreator, FleetSpec
     from ..fleet.naming import check_fleet_name
 
     spec = FleetSpec(name=check_fleet_name(name or _generated_name()), **_request(gpu, count, min_count, region,
                                                                                   reservation, strict),
                      strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
-                     ssh_public_key=ssh_public_key)
+                     ssh_public_key=ssh_public_key, ttl=ttl, max_price=max_price)
     chosen = _strategy(strategy)
     session = app.session()
     connected = _connect(app, session, spec.providers)
@@ -75,6 +115,9 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, min_
         if len(placements) < spec.count:
             app.fail(CapacityError(f"only {len(placements)} of {spec.count} VMs can be placed with the current "
                                    "offers", suggestion=f"vm offers --gpu {gpu}"))
+        over = check_budget(placements, max_price)
+        if over is not None:
+            app.fail(over)
         return
     report = _run_interruptibly(creator, spec)
     views.created(app.output, report, store.members(spec.name))

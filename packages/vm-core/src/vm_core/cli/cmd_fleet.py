@@ -1,4 +1,4 @@
-"""`vm fleet create | list | status | destroy | reconcile | ssh`: groups of VMs spread across providers."""
+"""`vm fleet create | list | status | destroy | reconcile | forget | ssh | reap`: groups of VMs across providers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from . import fleet_views as views
 from .app import SECONDS, App, common_options, pass_app
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
+from .fleet_reap import reap
 
 MAX_FLEET = 1000
 
@@ -376,3 +377,4 @@ def _problems(app: App, problems: list[str], name: str) -> None:
 
 
 fleet.add_command(fleet_ssh)
+fleet.add_command(reap)

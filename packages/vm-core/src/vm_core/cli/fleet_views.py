@@ -204,3 +204,22 @@ def forgotten(out: Output, fleet: FleetRecord, left: Sequence[MemberRecord]) -> 
     out.pairs([("fleet", fleet.name), ("record", "forgotten"), ("VMs left as they are", len(members))])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
+
+
+def reaped(out: Output, outcomes: Sequence[Any], dry_run: bool) -> None:
+    """What `vm fleet reap` did to each expired fleet: destroyed, left (something may still run), skipped (with
+    why), gone (removed meanwhile) or, with --dry-run, `would destroy`. JSON: {"dry_run", "fleets": [{"name",
+    "id", "expires_at", "result", "reason", "vms", "actions"}]}."""
+    docs = [{"name": o.fleet.name, "id": o.fleet.fleet_id or None, "expires_at": _iso(o.fleet.expires_at),
+             "result": o.result, "reason": o.reason or None, "vms": o.vms,
+             "actions": [a.to_json() for a in o.actions]} for o in outcomes]
+    if out.json:
+        out.data({"dry_run": dry_run, "fleets": docs})
+        return
+    for doc in docs:
+        if doc["reason"]:
+            out.warn(f"fleet {doc['name']}: {doc['result']}: {doc['reason']}")
+    if docs:
+        out.table(("FLEET", "EXPIRED", "RESULT", "VMS"),
+                  [(d["name"], (d["expires_at"] or "-")[:19].replace("T", " "), d["result"].replace(" ", "-"),
+                    d["vms"]) for d in docs])

@@ -13,7 +13,7 @@ from vm_core.fleet.store import FleetRecord, FleetState, SqliteFleetStore
 from vm_core.fleet.strategies import cheapest
 from vm_core.model import Offer
 
-from .test_fleet_manager import cloud_vms, fleet_env, no_nebius_h100  # noqa: F401 - fleet_env is a fixture
+from .test_fleet_manager import BUILT_IN, cloud_vms, no_nebius_h100
 
 
 def offer(price: float | None, provider: str = "nebius") -> Offer:
@@ -86,9 +86,9 @@ def test_expiry_and_cap_are_recorded_and_read_back(tmp_path: Path) -> None:
     assert again.update_fleet("a", state=FleetState.ACTIVE).expires_at == 1234.5
 
 
-def test_failover_never_goes_above_the_cap(mock_clouds_factory, fleet_env) -> None:
+def test_failover_never_goes_above_the_cap(mock_clouds_factory, connect, tmp_path: Path) -> None:
     clouds = mock_clouds_factory(configure=no_nebius_h100)
-    store, providers = fleet_env(clouds)
+    store, providers = SqliteFleetStore(tmp_path / "vm.db"), {name: connect(clouds, name) for name in BUILT_IN}
     spec = FleetSpec(name="cap", gpu="H100", count=1, min_count=1, providers=("nebius", "lambda"))
     creator = FleetCreator(store, providers, cheapest, timeout=60)
     plan, offers = creator.plan(spec)

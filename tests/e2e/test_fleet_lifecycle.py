@@ -124,7 +124,7 @@ def test_reap_destroys_only_expired_fleets_and_never_a_look_alike(fresh_home: Vm
     before, fleets = vm.inventory(), vm.ok("fleet", "list", "-o", "json").json()
     dry = vm.ok("fleet", "reap", "--dry-run", "-o", "json").json()
     assert dry["dry_run"] is True
-    assert [(f["name"], f["result"], f["vms"]) for f in dry["fleets"]] == [("old", "would destroy", 2)]
+    assert [(f["name"], f["result"], f["vms"]) for f in dry["fleets"]] == [("old", "would-destroy", 2)]
     assert vm.inventory() == before and vm.ok("fleet", "list", "-o", "json").json() == fleets
     reaped = vm.ok("fleet", "reap", "-o", "json").json()  # stdin is not a terminal: no question
     assert [(f["name"], f["result"], f["vms"]) for f in reaped["fleets"]] == [("old", "destroyed", 2)]

@@ -18,7 +18,7 @@ from ..errors import Cancelled, NotFound, PartialFailure, VmError
 from .app import SECONDS, App, common_options, on_terminal, pass_app, yes_option
 from .fleet_context import fleet_providers, open_store
 
-DESTROYED, LEFT, SKIPPED, WOULD_DESTROY, GONE = "destroyed", "left", "skipped", "would destroy", "gone"
+DESTROYED, LEFT, SKIPPED, WOULD_DESTROY, GONE = "destroyed", "left", "skipped", "would-destroy", "gone"
 
 
 @dataclass

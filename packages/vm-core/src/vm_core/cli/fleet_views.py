@@ -208,7 +208,7 @@ def forgotten(out: Output, fleet: FleetRecord, left: Sequence[MemberRecord]) -> 
 
 def reaped(out: Output, outcomes: Sequence[Any], dry_run: bool) -> None:
     """What `vm fleet reap` did to each expired fleet: destroyed, left (something may still run), skipped (with
-    why), gone (removed meanwhile) or, with --dry-run, `would destroy`. JSON: {"dry_run", "fleets": [{"name",
+    why), gone (removed meanwhile) or, with --dry-run, would-destroy. JSON: {"dry_run", "fleets": [{"name",
     "id", "expires_at", "result", "reason", "vms", "actions"}]}."""
     docs = [{"name": o.fleet.name, "id": o.fleet.fleet_id or None, "expires_at": _iso(o.fleet.expires_at),
              "result": o.result, "reason": o.reason or None, "vms": o.vms,
@@ -221,5 +221,5 @@ def reaped(out: Output, outcomes: Sequence[Any], dry_run: bool) -> None:
             out.warn(f"fleet {doc['name']}: {doc['result']}: {doc['reason']}")
     if docs:
         out.table(("FLEET", "EXPIRED", "RESULT", "VMS"),
-                  [(d["name"], (d["expires_at"] or "-")[:19].replace("T", " "), d["result"].replace(" ", "-"),
+                  [(d["name"], (d["expires_at"] or "-")[:19].replace("T", " "), d["result"],
                     d["vms"]) for d in docs])

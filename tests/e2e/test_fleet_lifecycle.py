@@ -5,6 +5,7 @@ and on a pseudo-terminal, stopped by a real SIGINT."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -154,6 +155,43 @@ def test_reap_skips_a_fleet_of_another_account_and_goes_on(fresh_home: VmHome) -
     assert len(live_names(vm, "acct--")) == 1 and live_names(vm, "mine--") == []
     assert vm.ok("fleet", "reap", "-o", "json").json()["fleets"][0]["result"] == "destroyed"
     assert live_names(vm, "acct--") == [] and fleet_names(vm) == []
+
+
+def test_reap_on_a_terminal_asks_first(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    made = vm.ok("fleet", "create", *NEBIUS, "--count", "1", "--name", "asked", "--ttl", "1s", "-o", "json").json()
+    wait_until_expired(made)
+    code, screen = on_a_terminal(vm, ["fleet", "reap"], b"n\n")
+    assert code == 1 and "asked" in screen and "Destroy 1 expired fleet(s)? [y/N]" in screen
+    assert "vm: error: cancelled: nothing was destroyed" in screen and "hint: vm fleet reap --yes" in screen
+    assert len(live_names(vm, "asked--")) == 1 and fleet_names(vm) == ["asked"]
+    code, screen = on_a_terminal(vm, ["fleet", "reap"], b"y\n")
+    assert code == 0 and live_names(vm, "asked--") == [] and fleet_names(vm) == []
+
+
+def on_a_terminal(vm: VmHome, args: list[str], answer: bytes) -> tuple[int, str]:
+    """Run vm with stdin, stdout and stderr on a pseudo-terminal; answer the [y/N] question. (exit code, screen)"""
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([VM, *args], env=vm.env, stdin=secondary, stdout=secondary, stderr=secondary)
+    os.close(secondary)
+    try:
+        seen = read_until(primary, lambda seen: b"[y/N]" in seen)
+        os.write(primary, answer)
+        seen += read_until(primary, lambda _: False)  # to EOF: the process ended
+        code = proc.wait(timeout=300)
+    finally:
+        os.close(primary)
+    return code, seen.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_watch_as_json_prints_one_document_per_line(shared_home: VmHome) -> None:
+    vm = shared_home
+    vm.ok("fleet", "create", *NEBIUS, "--count", "1", "--name", "jsonwatch")
+    watched = vm.ok("fleet", "status", "jsonwatch", "--watch", "--interval", "0.1", "-o", "json")
+    lines = watched.out.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["state"] == "active"
+    assert "fleet jsonwatch is settled: active" in watched.err
+    vm.ok("fleet", "destroy", "jsonwatch")
 
 
 def _docs_block(language: str, containing: str) -> str:

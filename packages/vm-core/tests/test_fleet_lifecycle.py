@@ -9,6 +9,7 @@ from vm_core.errors import BudgetError, UsageError
 from vm_core.fleet.budget import check_budget, price_total
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.expiry import expired, parse_duration
+from vm_core.fleet.location import store_at
 from vm_core.fleet.store import FleetRecord, FleetState, SqliteFleetStore
 from vm_core.fleet.strategies import cheapest
 from vm_core.model import Offer
@@ -74,13 +75,16 @@ def test_expired_only_with_a_ttl_that_has_passed() -> None:
     assert expired(timed, now=1000.0) and not expired(timed, now=999.0)
 
 
-def test_expiry_and_cap_are_recorded_and_read_back(tmp_path: Path) -> None:
-    store = SqliteFleetStore(tmp_path / "vm.db")
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_expiry_and_cap_are_recorded_and_read_back(request: pytest.FixtureRequest, tmp_path: Path,
+                                                   backend: str) -> None:
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
+    store = store_at(url, tmp_path)
     store.create_fleet(FleetRecord(name="a", gpu="H100", gpu_count=1, requested_count=1, min_count=1,
                                    strategy="spread", expires_at=1234.5, max_price=20.0))
     store.create_fleet(FleetRecord(name="b", gpu="H100", gpu_count=1, requested_count=1, min_count=1,
                                    strategy="spread"))
-    again = SqliteFleetStore(tmp_path / "vm.db")
+    again = store_at(url, tmp_path)
     assert (again.get_fleet("a").expires_at, again.get_fleet("a").max_price) == (1234.5, 20.0)
     assert (again.get_fleet("b").expires_at, again.get_fleet("b").max_price) == (None, None)
     assert again.update_fleet("a", state=FleetState.ACTIVE).expires_at == 1234.5

@@ -65,8 +65,9 @@ def test_a_plan_above_the_cap_creates_nothing_and_records_nothing(shared_home: V
 def test_dry_run_shows_the_total_and_the_cap(shared_home: VmHome) -> None:
     vm = shared_home
     plan = vm.ok("fleet", "create", *NEBIUS, "--count", "2", "--name", "drycap", "--max-price", "1000",
-                 "-o", "json", "--dry-run").json()
+                 "--ttl", "2d", "-o", "json", "--dry-run").json()
     assert plan["max_price"] == 1000.0 and plan["price_per_hour"] > 0 and plan["price_complete"]
+    assert plan["ttl_seconds"] == 172800
     table = vm.ok("fleet", "create", *NEBIUS, "--count", "2", "--name", "drycap", "--max-price", "1000",
                   "--dry-run")
     assert f"total $/h  {plan['price_per_hour']:.2f}" in table.out and "max $/h    1000.00" in table.out
@@ -191,6 +192,8 @@ def test_watch_as_json_prints_one_document_per_line(shared_home: VmHome) -> None
     lines = watched.out.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["state"] == "active"
     assert "fleet jsonwatch is settled: active" in watched.err
+    alone = vm("fleet", "status", "jsonwatch", "--interval", "1")
+    assert alone.code == 2 and "--interval only applies with --watch" in alone.err
     vm.ok("fleet", "destroy", "jsonwatch")
 
 

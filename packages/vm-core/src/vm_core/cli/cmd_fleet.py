@@ -270,21 +270,22 @@ def list_fleets(app: App, mine: bool) -> None:
 @click.argument("name")
 @click.option("--watch", "-w", is_flag=True,
               help="Refresh until the fleet is settled: in place on a terminal, else each change once.")
-@click.option("--interval", type=SECONDS, default=2.0, show_default=True, metavar="SECONDS",
-              help="Seconds between refreshes with --watch.")
+@click.option("--interval", type=SECONDS, metavar="SECONDS", help="Seconds between refreshes with --watch (default 2).")
 @common_options
 @pass_app
-def status(app: App, name: str, watch: bool, interval: float) -> None:
+def status(app: App, name: str, watch: bool, interval: float | None) -> None:
     """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds; its state follows
     from what was seen (members gone outside vm are missing). With --watch, again every --interval seconds
     until no member is creating or terminating and the fleet is active, degraded, failed or gone."""
     from ..fleet.inspect import FleetInspector
 
+    if interval is not None and not watch:
+        raise UsageError("--interval only applies with --watch", suggestion=f"vm fleet status {name} --watch")
     store, _, providers = fleet_providers(app, name)
     if watch:
         from .fleet_watch import watch as watching
 
-        last = watching(app, store, providers, name, interval)
+        last = watching(app, store, providers, name, 2.0 if interval is None else interval)
         if last is not None:
             _problems(app, last.problems, name)
         return

@@ -127,9 +127,9 @@ class FleetCreator:
         offers = self._gather(spec)
         _check_reachable(offers)
         if spec.max_price is not None:
-            refusal = check_budget(self._planned(spec, offers), spec.max_price)
-            if refusal is not None:
-                raise refusal
+            over = check_budget(self._planned(spec, offers), spec.max_price)
+            if over is not None:
+                raise over
         with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
             self._register(spec)
             notes = [*offers.left_out.values(), *(f"{n}: no offers ({why})" for n, why in offers.problems.items())]

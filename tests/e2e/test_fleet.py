@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 FLEET_KEYS = {"name", "id", "state", "gpu", "gpu_count", "requested_count", "min_count", "strategy", "profile",
-              "created_by", "created_at", "message", "members", "price_per_hour", "price_complete"}
+              "created_by", "created_at", "message", "members", "price_per_hour", "price_complete", "max_price",
+              "expires_at"}
 LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"
 
 

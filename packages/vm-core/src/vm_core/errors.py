@@ -9,6 +9,7 @@
     ├── Unsupported             exit 5   the provider has no such feature (e.g. Lambda stop)
     ├── CapacityError           exit 6   no capacity (scope: zone, region or provider)
     ├── QuotaError              exit 6
+    ├── BudgetError             exit 6   the plan's total $/h is above --max-price (or cannot be known)
     ├── PartialFailure          exit 7   some of several targets failed
     ├── Transient               exit 8   rate limited, unavailable, lost response: retry later
     │   └── RateLimited         exit 8
@@ -93,6 +94,12 @@ class CapacityError(VmError):
 
 class QuotaError(VmError):
     code, exit_code = "quota", 6
+
+
+class BudgetError(VmError):
+    """A plan refused by the fleet's price cap (--max-price): nothing was recorded or created."""
+
+    code, exit_code = "budget", 6
 
 
 class PartialFailure(VmError):

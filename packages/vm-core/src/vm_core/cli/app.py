@@ -54,8 +54,9 @@ class App:
                 _debug_logging(self.redact)
         return self._session
 
-    def use_profile(self, name: str) -> Session:
-        """Switch to profile `name` (a fleet's own profile): a new session; raises ConfigError if unknown."""
+    def use_profile(self, name: str | None) -> Session:
+        """Switch to profile `name` (a fleet's own profile; None: the default one): a new session; raises
+        ConfigError if unknown."""
         self.profile_name, self._session = name, None
         return self.session()
 

@@ -1,5 +1,5 @@
-"""`vm fleet create | list | status | scale | repair | destroy | reconcile | ssh`: groups of VMs spread across
-providers."""
+"""`vm fleet create | list | status | scale | repair | destroy | reconcile | forget | ssh | reap`: groups of
+VMs spread across providers."""
 
 from __future__ import annotations
 
@@ -18,8 +18,42 @@ from .app import SECONDS, App, common_options, pass_app, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
+from .fleet_reap import reap
 
 MAX_FLEET = 1000
+
+
+class _Price(click.ParamType):
+    """A cap in USD per hour: a positive, finite number."""
+
+    name = "usd_per_hour"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        import math
+
+        try:
+            price = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a price in USD per hour, e.g. 25 or 12.50", param, ctx)
+        if not math.isfinite(price) or price <= 0:
+            self.fail(f"{value!r} is not a positive price in USD per hour", param, ctx)
+        return price
+
+
+class _Duration(click.ParamType):
+    """A time to live such as 30m, 8h, 2d or 1h30m (fleet/expiry.py), in seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from ..fleet.expiry import parse_duration
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except UsageError as exc:
+            self.fail(exc.message, param, ctx)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,7 +65,8 @@ def fleet() -> None:
 @click.option("--gpu", required=True, metavar="TYPE[:N]",
               help="GPU type and GPUs per VM, the same for every VM: H100:8; H100 alone means H100:1.")
 @click.option("--count", "-n", type=int, required=True, help=f"How many VMs (1-{MAX_FLEET}).")
-@click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME-0, NAME-1, ...")
+@click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME--ID-0, NAME--ID-1, ... (ID: the
+              "fleet's random id).")
 @click.option("--strategy", default="spread", show_default=True,
               help="Placement strategy: spread, cheapest, reserved-first, packed, or a plugin's.")
 @click.option("--placement", type=click.Choice(["any", "cluster"]), default="any", show_default=True,
@@ -45,6 +80,10 @@ def fleet() -> None:
 @click.option("--strict", is_flag=True, help="Only reserved capacity; never fall back to on-demand.")
 @click.option("--allow-unterminable", is_flag=True,
               help="Also use reservations whose VMs the cloud will not delete through its API (Lambda).")
+@click.option("--max-price", type=_Price(), metavar="USD_PER_HOUR",
+              help="Refuse (exit 6) a plan whose total $/h is above this, or cannot be known; recorded.")
+@click.option("--ttl", type=_Duration(), metavar="DURATION",
+              help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
 @click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
               metavar="SECONDS", help="How long each VM may take to come up.")
@@ -53,7 +92,8 @@ def fleet() -> None:
 @pass_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, placement: str,
            min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
-           allow_unterminable: bool, dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
+           allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, timeout: float,
+           ssh_public_key: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default). With
@@ -63,7 +103,9 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     vm fleet create --gpu H100 --count 12 --name train
     vm fleet create --gpu H100:8 --count 4 --strategy cheapest --min-count 2 --dry-run
     vm fleet create --gpu H100:8 --count 4 --placement cluster --dry-run
+    vm fleet create --gpu H100 --count 8 --max-price 30 --ttl 8h
     """
+    from ..fleet.budget import check_budget
     from ..fleet.cluster import Placement
     from ..fleet.create import FleetCreator, FleetSpec
     from ..fleet.naming import check_fleet_name
@@ -73,7 +115,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     spec = FleetSpec(name=check_fleet_name(name or _generated_name()), **_request(gpu, count, min_count, region,
                                                                                   reservation, strict),
                      strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
-                     ssh_public_key=ssh_public_key, placement=where)
+                     ssh_public_key=ssh_public_key, placement=where, ttl=ttl, max_price=max_price)
     chosen = _strategy("cheapest" if where is Placement.CLUSTER else strategy)
     session = app.session()
     connected = _connect(app, session, spec.providers)
@@ -94,6 +136,9 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
         if len(placements) < spec.count:
             app.fail(CapacityError(f"only {len(placements)} of {spec.count} VMs can be placed with the current "
                                    "offers", suggestion=f"vm offers --gpu {gpu}"))
+        over = check_budget(placements, max_price)
+        if over is not None:
+            app.fail(over)
         return
     report = _run_interruptibly(creator, lambda: creator.create(spec))
     views.created(app.output, report, store.members(spec.name))
@@ -258,14 +303,27 @@ def list_fleets(app: App, mine: bool) -> None:
 
 @fleet.command()
 @click.argument("name")
+@click.option("--watch", "-w", is_flag=True,
+              help="Refresh until the fleet is settled: in place on a terminal, else each change once.")
+@click.option("--interval", type=SECONDS, metavar="SECONDS", help="Seconds between refreshes with --watch (default 2).")
 @common_options
 @pass_app
-def status(app: App, name: str) -> None:
+def status(app: App, name: str, watch: bool, interval: float | None) -> None:
     """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds; its state follows
-    from what was seen (members gone outside vm are missing)."""
+    from what was seen (members gone outside vm are missing). With --watch, again every --interval seconds
+    until no member is creating or terminating and the fleet is active, degraded, failed or gone."""
     from ..fleet.inspect import FleetInspector
 
+    if interval is not None and not watch:
+        raise UsageError("--interval only applies with --watch", suggestion=f"vm fleet status {name} --watch")
     store, _, providers = fleet_providers(app, name)
+    if watch:
+        from .fleet_watch import watch as watching
+
+        last = watching(app, store, providers, name, 2.0 if interval is None else interval)
+        if last is not None:
+            _problems(app, last.problems, name)
+        return
     view = FleetInspector(store, providers).view(name)
     views.fleet_view(app.output, view)
     _problems(app, view.problems, name)
@@ -361,3 +419,4 @@ def _problems(app: App, problems: list[str], name: str) -> None:
 fleet.add_command(fleet_ssh)
 fleet.add_command(scale)
 fleet.add_command(repair)
+fleet.add_command(reap)

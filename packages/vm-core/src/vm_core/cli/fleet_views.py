@@ -1,18 +1,20 @@
 """Tables and JSON documents of `vm fleet`. Fleet JSON keys: name, id, state, gpu, gpu_count, requested_count,
 min_count, strategy, profile, created_by, created_at, message, members (instance objects exactly as in
-`vm list`), price_per_hour (the total of the running members) and price_complete (False when a running member's
-price is unknown: the total is then a lower bound, shown as `>= TOTAL` in tables). Commands that act on VMs add
-`actions`: one object per VM. Plans (`--dry-run`) price every slot from the offer it uses, which is the same
+`vm list`), price_per_hour (the total of the running members), price_complete (False when a running member's
+price is unknown: the total is then a lower bound, shown as `>= TOTAL` in tables), max_price (the --max-price cap,
+or null) and expires_at (ISO-8601 UTC time after which `vm fleet reap` destroys it, or null). Commands that act
+on VMs add `actions`: one object per VM. Plans (`--dry-run`) price every slot from the offer it uses, which is the same
 source `vm fleet status` reads (the adapters price offers and instances alike)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from ..fleet.actions import Action
+from ..fleet.budget import price_total
 from ..fleet.store import FleetRecord, MemberRecord, MemberState
 from ..model import Instance, InstanceState, Offer
 from .output import Output
@@ -36,13 +38,17 @@ def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[st
         "strategy": fleet.strategy, "profile": fleet.profile or None, "created_by": fleet.created_by or None,
         "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
         "members": list(members), "price_per_hour": total, "price_complete": complete,
+        "max_price": fleet.max_price, "expires_at": _iso(fleet.expires_at),
     }
 
 
-def price_total(prices: Iterable[float | None]) -> tuple[float, bool]:
-    """The sum of the known prices, and whether every price was known (else the sum is a lower bound)."""
-    known = list(prices)
-    return round(sum(p for p in known if p is not None), 4), all(p is not None for p in known)
+def _iso(epoch: float | None) -> str | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat()
+
+
+def expiry_text(epoch: float | None) -> str:
+    """When a fleet expires, for tables: `2026-11-30 20:15:00 UTC`, or `never`."""
+    return "never" if epoch is None else datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def total_text(total: float, complete: bool) -> str:
@@ -94,13 +100,15 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
     if out.json:
         out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy,
                   "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
-                  "price_per_hour": total, "price_complete": complete, **(extra or {})})
+                  "price_per_hour": total, "price_complete": complete, "max_price": spec.max_price,
+                  "ttl_seconds": spec.ttl, **(extra or {})})
         return
     numbers = list(slots) if slots is not None else list(range(len(placements)))
     rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", _capacity(o), o.price_per_hour)
             for i, o in zip(numbers, placements, strict=False)]
     out.table(("SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"), rows)
-    out.pairs([("total $/h", total_text(total, complete))])
+    out.pairs([("total $/h", total_text(total, complete)),
+               ("max $/h", "none" if spec.max_price is None else f"{spec.max_price:.2f}")])
 
 
 def cluster_plan(out: Output, spec: Any, cluster: Any) -> None:
@@ -184,7 +192,9 @@ def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> 
                ("state", fleet.state.value),
                ("running", f"{running} of {fleet.requested_count} (minimum {fleet.min_count})"),
                ("gpu", f"{fleet.gpu}" + (f"x{fleet.gpu_count}" if fleet.gpu_count else "")),
-               ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"]))])
+               ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"])),
+               ("max $/h", "none" if fleet.max_price is None else f"{fleet.max_price:.2f}"),
+               ("expires", expiry_text(fleet.expires_at))])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
 
@@ -205,10 +215,11 @@ def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberR
     if out.json:
         out.data(docs)
         return
-    out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED", "CREATED-BY", "PROFILE"),
+    out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED", "EXPIRES", "CREATED-BY", "PROFILE"),
               [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['requested_count']}", d["strategy"],
                 total_text(d["price_per_hour"], d["price_complete"]), d["created_at"][:19].replace("T", " "),
-                d["created_by"] or "-", d["profile"] or "-") for d in docs])
+                (d["expires_at"] or "never")[:19].replace("T", " "), d["created_by"] or "-", d["profile"] or "-")
+               for d in docs])
 
 
 def _running(doc: dict[str, Any]) -> int:
@@ -237,3 +248,22 @@ def forgotten(out: Output, fleet: FleetRecord, left: Sequence[MemberRecord]) -> 
     out.pairs([("fleet", fleet.name), ("record", "forgotten"), ("VMs left as they are", len(members))])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
+
+
+def reaped(out: Output, outcomes: Sequence[Any], dry_run: bool) -> None:
+    """What `vm fleet reap` did to each expired fleet: destroyed, left (something may still run), skipped (with
+    why), gone (removed meanwhile) or, with --dry-run, would-destroy. JSON: {"dry_run", "fleets": [{"name",
+    "id", "expires_at", "result", "reason", "vms", "actions"}]}."""
+    docs = [{"name": o.fleet.name, "id": o.fleet.fleet_id or None, "expires_at": _iso(o.fleet.expires_at),
+             "result": o.result, "reason": o.reason or None, "vms": o.vms,
+             "actions": [a.to_json() for a in o.actions]} for o in outcomes]
+    if out.json:
+        out.data({"dry_run": dry_run, "fleets": docs})
+        return
+    for doc in docs:
+        if doc["reason"]:
+            out.warn(f"fleet {doc['name']}: {doc['result']}: {doc['reason']}")
+    if docs:
+        out.table(("FLEET", "EXPIRED", "RESULT", "VMS"),
+                  [(d["name"], (d["expires_at"] or "-")[:19].replace("T", " "), d["result"],
+                    d["vms"]) for d in docs])

@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 EPILOG = ("Exit codes: 0 ok, 1 other error, 2 bad input, 3 not found, 4 auth/config, 5 unsupported by the provider,"
-          " 6 capacity/quota, 7 partial failure, 8 transient (retry), 9 timeout, 130 interrupted.")
+          " 6 capacity/quota/budget, 7 partial failure, 8 transient (retry), 9 timeout, 130 interrupted.")
 
 
 class LazyGroup(click.Group):

@@ -22,6 +22,7 @@ from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Trans
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..provider import Provider, SupportsAccount
 from . import members as mem
+from .budget import check_budget
 from .cluster import Placement
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
@@ -56,6 +57,8 @@ class FleetSpec:
     allow_unterminable: bool = False
     ssh_public_key: str | None = None  # installed on every member (None: each provider's own default)
     placement: Placement = Placement.ANY  # CLUSTER: every member in one place (cluster_place.py)
+    ttl: float | None = None  # seconds until `vm fleet reap` may destroy it (None: never)
+    max_price: float | None = None  # the cap on the fleet's total $/h (budget.py)
 
     def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
         return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,
@@ -121,18 +124,26 @@ class FleetCreator:
         """The placement the strategy would choose now (for --dry-run); changes nothing. Raises UsageError
         where `create` would (a region where no provider sells the GPU)."""
         offers = self._gather(spec)
+        return self._planned(spec, offers), offers
+
+    def _planned(self, spec: FleetSpec, offers: OfferSet) -> list[Offer]:
         blocked = Blocked(providers=frozenset(offers.problems))
-        request = spec.request(spec.count, offers.unterminable_reservations)
-        return self.strategy(offers.offers, request, blocked), offers
+        return self.strategy(offers.offers, spec.request(spec.count, offers.unterminable_reservations), blocked)
 
     def create(self, spec: FleetSpec) -> CreateReport:
         """Create the fleet, holding its lease (lease.py) from before it is recorded to the end. Raises UsageError
-        when the name exists or another process holds its lease; otherwise reports what happened."""
+        when the name exists or another process holds its lease, BudgetError (before anything is recorded) when
+        the plan costs more than spec.max_price; otherwise reports what happened. Failover never goes above the
+        cap either: a slot that only fits above it stays empty."""
         check_fleet_name(spec.name)
         offers = self._gather(spec)
         _check_reachable(offers)
         if spec.placement is Placement.CLUSTER:
             _check_cluster(spec, offers)
+        if spec.max_price is not None:
+            over = check_budget(self._planned(spec, offers), spec.max_price)
+            if over is not None:
+                raise over
         with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
             self._register(spec)
             running, notes, failure = self._place(spec, offers, range(spec.count))
@@ -191,7 +202,10 @@ class FleetCreator:
                              min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
                              region=spec.region, reservation=_reservation_text(spec.reservation),
                              owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,
-                             accounts=accounts(self.providers), created_by=user_at_host())
+                             accounts=accounts(self.providers), created_by=user_at_host(),
+                             max_price=spec.max_price)
+        if spec.ttl is not None:
+            record = replace(record, expires_at=record.created_at + spec.ttl)
         try:
             self.store.create_fleet(record)
         except FleetExists as exc:
@@ -210,6 +224,12 @@ class FleetCreator:
             placements = self.strategy(_remaining(offers.offers, used), request, blocked)
             if not placements:
                 notes.append(f"no offer left for {len(pending)} VM(s) after failover")
+                break
+            over = check_budget(placements, spec.max_price, committed=[i.price_per_hour for i in running.values()])
+            if over is not None:
+                notes.append(f"failover of {len(pending)} VM(s) stopped: {over.message}")
+                self.progress(f"failed: {notes[-1]}")
+                self._errors.append(over)
                 break
             batch = list(zip(pending, placements, strict=False))
             results = self._run_batch(spec, batch)

@@ -9,7 +9,7 @@ reported and a re-run retries. The record is forgotten only when nothing of the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +34,7 @@ class DestroyReport:
     actions: list[Action] = field(default_factory=list)  # one per VM touched or left alone
     problems: list[str] = field(default_factory=list)  # providers that could not be checked
     forgotten: bool = False  # the fleet record was removed (nothing of it may still run)
+    skipped: str = ""  # why nothing was done: the fleet no longer was the one the caller meant (see `destroy`)
 
     def _of(self, verb: Verb) -> list[Action]:
         return [a for a in self.actions if a.verb is verb]
@@ -57,12 +58,16 @@ class FleetDestroyer:
                  progress: mem.Progress = lambda _: None, timeout: float = 1800.0) -> None:
         self.store, self.providers, self.progress, self.timeout = store, providers, progress, timeout
 
-    def destroy(self, name: str) -> DestroyReport:
+    def destroy(self, name: str, *, guard: Callable[[FleetRecord], str] | None = None) -> DestroyReport:
         """Destroy every VM of the fleet; forget the fleet when nothing of it may still run. Safe to re-run.
-        Raises NotFound (also when another process forgets the fleet meanwhile), UsageError while another
-        process holds the fleet's lease (a create, destroy or reconcile still running)."""
+        Raises NotFound (also when another process forgets the fleet meanwhile), LeaseRefused (a UsageError)
+        while another process holds the fleet's lease (a create, destroy or reconcile still running).
+        `guard`, called on the record once the lease is held, may return why the fleet must be left alone
+        (e.g. it is no longer expired): nothing is done and the report's `skipped` says why."""
         with removed_meanwhile(name), lease(self.store, name, "fleet destroy"):
             record = recorded_fleet(self.store, name)
+            if guard is not None and (why := guard(record)):
+                return DestroyReport(name, skipped=why)
             self.store.update_fleet(name, state=FleetState.DESTROYING)
             report = self.destroy_members(record)
             self._settle_record(record, report)

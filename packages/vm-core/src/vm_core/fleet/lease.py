@@ -120,16 +120,24 @@ def lease(store: FleetStore, fleet: str, operation: str, *,
             store.release_lease(fleet, holder)
 
 
-def refusal(held: Lease, operation: str) -> UsageError:
+class LeaseRefused(UsageError):
+    """Another process holds a live lease on the fleet (exit 2, as any UsageError); `lease` is that lease."""
+
+    def __init__(self, message: str, held: Lease, *, suggestion: str | None = None) -> None:
+        super().__init__(message, suggestion=suggestion)
+        self.lease = held
+
+
+def refusal(held: Lease, operation: str) -> LeaseRefused:
     """The UsageError for `operation` finding `held` live. A create is told the name is taken: whoever holds the
     lease is creating, changing or destroying a fleet of that name."""
     lapses = time.strftime("%H:%M:%S UTC", time.gmtime(held.expires_at))
     taken = f"a fleet named {held.fleet!r} already exists and" if operation == "fleet create" else \
         f"fleet {held.fleet!r}"
-    return UsageError(f"{taken} is being changed by {held.holder} ({held.operation}); its lease "
-                      f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it",
-                      suggestion=f"wait for it to finish and run this again (`vm fleet status {held.fleet}` shows "
-                                 "the fleet); if that process died, run this again after the lease lapses")
+    return LeaseRefused(f"{taken} is being changed by {held.holder} ({held.operation}); its lease "
+                        f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it", held,
+                        suggestion=f"wait for it to finish and run this again (`vm fleet status {held.fleet}` "
+                                   "shows the fleet); if that process died, run this again after the lease lapses")
 
 
 def _heartbeat(store: FleetStore, held: Lease, seconds: float, stop: threading.Event,

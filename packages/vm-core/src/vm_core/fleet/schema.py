@@ -40,6 +40,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
   fleet TEXT PRIMARY KEY, holder TEXT NOT NULL, operation TEXT NOT NULL, process TEXT NOT NULL,
   acquired_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
     ),
+    # Expiry and budget: when `vm fleet reap` may destroy the fleet (epoch seconds; NULL: never), and the cap on
+    # its total $/h (NULL: none). Fleets of earlier versions have neither.
+    4: (
+        "ALTER TABLE fleets ADD COLUMN expires_at DOUBLE PRECISION",
+        "ALTER TABLE fleets ADD COLUMN max_price DOUBLE PRECISION",
+    ),
 }
 
 LATEST = max(MIGRATIONS)

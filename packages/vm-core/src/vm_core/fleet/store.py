@@ -69,7 +69,8 @@ class FleetMissing(KeyError):
 @dataclass(frozen=True, slots=True)
 class FleetRecord:
     """A fleet. `fleet_id` is the random id every member VM carries ('' for fleets recorded before ids
-    existed); `accounts` maps each provider the fleet may use to a fingerprint of its account (never a secret)."""
+    existed); `accounts` maps each provider the fleet may use to a fingerprint of its account (never a secret);
+    `expires_at` (--ttl) and `max_price` (--max-price) are None when not asked for."""
 
     name: str
     gpu: str
@@ -89,6 +90,8 @@ class FleetRecord:
     profile: str = ""
     accounts: dict[str, str] = field(default_factory=dict)
     created_by: str = ""  # user@host
+    expires_at: float | None = None  # epoch seconds after which `vm fleet reap` destroys it (None: never)
+    max_price: float | None = None  # the cap on the fleet's total $/h (None: none)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,42 @@
+"""Budgets: a fleet's cap on its total $/h (`--max-price`), checked against a plan before anything is created.
+
+The rule: the plan's total is the sum of each placement's $/h plus what the fleet already pays (`committed`: the
+$/h of the VMs it runs, for a plan that grows a fleet). Above the cap the plan is refused. A placement or a
+committed VM whose price is unknown makes the total unknown: the plan is refused too, because a cap that cannot
+be checked protects nothing; the message says how many prices are unknown and what the known part costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..errors import BudgetError
+from ..model import Offer
+
+
+def price_total(prices: Iterable[float | None]) -> tuple[float, bool]:
+    """The sum of the known prices (rounded to 4 places), and whether every price was known (else the sum is a
+    lower bound)."""
+    known = list(prices)
+    return round(sum(p for p in known if p is not None), 4), all(p is not None for p in known)
+
+
+def check_budget(placements: Sequence[Offer], cap: float | None, *,
+                 committed: Sequence[float | None] = ()) -> BudgetError | None:
+    """None when the plan fits under `cap` $/h (or there is no cap); else the BudgetError (exit 6) to raise,
+    naming the total and the cap. Pure: reads nothing, changes nothing."""
+    if cap is None:
+        return None
+    prices = [*committed, *(o.price_per_hour for o in placements)]
+    total, complete = price_total(prices)
+    hint = "raise --max-price, or see `vm offers` for cheaper places"
+    if total > cap:
+        return BudgetError(f"the plan costs {'at least ' if not complete else ''}${total:.2f}/h, above the cap "
+                           f"--max-price {cap:.2f}", suggestion=hint)
+    if not complete:
+        unknown = sum(1 for p in prices if p is None)
+        return BudgetError(f"{unknown} VM(s) of the plan have no known price, so its total (at least "
+                           f"${total:.2f}/h) cannot be checked against the cap --max-price {cap:.2f}",
+                           suggestion="leave out the providers that publish no price (--providers), or drop "
+                                      "--max-price")
+    return None

@@ -65,8 +65,8 @@ def fleet() -> None:
 @click.option("--gpu", required=True, metavar="TYPE[:N]",
               help="GPU type and GPUs per VM, the same for every VM: H100:8; H100 alone means H100:1.")
 @click.option("--count", "-n", type=int, required=True, help=f"How many VMs (1-{MAX_FLEET}).")
-@click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME--ID-0, NAME--ID-1, ... (ID: the
-              "fleet's random id).")
+@click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME--ID-0, NAME--ID-1, ... "
+                             "(ID: the fleet's random id).")
 @click.option("--strategy", default="spread", show_default=True,
               help="Placement strategy: spread, cheapest, reserved-first, packed, or a plugin's.")
 @click.option("--placement", type=click.Choice(["any", "cluster"]), default="any", show_default=True,

@@ -12,13 +12,6 @@ OTHER_TENANT = "tenant-e00zz9yy8xx7ww6vv5"
 OTHER_PROJECT = "project-e00othertenant0001"
 
 
-@pytest.fixture
-def nebius(mock_clouds_factory):
-    harness = testkit.Harness(mock_clouds_factory(providers=("nebius",)))
-    yield harness
-    harness.close()
-
-
 def _assert_unauthenticated(client: testkit.Client, project: str) -> None:
     failed = testkit.failure(client.instances.list, compute.ListInstancesRequest(parent_id=project))
     assert failed.code == grpc.StatusCode.UNAUTHENTICATED

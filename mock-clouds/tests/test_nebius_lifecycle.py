@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import grpc
-import pytest
 from mock_clouds.nebius import testkit
 from mock_clouds.nebius._pb.nebius.common import v1 as common
 from mock_clouds.nebius._pb.nebius.compute import v1 as compute
 
 State = compute.InstanceStatusInstanceState
 CREATE, START, STOP, DELETE = 120, 60, 30, 30  # scenario durations (seconds before time scaling)
-
-
-@pytest.fixture
-def nebius(mock_clouds_factory):
-    harness = testkit.Harness(mock_clouds_factory(providers=("nebius",)))
-    yield harness
-    harness.close()
 
 
 def _status(nebius, instance_id: str) -> tuple[State, bool]:

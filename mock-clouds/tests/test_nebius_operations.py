@@ -14,13 +14,6 @@ from mock_clouds.nebius._pb.nebius.compute import v1 as compute
 CPU_STOPPED = testkit.instance_spec("cpu-d3", "4vcpu-16gb", stopped=True)
 
 
-@pytest.fixture
-def nebius(mock_clouds_factory):
-    harness = testkit.Harness(mock_clouds_factory(providers=("nebius",)))
-    yield harness
-    harness.close()
-
-
 def _pages(fetch, page_size: int) -> list[list[str]]:
     """Every page of a listing, following next_page_token until it is ""."""
     pages, token = [], ""

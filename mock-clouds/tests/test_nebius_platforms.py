@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import grpc
-import pytest
 from mock_clouds.nebius import testkit
 from mock_clouds.nebius._pb.nebius.common import v1 as common
 from mock_clouds.nebius._pb.nebius.compute import v1 as compute
-
-
-@pytest.fixture
-def nebius(mock_clouds_factory):
-    harness = testkit.Harness(mock_clouds_factory(providers=("nebius",)))
-    yield harness
-    harness.close()
 
 
 def _names(nebius, project: str) -> list[str]:

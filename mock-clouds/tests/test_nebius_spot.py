@@ -17,13 +17,6 @@ STOP = compute.PreemptibleSpecPreemptionPolicy.STOP
 OTHER_TENANT = "tenant-e00zz9yy8xx7ww6vv5"
 
 
-@pytest.fixture
-def nebius(mock_clouds_factory):
-    harness = testkit.Harness(mock_clouds_factory(providers=("nebius",)))
-    yield harness
-    harness.close()
-
-
 def _created(nebius, name: str, **spec_fields) -> compute.Instance:
     op = nebius.client.wait(nebius.create(name, testkit.instance_spec(**spec_fields)))
     assert op.status.code == 0, op.status

@@ -11,13 +11,6 @@ from mock_clouds.nebius._pb.nebius.compute import v1 as compute
 CREATE = "/nebius.compute.v1.InstanceService/Create"
 
 
-@pytest.fixture
-def nebius(mock_clouds_factory):
-    harness = testkit.Harness(mock_clouds_factory(providers=("nebius",)))
-    yield harness
-    harness.close()
-
-
 def _violations(nebius, request: compute.CreateInstanceRequest) -> list[str]:
     failed = testkit.failure(nebius.client.instances.create, request)
     assert failed.code == grpc.StatusCode.INVALID_ARGUMENT

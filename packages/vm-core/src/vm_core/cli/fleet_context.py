@@ -1,19 +1,13 @@
-"""Opening the fleet store, and acting on a recorded fleet only through the accounts it was created in."""
+"""Acting on a recorded fleet only through the accounts it was created in (and `open_store`, the session's fleet
+store, for the fleet commands)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..errors import ConfigError, VmError
+from ..fleet.location import open_store
 from .app import App
-
-
-def open_store(session: Any) -> Any:
-    """The session's fleet store (SQLite under the state directory, or the team's PostgreSQL): see
-    fleet/location.py. ConfigError (exit 4) when it cannot be opened."""
-    from ..fleet.location import open_store as opened
-
-    return opened(session)
 
 
 def fleet_providers(app: App, name: str) -> tuple[Any, Any, dict[str, Any]]:

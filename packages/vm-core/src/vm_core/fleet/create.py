@@ -28,7 +28,7 @@ from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
-from .strategies import Blocked, FleetRequest, Strategy, offer_key
+from .strategies import Blocked, FleetRequest, Strategy, offer_key, unlisted_reservation
 
 MAX_ATTEMPTS_PER_SLOT = 6
 # A round in which nothing succeeded and nothing was ruled out (transient failures only) is retried after this
@@ -171,8 +171,7 @@ class FleetCreator:
         for note in notes:
             self.progress(note)
         self._errors = list(offers.errors.values())
-        self._unlisted_reservation = spec.reservation.mode is ReservationMode.ID and not any(
-            o.reservation_id == spec.reservation.reservation_id for o in offers.offers)
+        self._unlisted_reservation = unlisted_reservation(offers.offers, spec.reservation)
         wanted, blocked, failure = list(slots), Blocked(providers=frozenset(offers.problems)), ""
         if spec.placement is Placement.CLUSTER:
             from .cluster_place import ClusterPlacer

@@ -75,7 +75,7 @@ def eligible(offers: Iterable[Offer], request: FleetRequest, blocked: Blocked) -
     """Offers a fleet may use: right GPU and size (exactly `request.gpu_count`), allowed provider/region,
     available, not blocked, and allowed by the reservation request."""
     offers = list(offers)
-    if _unlisted_reservation(offers, request):
+    if unlisted_reservation(offers, request.reservation):
         request = replace(request, reservation=ReservationRequest(ReservationMode.ID, "", strict=False))
     return [o for o in offers if _fits(o, request) and not blocked.blocks(o)]
 
@@ -91,11 +91,11 @@ def _fits(offer: Offer, request: FleetRequest) -> bool:
     )
 
 
-def _unlisted_reservation(offers: Sequence[Offer], request: FleetRequest) -> bool:
+def unlisted_reservation(offers: Sequence[Offer], reservation: ReservationRequest) -> bool:
     """An explicit reservation that no offer lists (Nebius capacity blocks are not listed through its API): the
     create carries its id and the cloud enforces it, so the provider's unreserved offers are where it can go."""
-    wanted = request.reservation
-    return wanted.mode is ReservationMode.ID and not any(o.reservation_id == wanted.reservation_id for o in offers)
+    return reservation.mode is ReservationMode.ID and not any(
+        o.reservation_id == reservation.reservation_id for o in offers)
 
 
 def _reservation_allows(offer: Offer, request: FleetRequest) -> bool:

@@ -258,6 +258,51 @@ def test_concurrent_processes_create_an_empty_store_exactly_once(where) -> None:
     assert _execute(where, "SELECT version FROM schema_version") == [(schema.LATEST,)]
 
 
+OPEN_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from vm_core.fleet.store import SqliteFleetStore
+go = Path(sys.argv[1]) / "go"
+while not go.exists():
+    time.sleep(0.001)
+SqliteFleetStore(Path(sys.argv[1]) / "fleets.db").close()
+print("opened")
+"""
+
+
+def test_processes_opening_a_new_sqlite_file_at_the_same_instant_all_succeed(tmp_path: Path) -> None:
+    """Switching a new file to WAL from several processes at once can fail without SQLite's busy handler; the
+    store retries it (this once ended a racing `vm fleet create` with an internal error)."""
+    for trial in range(8):
+        home = tmp_path / str(trial)
+        home.mkdir()
+        procs = [subprocess.Popen([sys.executable, "-c", OPEN_AT_ONCE, str(home)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(6)]
+        time.sleep(0.5)  # let every process import and wait for the signal
+        (home / "go").touch()
+        results = [p.communicate(timeout=120) for p in procs]
+        assert [out.strip() for out, _ in results] == ["opened"] * 6, [err for _, err in results if err]
+
+
+class _QuickSqliteStore(SqliteFleetStore):
+    BUSY_SECONDS = 0.2
+
+
+def test_a_sqlite_store_locked_past_the_busy_timeout_is_transient(tmp_path: Path) -> None:
+    import sqlite3
+
+    from vm_core.errors import Transient
+
+    store = _QuickSqliteStore(tmp_path / "fleets.db")
+    holder = sqlite3.connect(tmp_path / "fleets.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(Transient, match="stayed locked by another vm process"):
+        store.create_fleet(fleet())
+    holder.execute("ROLLBACK")
+    store.create_fleet(fleet())
+    assert [f.name for f in store.list_fleets()] == ["train"]
+
+
 def test_leases_refuse_other_holders_until_they_lapse(store: FleetStore) -> None:
     alice, bob = "alice@laptop:101", "bob@ci-7:202"
     held = store.acquire_lease("train", alice, "fleet create", 60)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Transient
 from . import schema
 
 
@@ -350,10 +350,12 @@ class SqlFleetStore:
 
 class SqliteFleetStore(SqlFleetStore):
     """FleetStore in one SQLite file (mode 0600), WAL journal, full fsync, 10 s busy timeout. Every write is
-    one BEGIN IMMEDIATE transaction: SQLite serialises them, so no row locks are needed."""
+    one BEGIN IMMEDIATE transaction: SQLite serialises them, so no row locks are needed. A store that stays locked
+    by other processes past the busy timeout raises Transient (exit 8), never a bare sqlite3 error."""
 
     _NOW = "(julianday('now') - 2440587.5) * 86400.0"
     _DUPLICATE = (sqlite3.IntegrityError,)
+    BUSY_SECONDS = 10.0
 
     def __init__(self, path: Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
         self.path = Path(path)
@@ -361,12 +363,38 @@ class SqliteFleetStore(SqlFleetStore):
         self.lease_seconds = lease_seconds
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-        self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db = sqlite3.connect(self.path, timeout=self.BUSY_SECONDS, isolation_level=None,
+                                   check_same_thread=False)
         self._lock = threading.RLock()  # one connection shared by this process's threads
+        with self._busy_as_transient():
+            self._use_wal()
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL (persistent, so usually a no-op). Two processes switching a new file at once
+        can get SQLITE_BUSY without SQLite's busy handler being consulted, so retry until the busy timeout."""
+        deadline = time.monotonic() + self.BUSY_SECONDS
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    @contextmanager
+    def _busy_as_transient(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+            raise Transient(f"the fleet store {self.location} stayed locked by another vm process for over "
+                            f"{self.BUSY_SECONDS:.0f} s", suggestion="retry when that command has finished"
+                            ) from None
 
     @staticmethod
     def _unversioned_layout(db: sqlite3.Connection) -> int:
@@ -378,7 +406,7 @@ class SqliteFleetStore(SqlFleetStore):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._busy_as_transient():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -388,8 +416,13 @@ class SqliteFleetStore(SqlFleetStore):
             self._db.execute("COMMIT")
 
     def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        with self._lock:
+        with self._lock, self._busy_as_transient():
             return self._db.execute(sql, params).fetchall()
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite said the file is locked by another connection (primary codes BUSY and LOCKED)."""
+    return exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _storable(name: str) -> bool:

@@ -19,7 +19,6 @@ def write(path: Path, text: str, mode: int = 0o600) -> Path:
 def test_vm_home_holds_config_and_state() -> None:
     paths = Paths.from_env({"VM_HOME": "/h", "XDG_CONFIG_HOME": "/c", "XDG_STATE_HOME": "/s"})
     assert paths == Paths(Path("/h/config.toml"), Path("/h"))
-    assert paths.mock_clouds_dir == Path("/h/mock-clouds")
 
 
 def test_xdg_directories_without_vm_home() -> None:

@@ -1,7 +1,7 @@
-"""The embedded default: the `local` profile's mock clouds, started in the background when they are not running.
+"""Starting the embedded clouds (vm_core.embedded) in the background when a profile needs them and none run.
 
 `VM_NO_AUTOSTART=1` disables starting them (a ConfigError then says how to start them by hand);
-`VM_MOCK_TIME_SCALE=F` is passed to a server vm starts as `--time-scale F` (tests use 0.002).
+`VM_MOCK_TIME_SCALE=F` is passed to the server vm starts (tests use 0.002).
 """
 
 from __future__ import annotations
@@ -11,76 +11,49 @@ import fcntl
 import os
 import shlex
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from .config import ensure_private_dir
+from .embedded import EmbeddedClouds
 from .errors import ConfigError
 
-# The providers the mock clouds serve (vm_core.embedded has settings for each).
-MOCK_PROVIDERS = ("crusoe", "lambda", "nebius")
-START_TIMEOUT = 120.0  # generous: `serve --detach` itself gives up after 30 s
+START_TIMEOUT = 120.0  # generous: a server that answers takes seconds
 
 
-def mock_endpoints(state_dir: Path, environ: Mapping[str, str], notify: Callable[[str], None]) -> dict[str, Any]:
-    """The endpoints of the mock clouds of `state_dir`, starting them first if needed (may block for seconds).
-
-    Raises ConfigError when they are not running and autostart is disabled or fails."""
-    from mock_clouds import control
-
-    with contextlib.suppress(control.NotRunning):
-        return control.read_endpoints(state_dir)
+def mock_endpoints(clouds: EmbeddedClouds, state_dir: Path, environ: Mapping[str, str],
+                   notify: Callable[[str], None]) -> dict[str, Any]:
+    """The endpoints of the embedded clouds of `state_dir`, starting them first if needed (may block for
+    seconds). Raises ConfigError when they are not running and autostart is disabled or fails."""
+    if (found := clouds.endpoints(state_dir)) is not None:
+        return found
     if environ.get("VM_NO_AUTOSTART", "") not in ("", "0"):
-        raise ConfigError(f"the mock clouds of the local profile are not running ({state_dir}) and"
-                          " VM_NO_AUTOSTART is set",
-                          suggestion=f"start them with `{shlex.join(serve_command(state_dir))}`")
+        raise ConfigError(f"{clouds.title} are not running ({state_dir}) and VM_NO_AUTOSTART is set",
+                          suggestion=f"start them with `{shlex.join(clouds.serve_command(state_dir))}`")
     with _start_lock(state_dir):
-        with contextlib.suppress(control.NotRunning):
-            return control.read_endpoints(state_dir)  # another vm started them while we waited for the lock
-        notify(f"vm: starting the local mock clouds in the background ({state_dir}); stop them with"
-               f" `{shlex.join(stop_command(state_dir))}`")
-        _serve(state_dir, environ)
-        try:
-            return control.read_endpoints(state_dir)
-        except control.NotRunning as exc:
-            raise ConfigError(f"the mock clouds did not start: {exc}") from None
+        if (found := clouds.endpoints(state_dir)) is not None:
+            return found  # another vm started them while we waited for the lock
+        notify(f"vm: starting {clouds.title} in the background ({state_dir}); stop them with"
+               f" `{shlex.join(clouds.stop_command(state_dir))}`")
+        _serve(clouds, state_dir, environ)
+        if (found := clouds.endpoints(state_dir)) is None:
+            raise ConfigError(f"{clouds.title} did not start; see {state_dir / 'server.log'}")
+        return found
 
 
-def running_endpoints(state_dir: Path) -> dict[str, Any] | None:
-    """The endpoints of the mock clouds of `state_dir` if they are running, else None (never starts them)."""
-    from mock_clouds import control
-
+def _serve(clouds: EmbeddedClouds, state_dir: Path, environ: Mapping[str, str]) -> None:
+    """Run the serve command, which returns once the clouds answer; ConfigError with its message if it fails."""
+    command = clouds.serve_command(state_dir, environ.get("VM_MOCK_TIME_SCALE") or None)
     try:
-        return control.read_endpoints(state_dir)
-    except control.NotRunning:
-        return None
-
-
-def serve_command(state_dir: Path, environ: Mapping[str, str] | None = None) -> list[str]:
-    command = [sys.executable, "-m", "mock_clouds", "serve", "--detach", "--state-dir", str(state_dir)]
-    if environ and (scale := environ.get("VM_MOCK_TIME_SCALE")):
-        command += ["--time-scale", scale]
-    return command
-
-
-def stop_command(state_dir: Path) -> list[str]:
-    """The command that stops them, runnable from any shell (this interpreter's full path)."""
-    return [sys.executable, "-m", "mock_clouds", "stop", "--state-dir", str(state_dir)]
-
-
-def _serve(state_dir: Path, environ: Mapping[str, str]) -> None:
-    """Run `serve --detach`, which returns once the clouds answer; ConfigError with its message if it fails."""
-    try:
-        done = subprocess.run(serve_command(state_dir, environ), stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=START_TIMEOUT, check=False)
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=START_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
-        raise ConfigError(f"the mock clouds did not start within {START_TIMEOUT:.0f} s; see"
+        raise ConfigError(f"{clouds.title} did not start within {START_TIMEOUT:.0f} s; see"
                           f" {state_dir / 'server.log'}") from None
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
-        raise ConfigError(f"could not start the mock clouds: {detail[-1] if detail else done.returncode}",
+        raise ConfigError(f"could not start {clouds.title}: {detail[-1] if detail else done.returncode}",
                           suggestion=f"see {state_dir / 'server.log'}")
 
 

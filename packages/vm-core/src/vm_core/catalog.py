@@ -1,4 +1,4 @@
-"""The GPU catalog (catalog.toml): canonical GPU names and each provider's shapes for them.
+"""The GPU catalog: canonical GPU names (catalog.toml) and each provider's shapes for them (its plugin's `shapes`).
 
 `--gpu TYPE[:N]` is parsed here; N is GPUs per VM. `TYPE` alone means `TYPE:1` (the convention of SkyPilot's
 `--gpus H100` and dstack's `gpu: H100`), except where a command asks for every size (`vm offers`).
@@ -7,12 +7,18 @@
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
 
 from .errors import UsageError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +100,34 @@ class Catalog:
         return next((s for s in self.shapes if s.provider == provider and s.shape == shape), None)
 
 
+def read_shapes(provider: str, source: Traversable) -> tuple[ShapeEntry, ...]:
+    """The `[[shape]]` tables of a TOML file (keys: gpu, shape, gpu_count, optional price_per_hour and
+    spot_price_per_hour) as `provider`'s shapes: what a plugin may return as its `shapes`."""
+    return tuple(ShapeEntry(provider, **row) for row in tomllib.loads(source.read_text())["shape"])
+
+
 @functools.cache
 def default_catalog() -> Catalog:
+    """The catalog's GPUs with the shapes of every installed provider plugin (also disabled ones, so the catalog
+    is the same whatever VM_DISABLE_PROVIDERS says)."""
+    from .plugins import PROVIDER_ATTRIBUTES, PROVIDERS_GROUP, PluginSet
+
     data = tomllib.loads(resources.files("vm_core").joinpath("catalog.toml").read_text())
     gpus = [GpuType(g["name"], tuple(g.get("aliases", ())), int(g["memory_gb"])) for g in data["gpu"]]
-    shapes = [ShapeEntry(**s) for s in data["shape"]]
-    return Catalog(gpus, shapes)
+    plugins = PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES).load_all().values()
+    return Catalog(gpus, [s for plugin in plugins for s in plugin_shapes(plugin, {g.name for g in gpus})])
+
+
+def plugin_shapes(plugin: Any, gpus: Iterable[str]) -> list[ShapeEntry]:
+    """The plugin's optional `shapes` (a tuple of ShapeEntry), keeping those of its own name and a catalog GPU;
+    each row left out is logged, a plugin without shapes has none (its offers alone then decide)."""
+    from .plugins import optional
+
+    known, kept = set(gpus), []
+    for row in optional(plugin, "shapes", ()):
+        if isinstance(row, ShapeEntry) and row.provider == plugin.name and row.gpu in known:
+            kept.append(row)
+        else:
+            log.debug("provider %s: shape %r left out of the catalog (not a ShapeEntry of %s with a catalog GPU)",
+                        plugin.name, row, plugin.name)
+    return kept

@@ -9,7 +9,7 @@ config.toml:
     [profiles.work.crusoe]          # one table per provider; keys are the provider plugin's settings
     access_key_id = "..."
     [profiles.local]
-    embedded = true                 # the mock clouds under $STATE/mock-clouds (tables here override their settings)
+    embedded = true                 # the embedded clouds (embedded.py) in $STATE/<their name>; tables here win
 
 `store_url = "postgresql://user@host:5432/vm"` (top level, or in a profile's table to override it) puts the fleet
 store in a shared PostgreSQL database (team mode); `VM_STORE_URL` overrides both. Absent: $STATE/vm.db (SQLite).
@@ -38,10 +38,6 @@ PRIVATE_DIR_MODE = 0o700
 class Paths:
     config_file: Path
     state_dir: Path
-
-    @property
-    def mock_clouds_dir(self) -> Path:
-        return self.state_dir / "mock-clouds"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Paths:

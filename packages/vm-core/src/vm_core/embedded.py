@@ -1,37 +1,65 @@
-"""Provider settings for the embedded mock clouds, read from their endpoints.json."""
+"""Embedded clouds: local stand-ins that a profile with `embedded = true` uses without any configuration.
+
+A package registers an `EmbeddedClouds` under the entry-point group `vm_core.embedded` (mock-clouds registers
+its three mock clouds there; vm-core never imports it). A provider is served by the first of them, by entry-point
+name, that lists it in `providers`, provided its plugin declares `embedded_settings`, which turns the endpoint
+record of its cloud into the plugin's settings.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from .plugins import EMBEDDED_GROUP, PluginSet, optional, provider_plugins
+
+
+class EmbeddedClouds(Protocol):
+    """What a `vm_core.embedded` entry point names: clouds run as one background server whose state lives in a
+    directory vm gives it (<vm state dir>/<name>). Loading it must start nothing."""
+
+    name: str
+    title: str  # how messages name them, e.g. "the local mock clouds"
+    providers: tuple[str, ...]  # the provider plugins they serve
+
+    def endpoints(self, state_dir: Path) -> dict[str, Any] | None:
+        """{provider: its endpoint record, ..., "time_scale": float} of the running server; None if none runs."""
+        ...
+
+    def serve_command(self, state_dir: Path, time_scale: str | None = None) -> list[str]:
+        """A command that starts the server in the background and exits once it answers (non-zero exit and a
+        message otherwise). `time_scale` (from VM_MOCK_TIME_SCALE) speeds up the clouds' clocks."""
+        ...
+
+    def stop_command(self, state_dir: Path) -> list[str]:
+        """A command that stops it, runnable from any shell."""
+        ...
+
+
+def embedded_plugins() -> PluginSet:
+    return PluginSet(EMBEDDED_GROUP, ("name", "title", "providers", "endpoints", "serve_command", "stop_command"))
+
+
+def serving(clouds: PluginSet, plugin: Any) -> EmbeddedClouds | None:
+    """The embedded clouds that serve this provider plugin, or None (no entry point lists it, or the plugin
+    declares no `embedded_settings`)."""
+    if optional(plugin, "embedded_settings", None) is None:
+        return None
+    return next((c for c in clouds.load_all().values() if plugin.name in optional(c, "providers", ())), None)
+
+
+def plugin_settings(plugin: Any, endpoints: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings `plugin` needs to talk to its cloud among the running `endpoints`: its `embedded_settings`
+    of the cloud's endpoint record and the clouds' `time_scale` (so that it paces itself like the clouds' own
+    clocks). {} when they do not serve it."""
+    build = optional(plugin, "embedded_settings", None)
+    if build is None or plugin.name not in endpoints:
+        return {}
+    return dict(build(endpoints[plugin.name], float(endpoints.get("time_scale", 1.0))))
 
 
 def settings_from_endpoints(endpoints: dict[str, Any], provider: str) -> dict[str, Any]:
-    """The settings a built-in provider plugin needs to talk to the mock clouds described by `endpoints`.
-
-    Rate-limit intervals are scaled like the mocks' own (`time_scale`), so clients pace themselves correctly.
-    Returns {} for a provider the mocks do not serve.
-    """
-    build = _BUILDERS.get(provider)
-    if build is None or provider not in endpoints:
-        return {}
-    scale = float(endpoints.get("time_scale", 1.0))
-    return {**build(endpoints[provider], scale), "time_scale": scale}
-
-
-def _crusoe(ep: dict[str, Any], scale: float) -> dict[str, Any]:
-    return {"access_key_id": ep["access_key_id"], "secret_key": ep["secret_key"], "project_id": ep["project_id"],
-            "api_endpoint": ep["url"]}
-
-
-def _lambda(ep: dict[str, Any], scale: float) -> dict[str, Any]:
-    return {"api_key": ep["api_key"], "api_endpoint": ep["url"], "request_interval": 1.0 * scale,
-            "launch_interval": 12.0 * scale}
-
-
-def _nebius(ep: dict[str, Any], scale: float) -> dict[str, Any]:
-    return {"token": ep["token"], "endpoint": ep["target"], "project_id": ep["project_id"],
-            "projects": dict(ep.get("projects", {})), "subnet_id": ep.get("subnet_id", ""),
-            "capacity_blocks": dict(ep.get("capacity_blocks", {}))}
-
-
-_BUILDERS = {"crusoe": _crusoe, "lambda": _lambda, "nebius": _nebius}
+    """`plugin_settings` of the installed provider plugin named `provider` ({} when there is none)."""
+    plugin = provider_plugins().get(provider)
+    return plugin_settings(plugin, endpoints) if plugin is not None else {}

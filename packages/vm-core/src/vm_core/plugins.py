@@ -9,11 +9,15 @@ what it claims to be, is reported and skipped, never fatal. `VM_DISABLE_PROVIDER
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 PROVIDERS_GROUP = "vm_core.providers"
 STRATEGIES_GROUP = "vm_core.strategies"
+EMBEDDED_GROUP = "vm_core.embedded"
+PROVIDER_ATTRIBUTES = ("name", "title", "settings", "connect")  # what every ProviderPlugin has (provider.py)
+_ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,36 @@ class PluginSet:
         self.problems.append(PluginProblem(self.group, name, reason))
 
 
+def optional(plugin: Any, attribute: str, default: Any) -> Any:
+    """An optional attribute of a plugin: `default` when the plugin lacks it, when reading it fails, or when the
+    value is not of the default's type (a callable where the default is None). Third-party code never breaks vm."""
+    try:
+        value = getattr(plugin, attribute, _ABSENT)
+    except Exception:  # noqa: BLE001 - a failing property of third-party code means "not declared"
+        return default
+    if value is _ABSENT or value is None:
+        return default
+    if default is None:
+        return value if callable(value) else None
+    if not isinstance(value, type(default)) or isinstance(value, bool) != isinstance(default, bool):
+        return default
+    return value
+
+
+DEFAULT_CREATE_CONCURRENCY = 4
+
+
+def create_concurrency(names: Iterable[str]) -> dict[str, int]:
+    """Concurrent create calls a fleet makes per provider: its plugin's optional `create_concurrency`
+    (DEFAULT_CREATE_CONCURRENCY when it declares none or is not installed)."""
+    plugins = PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES)
+    return {name: max(1, optional(plugins.get(name), "create_concurrency", DEFAULT_CREATE_CONCURRENCY))
+            for name in names}
+
+
 def disabled_from_env(variable: str = "VM_DISABLE_PROVIDERS") -> frozenset[str]:
     return frozenset(n.strip() for n in os.environ.get(variable, "").split(",") if n.strip())
 
 
 def provider_plugins() -> PluginSet:
-    return PluginSet(PROVIDERS_GROUP, ("name", "title", "settings", "connect"), disabled_from_env())
+    return PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES, disabled_from_env())

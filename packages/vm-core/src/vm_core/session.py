@@ -1,9 +1,10 @@
 """A profile resolved into connected providers, lazily: only the providers a command needs are loaded.
 
 Settings of a provider, highest precedence first: its table in the profile ([profiles.NAME.PROVIDER]), the
-embedded mock clouds (profiles with `embedded = true`; started on first use), the provider's conventional
-environment variables (`Setting.env`). A provider is configured in a profile when it has a table there, when the
-profile is embedded and the mock clouds serve it, or when every required setting is in the environment.
+embedded clouds (profiles with `embedded = true`: the `vm_core.embedded` entry point that serves the provider,
+started on first use; see embedded.py), the provider's conventional environment variables (`Setting.env`). A
+provider is configured in a profile when it has a table there, when the profile is embedded and embedded clouds
+serve it, or when every required setting is in the environment.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import time
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from .autostart import MOCK_PROVIDERS, mock_endpoints, running_endpoints
 from .config import Paths, Profile
 from .errors import AuthError, ConfigError, Timeout, Transient, UsageError, VmError
 from .plugins import PluginSet
 from .provider import Provider, SupportsReboot, SupportsReservations, SupportsStopStart
+
+if typing.TYPE_CHECKING:
+    from .embedded import EmbeddedClouds
 
 Notify = Callable[[str], None]
 log = logging.getLogger(__name__)
@@ -30,15 +34,16 @@ log = logging.getLogger(__name__)
 
 class Session:
     def __init__(self, profile: Profile, paths: Paths, plugins: PluginSet, environ: Mapping[str, str],
-                 notify: Notify) -> None:
+                 notify: Notify, embedded: PluginSet | None = None) -> None:
         self.profile = profile
         self.paths = paths
         self.plugins = plugins
+        self._embedded_set = embedded  # the vm_core.embedded entry points (found on first use)
         self.environ = environ
         self.notify = notify
         self.secrets: set[str] = set()  # every secret setting value seen, for redacting logs
         self._providers: dict[str, Provider] = {}
-        self._endpoints: dict[str, Any] | None = None
+        self._endpoints: dict[str, dict[str, Any]] = {}  # embedded clouds' name -> their endpoints
         self._lock = threading.RLock()
 
     def plugin(self, name: str) -> Any:
@@ -57,7 +62,7 @@ class Session:
         return [name for name in self.plugins.names() if self.is_configured(name)]
 
     def is_configured(self, name: str) -> bool:
-        if name in self.profile.providers or (self.profile.embedded and name in MOCK_PROVIDERS):
+        if name in self.profile.providers or self.embedded_clouds(name) is not None:
             return True
         plugin = self.plugins.get(name)
         required = [s for s in getattr(plugin, "settings", ()) if s.required]
@@ -98,20 +103,40 @@ class Session:
         layers = (("env", env), ("embedded", self._embedded(name, start)), ("profile", table))
         return {key: (value, source) for source, values in layers for key, value in values.items()}
 
-    def endpoints(self) -> dict[str, Any]:
-        """The embedded mock clouds' endpoints, starting them if needed (blocks for seconds then)."""
+    def embedded_clouds(self, name: str) -> EmbeddedClouds | None:
+        """The embedded clouds serving provider `name` in this profile (None: the profile is not embedded, or
+        none serves it). Loads the provider's plugin and the `vm_core.embedded` entry points, starts nothing."""
+        plugin = self.plugins.get(name) if self.profile.embedded else None
+        if plugin is None:
+            return None
+        from .embedded import embedded_plugins, serving
+
         with self._lock:
-            if self._endpoints is None:
-                self._endpoints = mock_endpoints(self.paths.mock_clouds_dir, self.environ, self.notify)
-            return self._endpoints
+            if self._embedded_set is None:
+                self._embedded_set = embedded_plugins()
+        return serving(self._embedded_set, plugin)
+
+    def embedded_dir(self, clouds: EmbeddedClouds) -> Path:
+        return self.paths.state_dir / clouds.name
+
+    def endpoints(self, clouds: EmbeddedClouds) -> dict[str, Any]:
+        """The embedded clouds' endpoints, starting them if needed (blocks for seconds then)."""
+        from .autostart import mock_endpoints
+
+        with self._lock:
+            if clouds.name not in self._endpoints:
+                self._endpoints[clouds.name] = mock_endpoints(clouds, self.embedded_dir(clouds), self.environ,
+                                                              self.notify)
+            return self._endpoints[clouds.name]
 
     def _embedded(self, name: str, start: bool = True) -> dict[str, Any]:
-        if not (self.profile.embedded and name in MOCK_PROVIDERS):
+        clouds = self.embedded_clouds(name)
+        if clouds is None:
             return {}
-        from .embedded import settings_from_endpoints
+        from .embedded import plugin_settings
 
-        endpoints = self.endpoints() if start else running_endpoints(self.paths.mock_clouds_dir)
-        return settings_from_endpoints(endpoints, name) if endpoints else {}
+        endpoints = self.endpoints(clouds) if start else clouds.endpoints(self.embedded_dir(clouds))
+        return plugin_settings(self.plugins.get(name), endpoints) if endpoints else {}
 
     def _not_configured(self, name: str, plugin: Any) -> str:
         envs = [s.env for s in plugin.settings if s.required and s.env]

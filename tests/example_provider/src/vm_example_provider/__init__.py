@@ -2,6 +2,9 @@
 
 Every action records the state it is in, the state it goes to and when; reading the file applies what is due. So
 an action started by one `vm` process can be followed by another, as with a real cloud.
+
+Everything vm knows of this cloud comes from `plugin` (ExamplePlugin): its settings, its shapes in vm's GPU catalog
+(SHAPES, which its offers sell), the pattern of its instance ids and how many creates a fleet sends it at once.
 """
 
 from __future__ import annotations
@@ -17,13 +20,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from vm_core.catalog import ShapeEntry
 from vm_core.errors import AuthError, CapacityError, ConfigError, NotFound, Scope, Timeout, UsageError, VmError
 from vm_core.model import CreateSpec, Instance, InstanceState, Offer
 from vm_core.provider import Setting
 
 T = TypeVar("T")
 NAME = "example"
-REGION, SHAPE, GPU, PRICE = "local", "ex-h100.1x", "H100", 1.25
+REGION = "local"
+# What the example cloud sells, one GPU per VM: its rows of vm's GPU catalog (GPU names are the catalog's).
+SHAPES = (
+    ShapeEntry(NAME, "H100", "ex-h100.1x", 1, price_per_hour=1.25),
+    ShapeEntry(NAME, "A10", "ex-a10.1x", 1, price_per_hour=0.45),
+)
 
 
 class Cloud:
@@ -107,8 +116,10 @@ class ExampleProvider:
         return next((i for i in self.list_instances() if i.name == name), None)
 
     def begin_create(self, spec: CreateSpec) -> Action[Instance]:
-        if spec.gpu != GPU or spec.gpu_count not in (None, 1):
-            raise UsageError(f"example sells only {GPU}:1", provider=NAME)
+        shape = next((s for s in SHAPES if s.gpu == spec.gpu and spec.gpu_count in (None, s.gpu_count)), None)
+        if shape is None:
+            sold = ", ".join(f"{s.gpu}:{s.gpu_count}" for s in SHAPES)
+            raise UsageError(f"example sells only {sold}", provider=NAME)
         if spec.region not in (None, REGION):
             raise UsageError(f"unknown example region {spec.region!r}; regions: {REGION}", provider=NAME)
         vm_id = f"ex-{secrets.token_hex(4)}"
@@ -117,7 +128,8 @@ class ExampleProvider:
                 raise CapacityError(f"example: no room for {spec.name}", scope=Scope.PROVIDER, region=REGION,
                                     provider=NAME)
             doc["vms"][vm_id] = {"id": vm_id, "name": spec.name, "state": "creating", "next": "running",
-                                 "due": time.time() + self._cloud.seconds, "created": datetime.now(UTC).isoformat()}
+                                 "due": time.time() + self._cloud.seconds, "created": datetime.now(UTC).isoformat(),
+                                 "shape": shape.shape, "labels": dict(spec.labels)}
         return Action(self._cloud, vm_id, lambda: self.get_instance(vm_id))
 
     def begin_destroy(self, instance_id: str) -> Action[None]:
@@ -134,10 +146,11 @@ class ExampleProvider:
         return self._change(instance_id, "stopped", "starting", "running")
 
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
-        if gpu != GPU or gpu_count not in (None, 1):
-            return []
+        """One offer per shape of SHAPES (the room left is shared by every shape)."""
         room = self._capacity - sum(1 for _ in self.list_instances())
-        return [Offer(NAME, REGION, GPU, 1, SHAPE, PRICE, max(room, 0), available=room > 0)]
+        return [Offer(NAME, REGION, s.gpu, s.gpu_count, s.shape, s.price_per_hour or 0.0, max(room, 0),
+                      available=room > 0)
+                for s in SHAPES if s.gpu == gpu and gpu_count in (None, s.gpu_count)]
 
     def _change(self, instance_id: str, before: str, now: str, then: str) -> Action[Instance]:
         state = self.get_instance(instance_id).state.value
@@ -148,9 +161,10 @@ class ExampleProvider:
 
 
 def _instance(vm: dict[str, Any]) -> Instance:
-    return Instance(provider=NAME, id=vm["id"], name=vm["name"], state=InstanceState(vm["state"]), gpu=GPU,
-                    gpu_count=1, region=REGION, shape=SHAPE, price_per_hour=PRICE,
-                    created_at=datetime.fromisoformat(vm["created"]), native=vm)
+    shape = next((s for s in SHAPES if s.shape == vm.get("shape")), SHAPES[0])  # files from before SHAPES had one
+    return Instance(provider=NAME, id=vm["id"], name=vm["name"], state=InstanceState(vm["state"]), gpu=shape.gpu,
+                    gpu_count=shape.gpu_count, region=REGION, shape=shape.shape, price_per_hour=shape.price_per_hour,
+                    created_at=datetime.fromisoformat(vm["created"]), labels=vm.get("labels", {}), native=vm)
 
 
 class ExamplePlugin:
@@ -164,9 +178,11 @@ class ExamplePlugin:
         Setting("seconds", required=False, help="how long each action takes (default 0.2)"),
         Setting("capacity", required=False, help="how many VMs may live at once (default 8)"),
     )
-    instance_id_pattern = r"ex-[0-9a-f]{8}"
+    instance_id_pattern = r"ex-[0-9a-f]{8}"  # `vm get/stop/destroy ID` refuse other ids before any call
     instance_id_example = "ex-0123abcd"
-    provider_class = ExampleProvider
+    shapes = SHAPES  # its rows of vm's GPU catalog: `vm create --gpu H100:2 -p example` is refused up front
+    create_concurrency = 2  # creates a fleet sends it at once (vm's default: 4)
+    provider_class = ExampleProvider  # capabilities `vm providers` shows without connecting
 
     def connect(self, settings: Mapping[str, Any]) -> ExampleProvider:
         if not settings.get("path"):

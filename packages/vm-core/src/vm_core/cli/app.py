@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
-DEBUG_LOGGERS = ("vm_core", "crusoe_sdk", "lambda_sdk", "nebius_sdk")
+_debugged: list[str] = []  # the loggers _debug_logging set up (vm_core's and each plugin's `debug_loggers`)
 DEFAULT_TIMEOUT = 1800.0
 
 
@@ -51,7 +51,7 @@ class App:
             self._session = Session(profile, paths, provider_plugins(), self.environ, self.output.progress)
             self.output.redact = self.redact
             if self.debug:
-                _debug_logging(self.redact)
+                _debug_logging(self.redact, _plugin_loggers(self._session))
         return self._session
 
     def use_profile(self, name: str | None) -> Session:
@@ -155,23 +155,33 @@ class _DebugHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
 
-def _debug_logging(redact: Callable[[str], str]) -> None:
+def _plugin_loggers(session: Session) -> list[str]:
+    """The loggers of the provider plugins' SDKs: each plugin's optional `debug_loggers`."""
+    from ..plugins import optional
+
+    return [name for plugin in session.plugins.load_all().values() for name in optional(plugin, "debug_loggers", ())
+            if isinstance(name, str)]
+
+
+def _debug_logging(redact: Callable[[str], str], loggers: Sequence[str]) -> None:
     """Log the SDKs' HTTP/gRPC calls (and vm-core's decisions) on stderr, secrets redacted."""
     stop_debug_logging()
     handler = _DebugHandler(redact)
-    for name in DEBUG_LOGGERS:
+    for name in dict.fromkeys(("vm_core", *loggers)):
         logger = logging.getLogger(name)
         logger.setLevel(logging.DEBUG)
         logger.addHandler(handler)
+        _debugged.append(name)
 
 
 def stop_debug_logging() -> None:
     """Undo _debug_logging (for running vm several times in one process)."""
-    for name in DEBUG_LOGGERS:
+    for name in _debugged:
         logger = logging.getLogger(name)
         for old in [h for h in logger.handlers if isinstance(h, _DebugHandler)]:
             logger.removeHandler(old)
             logger.setLevel(logging.NOTSET)
+    _debugged.clear()
 
 
 def _set_format(ctx: click.Context, _: click.Parameter, value: str | None) -> None:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..autostart import running_endpoints
 from ..errors import ConfigError
 from .app import App, common_options, pass_app
 
@@ -66,9 +65,9 @@ def _document(app: App, session: Session) -> dict[str, Any]:
 
     paths = session.paths
     mocks = None
-    if session.profile.embedded:
-        mocks = {"state_dir": str(paths.mock_clouds_dir),
-                 "running": running_endpoints(paths.mock_clouds_dir) is not None}
+    if clouds := next(filter(None, map(session.embedded_clouds, session.plugins.names())), None):
+        state_dir = session.embedded_dir(clouds)
+        mocks = {"state_dir": str(state_dir), "running": clouds.endpoints(state_dir) is not None}
     return {
         "config_file": str(paths.config_file),
         "config_file_exists": paths.config_file.exists(),

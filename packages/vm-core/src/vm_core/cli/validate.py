@@ -1,7 +1,7 @@
 """Checks of user input, made before any API call; each UsageError says what is valid.
 
 Instance ids: a provider plugin may declare `instance_id_pattern` (a regex string the whole id must match) and
-`instance_id_example`; FALLBACK_ID_FORMATS covers the built-in providers until their plugins declare one.
+`instance_id_example` (how messages describe a valid id); a plugin that declares no pattern accepts any id.
 """
 
 from __future__ import annotations
@@ -20,28 +20,27 @@ NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 NAME_HELP = ("names are 1-63 characters of lowercase letters, digits and single '-', starting with a letter or"
              " digit (the rule all three clouds accept; '--' is reserved for fleet members)")
 
-# provider -> (regex of a whole instance id, example)
-FALLBACK_ID_FORMATS: dict[str, tuple[str, str]] = {
-    "crusoe": (r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-               "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"),
-    "lambda": (r"[0-9a-f]{32}", "32 hex digits such as 0920582c7ff041399e34823a0be62549"),
-    "nebius": (r"computeinstance-[a-z0-9]{3,40}", "computeinstance-e00hf93cfnsgaxygn3"),
-}
-
 
 def instance_id(plugin: Any, provider: str, value: str) -> str:
     """The id, stripped; UsageError when it cannot be an instance id of `provider`."""
     text = value.strip()
     if not text:
         raise UsageError("empty instance id", provider=provider)
-    pattern = getattr(plugin, "instance_id_pattern", None)
-    example = getattr(plugin, "instance_id_example", "")
-    if pattern is None and provider in FALLBACK_ID_FORMATS:
-        pattern, example = FALLBACK_ID_FORMATS[provider]
-    if pattern and not re.fullmatch(pattern, text):
+    from ..plugins import optional
+
+    pattern, example = optional(plugin, "instance_id_pattern", ""), optional(plugin, "instance_id_example", "")
+    if pattern and not _matches(pattern, text):
         looks = f"; {provider} instance ids look like {example}" if example else f" (expected /{pattern}/)"
         raise UsageError(f"malformed {provider} instance id {text!r}{looks}", provider=provider)
     return text
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """Whether `text` is a whole match of a plugin's pattern; a pattern that is not a valid regex checks nothing."""
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return True
 
 
 def count(value: int) -> int:

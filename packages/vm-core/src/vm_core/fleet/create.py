@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from ..catalog import default_catalog
 from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
+from ..plugins import create_concurrency
 from ..provider import Provider, SupportsAccount
 from . import members as mem
 from .budget import check_budget
@@ -36,9 +37,6 @@ MAX_ATTEMPTS_PER_SLOT = 6
 RETRY_BACKOFF, MAX_RETRY_BACKOFF = 0.5, 8.0
 # Cleaning up a VM that did not come up in time may take longer than the create's own --timeout.
 MIN_CLEANUP_TIMEOUT = 600.0
-# Concurrent create calls per provider (the SDKs' own limiters pace requests within these). Crusoe and Nebius
-# document no rate limit; Lambda's SDK spaces launches 12 s apart anyway.
-DEFAULT_CONCURRENCY = {"crusoe": 32, "lambda": 4, "nebius": 32}
 # Slots waited for at once: a waiting slot holds a thread for the whole boot, so this bounds VMs in flight.
 MAX_IN_FLIGHT = 256
 
@@ -108,8 +106,8 @@ class FleetCreator:
         self.identity = FleetIdentity("", "")  # set when the fleet is registered
         self.offers = offers or OfferCache()
         self.progress, self.timeout = progress, timeout
-        caps = {**DEFAULT_CONCURRENCY, **(concurrency or {})}
-        self._gates = {name: threading.Semaphore(caps.get(name, 4)) for name in providers}
+        caps = {**create_concurrency(providers), **(concurrency or {})}  # each plugin's create_concurrency
+        self._gates = {name: threading.Semaphore(caps[name]) for name in providers}
         self.stop = threading.Event()
         self._errors: list[VmError] = []
         self._unlisted_reservation = False

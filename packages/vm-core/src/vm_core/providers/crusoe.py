@@ -37,13 +37,15 @@ private half of. It satisfies the API (and the mocks); set your own key to log i
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Generic, TypeVar
 
-from ..catalog import Catalog, ShapeEntry, default_catalog
+from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import Pending, ReservationInfo, Setting
@@ -85,6 +87,20 @@ class CrusoePlugin:
     name: str = NAME
     title: str = TITLE
     settings: tuple[Setting, ...] = SETTINGS
+    instance_id_pattern = r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    instance_id_example = "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"
+    create_concurrency = 32  # Crusoe documents no rate limit
+    debug_loggers = ("crusoe_sdk",)
+
+    @property
+    def shapes(self) -> tuple[ShapeEntry, ...]:
+        """Crusoe's rows of the GPU catalog (crusoe_shapes.toml)."""
+        return _shapes()
+
+    def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
+        """Settings for the mock Crusoe of the embedded clouds, from its endpoint record."""
+        return {"access_key_id": endpoint["access_key_id"], "secret_key": endpoint["secret_key"],
+                "project_id": endpoint["project_id"], "api_endpoint": endpoint["url"], "time_scale": time_scale}
 
     def connect(self, settings: Mapping[str, Any]) -> CrusoeProvider:
         """A provider for these settings (profile values win over the env vars). No network call.
@@ -105,6 +121,11 @@ class CrusoePlugin:
 
 
 plugin = CrusoePlugin()
+
+
+@functools.cache
+def _shapes() -> tuple[ShapeEntry, ...]:
+    return read_shapes(NAME, resources.files(__package__).joinpath("crusoe_shapes.toml"))
 
 
 def policies(time_scale: float) -> tuple[Any, Any]:

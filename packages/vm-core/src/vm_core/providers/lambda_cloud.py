@@ -18,6 +18,7 @@ Importing this module imports neither lambda_sdk nor requests; `connect` does.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -26,9 +27,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..catalog import default_catalog
+from ..catalog import ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import Pending, ReservationInfo, Setting
@@ -119,6 +121,21 @@ class LambdaPlugin:
         Setting("launch_interval", required=False, help="Lambda's limit, seconds per launch (documented: 12)"),
         Setting("time_scale", required=False, help="multiplies poll and retry intervals (fast mock clouds)"),
     )
+    instance_id_pattern = r"[0-9a-f]{32}"
+    instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
+    create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
+    debug_loggers = ("lambda_sdk",)
+
+    @property
+    def shapes(self) -> tuple[ShapeEntry, ...]:
+        """Lambda's rows of the GPU catalog (lambda_shapes.toml; prices come from the API)."""
+        return _shapes()
+
+    def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
+        """Settings for the mock Lambda of the embedded clouds: its documented rate limits (1 request/s, 1
+        launch/12 s) scaled like the mock's clock, so the client paces itself as the mock does."""
+        return {"api_key": endpoint["api_key"], "api_endpoint": endpoint["url"], "time_scale": time_scale,
+                "request_interval": 1.0 * time_scale, "launch_interval": 12.0 * time_scale}
 
     def connect(self, settings: Mapping[str, Any]) -> LambdaProvider:
         """A provider for one Lambda account; no network call. Raises ConfigError for bad settings."""
@@ -135,6 +152,11 @@ class LambdaPlugin:
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
                               time_scale=scale,
                               account=key_fingerprint(config.api_key))
+
+
+@functools.cache
+def _shapes() -> tuple[ShapeEntry, ...]:
+    return read_shapes(NAME, resources.files(__package__).joinpath("lambda_shapes.toml"))
 
 
 def key_fingerprint(api_key: str) -> str:

@@ -41,15 +41,17 @@ Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` do
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..catalog import Catalog, default_catalog
+from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode
 from ..provider import Pending, Setting
@@ -199,6 +201,21 @@ class NebiusPlugin:
     name: str = NAME
     title: str = "Nebius AI Cloud"
     settings: tuple[Setting, ...] = SETTINGS
+    instance_id_pattern = INSTANCE_ID_PREFIX + "[a-z0-9]{3,40}"
+    instance_id_example = INSTANCE_ID_PREFIX + "e00hf93cfnsgaxygn3"
+    create_concurrency = 32  # Nebius documents no rate limit
+    debug_loggers = ("nebius_sdk",)
+
+    @property
+    def shapes(self) -> tuple[ShapeEntry, ...]:
+        """Nebius's rows of the GPU catalog (nebius_shapes.toml)."""
+        return _shapes()
+
+    def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
+        """Settings for the mock Nebius of the embedded clouds, from its endpoint record."""
+        return {"token": endpoint["token"], "endpoint": endpoint["target"], "project_id": endpoint["project_id"],
+                "projects": dict(endpoint.get("projects", {})), "subnet_id": endpoint.get("subnet_id", ""),
+                "capacity_blocks": dict(endpoint.get("capacity_blocks", {})), "time_scale": time_scale}
 
     def connect(self, settings: Mapping[str, Any]) -> NebiusProvider:
         """A provider for these settings (no network call yet). Raises ConfigError for bad settings."""
@@ -219,6 +236,11 @@ def _scaled(backoff: Backoff, scale: float) -> Backoff:
 
 
 plugin = NebiusPlugin()
+
+
+@functools.cache
+def _shapes() -> tuple[ShapeEntry, ...]:
+    return read_shapes(NAME, resources.files(__package__).joinpath("nebius_shapes.toml"))
 
 
 class NebiusProvider:

@@ -1,0 +1,108 @@
+"""A fourth cloud, added without touching vm-core: the example provider package (tests/example_provider).
+
+Everything vm knows of it comes from the package's `vm_core.providers` entry point: its settings, its shapes in
+the GPU catalog, the pattern of its instance ids, how many creates a fleet sends it at once. No file of vm-core
+names it (test_no_core_file_knows_the_fourth_cloud), yet the real `vm` offers, creates, lists, gets and destroys
+its VMs, refuses a size and an id it does not have before any call, and runs a fleet on it, alone and together
+with a built-in cloud.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata, resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import VmHome
+
+
+@pytest.fixture
+def home(fresh_home: VmHome) -> VmHome:
+    """Profile `p`: only the example cloud (no mock clouds); profile `mixed`: the embedded clouds and it."""
+    fresh_home.path.mkdir(parents=True)
+    fresh_home.config(f"""
+default_profile = "p"
+[profiles.p.example]
+path = "{cloud(fresh_home)}"
+seconds = 0.05
+[profiles.mixed]
+embedded = true
+[profiles.mixed.example]
+path = "{cloud(fresh_home)}"
+seconds = 0.05
+""")
+    return fresh_home
+
+
+def cloud(home: VmHome) -> Path:
+    return home.path / "example-cloud.json"
+
+
+def live_in_cloud(home: VmHome) -> list[dict[str, Any]]:
+    """The example cloud's own record of its VMs (the ground truth), those not terminated."""
+    if not cloud(home).exists():
+        return []
+    return [v for v in json.loads(cloud(home).read_text())["vms"].values() if v["state"] != "terminated"]
+
+
+def test_no_core_file_knows_the_fourth_cloud() -> None:
+    """The example cloud is an installed distribution of its own; vm-core's files never name it."""
+    entry = metadata.entry_points(group="vm_core.providers")["example"]
+    assert entry.dist is not None and entry.dist.name == "vm-example-provider"
+    assert entry.value == "vm_example_provider:plugin"
+    core = resources.files("vm_core")
+    texts = [p.read_text() for p in Path(str(core)).rglob("*") if p.suffix in (".py", ".toml")]
+    assert texts and not [t for t in texts if "vm_example_provider" in t or "ex-h100" in t or '"example"' in t]
+
+
+def test_catalog_shapes_and_id_pattern_come_from_the_plugin(home: VmHome) -> None:
+    refused = home("create", "-p", "example", "--gpu", "H100:2", "--name", "too-big")
+    assert refused.code == 2 and "example sells H100 only as H100:1" in refused.err  # the plugin's shapes
+    fleet = home("fleet", "create", "--gpu", "H100:2", "--count", "2", "--name", "too-big")
+    assert fleet.code == 2 and "example sells H100 only as H100:1" in fleet.err
+    malformed = home("get", "i-123", "-p", "example")
+    assert malformed.code == 2
+    assert "malformed example instance id 'i-123'; example instance ids look like ex-0123abcd" in malformed.err
+    assert not cloud(home).exists()  # both refused before any call to the cloud
+    offers = home.ok("offers", "--gpu", "A10", "-o", "json").json()
+    assert [(o["provider"], o["shape"], o["price_per_hour"]) for o in offers] == [("example", "ex-a10.1x", 0.45)]
+
+
+def test_single_vm_lifecycle(home: VmHome) -> None:
+    made = home.ok("create", "-p", "example", "--gpu", "A10", "--name", "fourth", "-o", "json").json()
+    assert (made["provider"], made["gpu"], made["state"]) == ("example", "A10", "running")
+    assert [v["shape"] for v in live_in_cloud(home)] == ["ex-a10.1x"]
+    assert [row[:5] for row in home.ok("list").rows()[1:]] == [["example", made["id"], "fourth", "running", "A10x1"]]
+    assert home.ok("get", made["id"], "-p", "example", "-o", "json").json()["name"] == "fourth"
+    assert home.ok("destroy", made["id"], "-p", "example", "-o", "json").json()["state"] == "terminated"
+    assert home.ok("list", "-o", "json").json() == [] and live_in_cloud(home) == []
+    assert not home.mock_dir.exists()  # profile p needs no mock clouds
+
+
+def test_fleet_on_the_fourth_cloud(home: VmHome) -> None:
+    made = home.ok("fleet", "create", "--gpu", "H100", "--count", "3", "--name", "four", "-o", "json").json()
+    assert made["state"] == "active" and [m["provider"] for m in made["members"]] == ["example"] * 3
+    assert sorted(v["name"] for v in live_in_cloud(home)) == [f"four--{made['id']}-{i}" for i in range(3)]
+    status = home.ok("fleet", "status", "four", "-o", "json").json()
+    assert sorted(m["id"] for m in status["members"]) == sorted(v["id"] for v in live_in_cloud(home))
+    gone = home.ok("fleet", "destroy", "four", "-o", "json").json()
+    assert gone["destroyed"] == 3 and gone["failed"] == 0 and live_in_cloud(home) == []
+
+
+def test_fleet_across_the_fourth_cloud_and_a_built_in_one(home: VmHome) -> None:
+    mixed = ("--profile", "mixed")
+    offers = home.ok("offers", "--gpu", "H100:1", *mixed, "-o", "json").json()
+    assert {"example", "lambda", "nebius"} <= {o["provider"] for o in offers}
+    made = home.ok("fleet", "create", "--gpu", "H100", "--count", "4", "--name", "mix", "--providers",
+                   "example,lambda", *mixed, "-o", "json").json()
+    providers = [m["provider"] for m in made["members"]]
+    assert made["state"] == "active" and set(providers) == {"example", "lambda"}
+    assert providers.count("example") == len(live_in_cloud(home))
+    assert providers.count("lambda") == len([i for i in home.inventory() if i["name"].startswith("mix--")
+                                             and i["state"] != "terminated"])
+    gone = home.ok("fleet", "destroy", "mix", *mixed, "-o", "json").json()
+    assert gone["destroyed"] == 4 and live_in_cloud(home) == []

@@ -210,6 +210,8 @@ def _connect(app: App, session: Any, wanted: tuple[str, ...] | None) -> dict[str
 
 
 def _strategy(name: str) -> Any:
+    """The strategy registered as `name`, named so (the engine enforces the rules on what it answers)."""
+    from ..fleet.eligibility import enforced
     from ..plugins import STRATEGIES_GROUP, PluginSet
 
     plugins = PluginSet(STRATEGIES_GROUP, ("__call__",))
@@ -219,7 +221,7 @@ def _strategy(name: str) -> Any:
         known = ", ".join(plugins.names())
         raise UsageError(f"strategy {name!r} {'is broken: ' + problem if problem else 'is unknown'}; "
                          f"available: {known}")
-    return strategy
+    return enforced(strategy, name=name)
 
 
 def _run_interruptibly(creator: Any, run: Callable[[], Any]) -> Any:

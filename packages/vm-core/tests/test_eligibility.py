@@ -48,6 +48,13 @@ def test_an_eligible_answer_is_kept_as_it_is_in_its_order() -> None:
     assert checked == Checked([NEBIUS, CRUSOE, NEBIUS]) and checked.note("hostile") is None
 
 
+def test_many_places_of_one_reason_are_named_up_to_two() -> None:
+    elsewhere = [replace(NEBIUS, region=f"moon-{i}") for i in range(4)]
+    note = check([*elsewhere, elsewhere[3]], request(1)).note("hostile")
+    assert note == ("strategy 'hostile': left out 5 placement(s) the fleet may not use: not offered: 5 (nebius moon-3 "
+                    "nebius-1x, nebius moon-0 nebius-1x and 2 more)")
+
+
 def test_the_engines_own_offer_is_placed_not_the_strategys_copy() -> None:
     forged = replace(NEBIUS, price_per_hour=0.01, capacity=1000)
     checked = check([forged], request(1))
@@ -135,11 +142,11 @@ def test_no_more_vms_than_asked_for() -> None:
     assert checked.kept == [NEBIUS] * 3 and reasons(checked) == ["more than the 3 VM(s) asked for"] * 2
 
 
-def test_the_note_names_the_strategy_and_counts_each_kind_once() -> None:
+def test_the_note_names_the_strategy_and_counts_each_reason_once() -> None:
     checked = check([NEBIUS] * 4 + [CRUSOE_RES], request(2, reservation=ReservationRequest(ReservationMode.NONE)))
     assert checked.note("hostile") == (
-        "strategy 'hostile': left out 3 placement(s) the fleet may not use: 2 x nebius r1 nebius-1x (more than "
-        "the 2 VM(s) asked for); 1 x crusoe r1 crusoe-1x reservation res-c (reserved (--reservation none))")
+        "strategy 'hostile': left out 3 placement(s) the fleet may not use: more than the 2 VM(s) asked for: 2 "
+        "(nebius r1 nebius-1x); reserved (--reservation none): 1 (crusoe r1 crusoe-1x reservation res-c)")
 
 
 @pytest.mark.parametrize(("answer", "says"), [
@@ -173,8 +180,8 @@ def test_a_strategy_cannot_widen_the_offers_by_changing_the_list_it_gets() -> No
 
     notes: list[str] = []
     assert enforced(sneaky, on_drop=notes.append)(ALL, request(1), Blocked()) == []
-    assert notes == ["strategy 'sneaky': left out 1 placement(s) the fleet may not use: 1 x nebius r9 nebius-1x "
-                     "(not offered)"]
+    assert notes == ["strategy 'sneaky': left out 1 placement(s) the fleet may not use: not offered: 1 (nebius r9 "
+                     "nebius-1x)"]
 
 
 def test_enforced_reports_each_distinct_note_once_and_keeps_its_name_when_wrapped_again() -> None:
@@ -183,8 +190,8 @@ def test_enforced_reports_each_distinct_note_once_and_keeps_its_name_when_wrappe
     assert wrapped.name == "greedy" and not isinstance(wrapped.inner, type(wrapped))
     assert wrapped(ALL, request(3), Blocked()) == [CRUSOE] * 2
     assert wrapped(ALL, request(3), Blocked()) == [CRUSOE] * 2
-    assert notes == ["strategy 'greedy': left out 1 placement(s) the fleet may not use: 1 x crusoe r1 crusoe-1x "
-                     "(room for 2 VM(s) only)"]
+    assert notes == ["strategy 'greedy': left out 1 placement(s) the fleet may not use: room for 2 VM(s) only: 1 "
+                     "(crusoe r1 crusoe-1x)"]
 
 
 OFFERS = st.lists(st.builds(

@@ -20,7 +20,7 @@ from ..errors import StrategyError
 from ..model import Offer
 from .strategies import Blocked, FleetRequest, Strategy, effective, offer_key, why_ineligible
 
-SHOWN_DROPS = 5  # kinds of dropped placements named in one note
+SHOWN_PLACES = 2  # places named per reason in a note about dropped placements
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +50,21 @@ class Checked:
             return None
         parts = []
         if self.dropped:
-            kinds = Counter((d.where(), d.reason) for d in self.dropped)
-            shown = "; ".join(f"{n} x {where} ({reason})" for (where, reason), n in list(kinds.items())[:SHOWN_DROPS])
-            more = f"; and {len(kinds) - SHOWN_DROPS} more" if len(kinds) > SHOWN_DROPS else ""
-            parts.append(f"left out {len(self.dropped)} placement(s) the fleet may not use: {shown}{more}")
+            places: dict[str, Counter[str]] = {}
+            for d in self.dropped:
+                places.setdefault(d.reason, Counter())[d.where()] += 1
+            shown = "; ".join(f"{reason}: {sum(where.values())} ({_some(where)})" for reason, where in places.items())
+            parts.append(f"left out {len(self.dropped)} placement(s) the fleet may not use: {shown}")
         if self.corrected:
             parts.append(f"{self.corrected} placement(s) differed from the offer they name: the offer is used as "
                          "listed")
         return f"strategy {strategy!r}: " + "; ".join(parts)
+
+
+def _some(places: Counter[str]) -> str:
+    """The places most often named, up to SHOWN_PLACES of them."""
+    shown = ", ".join(where for where, _ in places.most_common(SHOWN_PLACES))
+    return shown + (f" and {len(places) - SHOWN_PLACES} more" if len(places) > SHOWN_PLACES else "")
 
 
 def enforce(answer: object, offers: Sequence[Offer], request: FleetRequest, blocked: Blocked, *,

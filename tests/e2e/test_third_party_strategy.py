@@ -126,7 +126,7 @@ def test_the_default_plan_names_each_rule_it_enforced(shared_home: VmHome, plugi
                       env=plugin_env)
     assert run.code == 0, run.err
     said_once(run, "not offered: ", "moon-1", "a reservation whose VMs the cloud cannot delete "
-              f"(--allow-unterminable): ", f"reservation {LAMBDA_RESERVATION}", "no capacity: ", "room for ",
+              "(--allow-unterminable): ", f"reservation {LAMBDA_RESERVATION}", "no capacity: ", "room for ",
               "more than the 5 VM(s) asked for: ", "differed from the offer they name")
 
 

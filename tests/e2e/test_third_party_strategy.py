@@ -149,6 +149,18 @@ def test_a_hostile_create_lands_only_where_the_fleet_may(shared_home: VmHome, pl
     assert grow.code in (0, 6), grow.err
     check_allowed(grow.json()["placements"], offers_of(vm, "H100:8"), [])
     said_once(grow, "not offered: ")
+
+    lost = made["members"][0]
+    vm.ok("destroy", lost["id"], "--provider", lost["provider"])
+    offers = offers_of(vm, "H100:8")
+    repaired = vm("fleet", "repair", "evil", "-o", "json", env=plugin_env)
+    assert repaired.code == 0, repaired.err
+    said_once(repaired, "not offered: ")
+    running = [m for m in repaired.json()["members"] if m["state"] == "running"]
+    new = [m for m in running if m["id"] not in {m["id"] for m in made["members"]}]
+    assert len(running) == 5 and len(new) == 1
+    check_allowed([{**new[0], "shape": shapes[new[0]["provider"], new[0]["region"], new[0]["reservation_id"] or ""]}],
+                  offers, [])
     vm.ok("fleet", "destroy", "evil", "-y", env=plugin_env)
 
 

@@ -83,11 +83,11 @@ def enforce(answer: object, offers: Sequence[Offer], request: FleetRequest, bloc
     corrected = 0
     for item in items:
         index = _match(item, offers, listed.get(offer_key(item), []))
-        offer = None if index is None else offers[index]
-        reason = _refusal(offer, rules, blocked, used[index] if index is not None else 0, len(kept))
-        if reason is not None or offer is None or index is None:
+        reason = "not offered" if index is None else _refusal(offers[index], rules, blocked, used[index], len(kept))
+        if index is None or reason is not None:
             dropped.append(Dropped(item, reason or "not offered"))
             continue
+        offer = offers[index]
         corrected += item != offer
         used[index] += 1
         kept.append(offer)
@@ -110,11 +110,9 @@ def _offers_of(answer: object, strategy: str) -> list[Offer]:
     return list(answer)
 
 
-def _refusal(offer: Offer | None, request: FleetRequest, blocked: Blocked, uses: int, placed: int) -> str | None:
+def _refusal(offer: Offer, request: FleetRequest, blocked: Blocked, uses: int, placed: int) -> str | None:
     """Why one more VM may not go on `offer` (None: it may); `uses`: VMs of this answer on it so far, `placed`:
     VMs of this answer kept so far."""
-    if offer is None:
-        return "not offered"
     if (why := why_ineligible(offer, request, blocked)) is not None:
         return why
     if offer.capacity is not None and uses >= offer.capacity:

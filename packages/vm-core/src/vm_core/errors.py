@@ -3,6 +3,7 @@
     VmError                     exit 1   anything else that went wrong
     ├── Cancelled               exit 1   the user answered no to a confirmation; nothing was done
     ├── UsageError              exit 2   bad input, rejected before any API call
+    │   └── StrategyError       exit 2   the chosen strategy plugin raised or answered something not a placement
     ├── NotFound                exit 3
     ├── ConfigError             exit 4   missing/unsafe configuration
     │   └── AuthError           exit 4   the cloud refused the credentials
@@ -59,6 +60,11 @@ class Cancelled(VmError):
 
 class UsageError(VmError):
     code, exit_code = "usage", 2
+
+
+class StrategyError(UsageError):
+    """A placement strategy (a plugin of `vm_core.strategies`) raised, or answered something that is not a list
+    of offers. The engine stops placing: no VM is created from such an answer."""
 
 
 class NotFound(VmError):

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..catalog import default_catalog
-from ..errors import CapacityError, PartialFailure, UsageError, VmError
+from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
 from .app import SECONDS, App, common_options, pass_app, yes_option
@@ -140,9 +140,31 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
         if over is not None:
             app.fail(over)
         return
-    report = _run_interruptibly(creator, lambda: creator.create(spec))
+    try:
+        report = _run_interruptibly(creator, lambda: creator.create(spec))
+    except StrategyError as exc:
+        raise _strategy_failed(store, creator.identity, exc) from None
     views.created(app.output, report, store.members(spec.name))
     _exit_for(app, report)
+
+
+def _strategy_failed(store: Any, identity: Any, error: StrategyError) -> StrategyError:
+    """The error of a create whose strategy failed (no batch is in flight then). The fleet this create recorded
+    (`identity`; none when it failed before) goes when none of its members may exist: no VM is left. Else it is
+    left `interrupted`, every VM recorded, for `vm fleet destroy`."""
+    from ..fleet.lease import lease
+    from ..fleet.store import MAY_EXIST, FleetState
+
+    record = store.get_fleet(identity.fleet) if identity.fleet_id else None
+    if record is None or record.fleet_id != identity.fleet_id:
+        return error
+    with lease(store, record.name, "fleet create"):
+        if not any(m.state in MAY_EXIST for m in store.members(record.name)):
+            store.delete_fleet(record.name)
+            return error
+        store.update_fleet(record.name, state=FleetState.INTERRUPTED, message=error.message)
+    return StrategyError(f"{error.message}; fleet {record.name} keeps the VMs created before",
+                         suggestion=f"vm fleet destroy {record.name}")
 
 
 def _placement_strategy(placement: Any, strategy: str) -> str:
@@ -210,6 +232,8 @@ def _connect(app: App, session: Any, wanted: tuple[str, ...] | None) -> dict[str
 
 
 def _strategy(name: str) -> Any:
+    """The strategy registered as `name`, named so (the engine enforces the rules on what it answers)."""
+    from ..fleet.eligibility import enforced
     from ..plugins import STRATEGIES_GROUP, PluginSet
 
     plugins = PluginSet(STRATEGIES_GROUP, ("__call__",))
@@ -219,7 +243,7 @@ def _strategy(name: str) -> Any:
         known = ", ".join(plugins.names())
         raise UsageError(f"strategy {name!r} {'is broken: ' + problem if problem else 'is unknown'}; "
                          f"available: {known}")
-    return strategy
+    return enforced(strategy, name=name)
 
 
 def _run_interruptibly(creator: Any, run: Callable[[], Any]) -> Any:

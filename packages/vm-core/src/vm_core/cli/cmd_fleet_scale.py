@@ -86,6 +86,7 @@ def _fleet_strategy(store: Any, record: Any) -> Any:
     runs: there is no place to grow beside)."""
     from ..errors import UsageError
     from ..fleet.cluster import Placement, pinned_to, place_of
+    from ..fleet.eligibility import enforced
     from ..fleet.strategies import cheapest
     from .cmd_fleet import _strategy
 
@@ -95,7 +96,7 @@ def _fleet_strategy(store: Any, record: Any) -> Any:
     if place is None:
         raise UsageError(f"fleet {record.name} was placed as a cluster and none of its VMs runs: there is no place "
                          "to put new ones beside them", suggestion=f"vm fleet destroy {record.name}")
-    return pinned_to(place, cheapest)
+    return enforced(pinned_to(place, cheapest), name="cluster")
 
 
 def _run(scaler: Any, work: Any) -> Any:

@@ -25,6 +25,7 @@ from ..provider import Provider, SupportsAccount
 from . import members as mem
 from .budget import check_budget
 from .cluster import Placement
+from .eligibility import enforced
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
@@ -102,7 +103,8 @@ class FleetCreator:
     def __init__(self, store: FleetStore, providers: Mapping[str, Provider], strategy: Strategy, *,
                  offers: OfferCache | None = None, progress: mem.Progress = lambda _: None,
                  timeout: float = 1800.0, concurrency: Mapping[str, int] | None = None, profile: str = "") -> None:
-        self.store, self.providers, self.strategy, self.profile = store, providers, strategy, profile
+        self.store, self.providers, self.profile = store, providers, profile
+        self.strategy = enforced(strategy, on_drop=progress)  # the engine's rules, whatever the strategy answers
         self.identity = FleetIdentity("", "")  # set when the fleet is registered
         self.offers = offers or OfferCache()
         self.progress, self.timeout = progress, timeout

@@ -5,7 +5,8 @@ at most `request.count` long, never using an offer more often than its capacity 
 limit). Every VM of a fleet has the same size (`request.gpu_count`), so prices are compared per VM and the
 sum of a placement's prices is what the fleet costs per hour. Strategies are registered under the entry-point
 group `vm_core.strategies`; a third-party strategy is any callable with this signature. `eligible` applies
-the rules every strategy shares.
+the rules every strategy shares, and the engine applies them again to whatever a strategy answers
+(eligibility.py): a strategy only orders.
 """
 
 from __future__ import annotations
@@ -75,20 +76,31 @@ def eligible(offers: Iterable[Offer], request: FleetRequest, blocked: Blocked) -
     """Offers a fleet may use: right GPU and size (exactly `request.gpu_count`), allowed provider/region,
     available, not blocked, and allowed by the reservation request."""
     offers = list(offers)
+    request = effective(offers, request)
+    return [o for o in offers if why_ineligible(o, request, blocked) is None]
+
+
+def effective(offers: Sequence[Offer], request: FleetRequest) -> FleetRequest:
+    """The request `eligible` applies to `offers`: an explicit reservation that no offer lists allows the
+    unreserved offers instead (see `unlisted_reservation`)."""
     if unlisted_reservation(offers, request.reservation):
-        request = replace(request, reservation=ReservationRequest(ReservationMode.ID, "", strict=False))
-    return [o for o in offers if _fits(o, request) and not blocked.blocks(o)]
+        return replace(request, reservation=ReservationRequest(ReservationMode.ID, "", strict=False))
+    return request
 
 
-def _fits(offer: Offer, request: FleetRequest) -> bool:
-    return (
-        offer.available
-        and offer.gpu == request.gpu
-        and offer.gpu_count == request.gpu_count
-        and (request.region is None or offer.region == request.region)
-        and (request.providers is None or offer.provider in request.providers)
-        and _reservation_allows(offer, request)
-    )
+def why_ineligible(offer: Offer, request: FleetRequest, blocked: Blocked) -> str | None:
+    """Why the fleet may not use `offer` (None: it may). `request` as `effective` gives it."""
+    if blocked.blocks(offer):
+        return "ruled out by a failure"
+    if not offer.available:
+        return "no capacity"
+    if offer.gpu != request.gpu or offer.gpu_count != request.gpu_count:
+        return f"not {request.gpu}:{request.gpu_count}"
+    if request.region is not None and offer.region != request.region:
+        return f"outside region {request.region}"
+    if request.providers is not None and offer.provider not in request.providers:
+        return "provider not asked for"
+    return _reservation_refusal(offer, request)
 
 
 def unlisted_reservation(offers: Sequence[Offer], reservation: ReservationRequest) -> bool:
@@ -98,15 +110,21 @@ def unlisted_reservation(offers: Sequence[Offer], reservation: ReservationReques
         o.reservation_id == reservation.reservation_id for o in offers)
 
 
-def _reservation_allows(offer: Offer, request: FleetRequest) -> bool:
+def _reservation_refusal(offer: Offer, request: FleetRequest) -> str | None:
     mode, wanted = request.reservation.mode, request.reservation.reservation_id
     if mode is ReservationMode.NONE:
-        return not offer.reserved
+        return "reserved (--reservation none)" if offer.reserved else None
     if mode is ReservationMode.ID:
-        return offer.reservation_id == wanted or (not offer.reserved and not request.reservation.strict)
+        if offer.reservation_id == wanted or (not offer.reserved and not request.reservation.strict):
+            return None
+        if not offer.reserved:
+            return "on-demand (--strict)"
+        return f"reservation {offer.reservation_id}, not {wanted or 'the one asked for'}"
     if offer.reservation_id in request.unterminable_reservations and not request.allow_unterminable:
-        return False
-    return not request.reservation.strict or offer.reserved
+        return "a reservation whose VMs the cloud cannot delete (--allow-unterminable)"
+    if request.reservation.strict and not offer.reserved:
+        return "on-demand (--strict)"
+    return None
 
 
 def _fill(ordered: Sequence[Offer], count: int) -> list[Offer]:

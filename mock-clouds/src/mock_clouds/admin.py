@@ -20,7 +20,7 @@ import msgspec
 from .core.faults import FaultInjector
 from .core.models import Faults, Provider
 from .core.world import WorldError
-from .http import BadRequestBody, HttpServer, Request, Response, Router
+from .http import BadRequestBody, Handler, HttpServer, Request, Response, Router
 
 if TYPE_CHECKING:
     from .runner import MockClouds
@@ -77,7 +77,7 @@ class AdminApp:
     def __init__(self, clouds: MockClouds) -> None:
         self.clouds = clouds
         self.faults = FaultInjector(Faults())  # the admin API itself never injects faults
-        self.router = Router()
+        self.router: Router[Handler] = Router()
         self.router.add("GET", "/health", lambda r: Response(200, {"ok": True, "pid": clouds.endpoints.get("pid")}))
         self.router.add("GET", "/inventory", lambda r: Response(200, {"instances": inventory(clouds)}))
         self.router.add("GET", "/faults", self._get_faults)

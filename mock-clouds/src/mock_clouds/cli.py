@@ -14,7 +14,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -34,7 +36,7 @@ def _state_dir(value: Path | None) -> Path:
     return (value or control.default_state_dir()).resolve()
 
 
-def _fail(message: str, code: int = EXIT_FAILURE) -> None:
+def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     click.echo(f"mock-clouds: {message}", err=True)
     sys.exit(code)
 
@@ -91,7 +93,7 @@ def _serve_foreground(directory: Path, scenario: Path | None, time_scale: float 
 
 
 @contextlib.contextmanager
-def _exclusive(directory: Path):
+def _exclusive(directory: Path) -> Iterator[None]:
     """Hold a lock on the state dir for the life of the server: two servers must not share a world."""
     fd = os.open(directory / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -124,7 +126,7 @@ def _detach(directory: Path, args: list[str]) -> None:
     _print_endpoints(endpoints)
 
 
-def _print_endpoints(endpoints: dict) -> None:
+def _print_endpoints(endpoints: dict[str, Any]) -> None:
     click.echo(f"mock-clouds running (pid {endpoints['pid']})")
     click.echo(f"  crusoe  {endpoints['crusoe']['url']}  project {endpoints['crusoe']['project_id']}")
     click.echo(f"  lambda  {endpoints['lambda']['url']}")
@@ -182,7 +184,7 @@ def faults(state_dir: Path | None, provider: str, **settings: float | int | None
     click.echo(f"{provider}: " + ", ".join(f"{k}={v}" for k, v in result.items()))
 
 
-def _admin(state_dir: Path | None, method: str, path: str, body: dict | None = None):
+def _admin(state_dir: Path | None, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     try:
         return control.admin_call(control.read_endpoints(_state_dir(state_dir)), method, path, body)
     except control.NotRunning as exc:

@@ -30,7 +30,7 @@ def default_state_dir() -> Path:
 def read_endpoints(state_dir: Path) -> dict[str, Any]:
     """The endpoints document of the live server; raises NotRunning when absent or its process is gone."""
     try:
-        endpoints = json.loads((state_dir / ENDPOINTS_FILE).read_text())
+        endpoints: dict[str, Any] = json.loads((state_dir / ENDPOINTS_FILE).read_text())
     except (FileNotFoundError, json.JSONDecodeError) as exc:
         raise NotRunning(f"no mock-clouds server is running for {state_dir}") from exc
     if not pid_alive(int(endpoints.get("pid", 0))):
@@ -57,7 +57,7 @@ def _is_zombie(pid: int) -> bool:
         return False
 
 
-def admin_call(endpoints: dict[str, Any], method: str, path: str, body: dict | None = None,
+def admin_call(endpoints: dict[str, Any], method: str, path: str, body: dict[str, Any] | None = None,
                timeout: float = 5.0) -> Any:
     """Call the admin API; raises NotRunning when it does not answer, RuntimeError on an error answer."""
     admin = endpoints["admin"]

@@ -15,13 +15,14 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import msgspec
 
 from .core.faults import FaultInjector
 
 log = logging.getLogger("mock_clouds.http")
+T = TypeVar("T")
 
 MAX_BODY_BYTES = 1 << 20
 # Before a 413 goes out, what the client keeps sending of an oversized body is read and discarded (up to this
@@ -52,6 +53,12 @@ class Request:
         values = self.query.get(name)
         return values[-1] if values else default
 
+    @overload
+    def json(self) -> Any: ...
+
+    @overload
+    def json(self, type_: type[T]) -> T: ...
+
     def json(self, type_: Any = Any) -> Any:
         """Decode the body as JSON into `type_`; raises BadRequestBody with a readable reason."""
         if not self.body.strip():
@@ -75,16 +82,19 @@ class Response:
 Handler = Callable[[Request], Response]
 
 
-class Router:
-    def __init__(self) -> None:
-        self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
+H = TypeVar("H")  # what a route leads to: a Handler, or a front end's own handler type
 
-    def add(self, method: str, pattern: str, handler: Handler) -> None:
+
+class Router(Generic[H]):
+    def __init__(self) -> None:
+        self._routes: list[tuple[str, re.Pattern[str], H]] = []
+
+    def add(self, method: str, pattern: str, handler: H) -> None:
         """`pattern` uses `{name}` for one path segment, e.g. "/projects/{project_id}/compute/vms/types"."""
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern)
         self._routes.append((method, re.compile(f"^{regex}$"), handler))
 
-    def resolve(self, method: str, path: str) -> tuple[Handler | None, dict[str, str], bool]:
+    def resolve(self, method: str, path: str) -> tuple[H | None, dict[str, str], bool]:
         """(handler, params, path_known). path_known is True when the path exists for another method."""
         path_known = False
         for route_method, regex, handler in self._routes:
@@ -133,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay)
         if faults.roll_error():
-            self._send(self.app.injected_fault(int(faults.pick(INJECTED_STATUSES))))
+            self._send(self.app.injected_fault(faults.pick(INJECTED_STATUSES)))
             return
         try:
             response = self.app.handle(request)

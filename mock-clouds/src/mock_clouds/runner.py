@@ -15,8 +15,9 @@ import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol, cast
 
-from .core.models import Provider, WorldState
+from .core.models import Credential, Provider, WorldState
 from .core.store import Snapshotter, load_state, write_atomic
 from .core.world import World
 from .scenario import load_scenario
@@ -27,6 +28,15 @@ _FRONT_ENDS = {
     "lambda": "mock_clouds.lambda_cloud.server",
     "nebius": "mock_clouds.nebius.server",
 }
+
+
+class _Server(Protocol):
+    """A running front end (HTTP or gRPC) or the admin API."""
+
+    @property
+    def port(self) -> int: ...
+
+    def stop(self) -> None: ...
 
 
 class MockClouds:
@@ -52,11 +62,11 @@ class MockClouds:
         self._time_scale = time_scale
         self._configure = configure
         self._providers = providers
-        self._servers: dict[str, object] = {}
+        self._servers: dict[str, _Server] = {}
         self._store: Snapshotter | None = None
         self._stopped = threading.Event()
         self.world: World
-        self.endpoints: dict[str, object] = {}
+        self.endpoints: dict[str, Any] = {}  # the JSON document of endpoints.json
 
     def start(self) -> MockClouds:
         state = load_state(self.state_dir)
@@ -86,12 +96,12 @@ class MockClouds:
         self._servers["admin"] = serve_admin(self, self.host, self._ports["admin"])
 
     def port(self, name: str) -> int:
-        return self._servers[name].port  # type: ignore[attr-defined]
+        return self._servers[name].port
 
     def _port_or_0(self, name: str) -> int:
         return self.port(name) if name in self._servers else 0
 
-    def _endpoints(self) -> dict[str, object]:
+    def _endpoints(self) -> dict[str, Any]:
         """The document other tools read to find the mocks (written to DIR/endpoints.json, mode 0600)."""
         state = self.world.state
         crusoe_project = state.providers[Provider.CRUSOE].projects[0]
@@ -138,10 +148,11 @@ class MockClouds:
 
     def _nebius_subnet(self, project_id: str) -> str:
         """The default subnet of a Nebius project (instances need one for their network interface)."""
-        subnets = self.world.state.providers[Provider.NEBIUS].extra.get("subnets", [])
-        return next((s["id"] for s in subnets if s.get("project") == project_id), "")  # type: ignore[index]
+        # seed data of the scenario: a list of {"id", "project", ...} objects
+        subnets = cast("list[dict[str, str]]", self.world.state.providers[Provider.NEBIUS].extra.get("subnets", []))
+        return next((s["id"] for s in subnets if s.get("project") == project_id), "")
 
-    def _credential(self, provider: Provider, owner: str):
+    def _credential(self, provider: Provider, owner: str) -> Credential:
         return next(c for c in self.world.state.credentials[provider] if c.owner == owner)
 
     def stop(self) -> None:
@@ -150,7 +161,7 @@ class MockClouds:
             return
         self._stopped.set()
         for server in self._servers.values():
-            server.stop()  # type: ignore[attr-defined]
+            server.stop()
         if self._store is not None:
             self._store.close()
 

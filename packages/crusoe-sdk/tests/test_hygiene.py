@@ -28,6 +28,13 @@ def test_import_is_cheap() -> None:
     subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(SRC)}, check=True, timeout=60)
 
 
+def test_all_lists_exactly_the_lazy_exports() -> None:
+    import crusoe_sdk
+
+    assert crusoe_sdk.__all__ == sorted(crusoe_sdk._EXPORTS)
+    assert all(getattr(crusoe_sdk, name) is not None for name in crusoe_sdk.__all__)
+
+
 def test_credentials_and_defaults_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CRUSOE_ACCESS_KEY_ID", "KEY")
     monkeypatch.setenv("CRUSOE_SECRET_KEY", SECRET)

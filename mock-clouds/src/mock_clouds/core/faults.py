@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Sequence
+from typing import TypeVar
 
 from .models import Faults
+
+T = TypeVar("T")
 
 
 class FaultInjector:
@@ -42,7 +46,7 @@ class FaultInjector:
     def roll_drop(self) -> bool:
         return self._roll(self.config.drop_rate, "drop")
 
-    def pick(self, choices: list) -> object:
+    def pick(self, choices: Sequence[T]) -> T:
         with self._lock:
             return self._rng.choice(choices)
 

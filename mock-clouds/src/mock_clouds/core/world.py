@@ -20,9 +20,11 @@ from .faults import FaultInjector
 from .models import (
     VM,
     CreateFailure,
+    Faults,
     Operation,
     OpError,
     OpKind,
+    Project,
     Provider,
     ProviderConfig,
     Reservation,
@@ -85,7 +87,7 @@ class World:
         with self._lock:
             return msgspec.json.encode(self.state)
 
-    def configure_faults(self, provider: Provider, faults) -> None:
+    def configure_faults(self, provider: Provider, faults: Faults) -> None:
         """Replace a provider's fault settings at runtime (persisted with the world)."""
         with self._lock:
             self.state.providers[provider].faults = faults
@@ -109,7 +111,7 @@ class World:
     def shape(self, provider: Provider, key: str) -> Shape | None:
         return next((s for s in self.config(provider).shapes if s.key == key), None)
 
-    def project(self, provider: Provider, project_id: str):
+    def project(self, provider: Provider, project_id: str) -> Project | None:
         return next((p for p in self.config(provider).projects if p.id == project_id), None)
 
     def owner_of(self, provider: Provider, secret: str, key_id: str = "") -> str | None:
@@ -145,7 +147,8 @@ class World:
     def operation(self, provider: Provider, op_id: str) -> Operation | None:
         return self.state.operations.get(f"{provider}:{op_id}")
 
-    def operations(self, provider: Provider, *, scope: str | None = None, resource_id: str | None = None):
+    def operations(self, provider: Provider, *, scope: str | None = None,
+                   resource_id: str | None = None) -> list[Operation]:
         ops = [
             op
             for op in self.state.operations.values()

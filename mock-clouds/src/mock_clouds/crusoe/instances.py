@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 
 from ..core.models import VM, CreateFailure, OpKind, Provider
 from ..core.placement import ReservationChoice
@@ -140,7 +141,7 @@ def _validate_image(world: World, body: InstancesPostRequest) -> None:
         raise bad_request("either image or custom_image should be supplied, not both")
     if body.custom_image is not None:
         raise bad_request(f"custom image {body.custom_image!r} not found")  # the mock has no custom images
-    images = world.config(CRUSOE).extra.get("images", [DEFAULT_IMAGE])
+    images = cast("list[str]", world.config(CRUSOE).extra.get("images", [DEFAULT_IMAGE]))  # seed data
     if body.image is not None and body.image not in images:
         raise bad_request(f"invalid image {body.image!r}")
 

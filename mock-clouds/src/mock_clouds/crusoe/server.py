@@ -70,10 +70,10 @@ class CrusoeApp:
     def __init__(self, world: World) -> None:
         self.world = world
         self.faults = world.faults[CRUSOE]
-        self._router = Router()
+        self._router: Router[Callable[[Call], Response]] = Router()
         self._routes: dict[Callable[[Call], Response], Route] = {}
         for route in ROUTES:
-            self._router.add(route.method, route.pattern, route.handler)  # type: ignore[arg-type]
+            self._router.add(route.method, route.pattern, route.handler)
             self._routes[route.handler] = route
 
     def handle(self, request: Request) -> Response:
@@ -94,7 +94,7 @@ class CrusoeApp:
             if handler is None:
                 raise not_found(f"no such path {request.path}")
             self._throttle(owner, self._routes[handler])
-            return handler(Call(world=self.world, owner=owner, request=request, params=params))  # type: ignore[arg-type]
+            return handler(Call(world=self.world, owner=owner, request=request, params=params))
 
     def _throttle(self, owner: str, route: Route) -> None:
         """Crusoe documents no compute rate limit; the scenario's per-organisation buckets still apply."""

@@ -148,7 +148,8 @@ def start_create(client: CrusoeClient, project: str, name: str, **kw: Any) -> di
     """POST a create and return the operation (asserting the 200 envelope)."""
     response = client.post(instances_path(project), create_body(name, **kw))
     assert response.status_code == 200, response.text
-    return response.json()["operation"]
+    operation: dict[str, Any] = response.json()["operation"]
+    return operation
 
 
 def wait_operation(client: CrusoeClient, project: str, op_id: str) -> dict[str, Any]:
@@ -157,7 +158,7 @@ def wait_operation(client: CrusoeClient, project: str, op_id: str) -> dict[str, 
     while True:
         response = client.get(f"{instances_path(project)}/operations/{op_id}")
         assert response.status_code == 200, response.text
-        op = response.json()
+        op: dict[str, Any] = response.json()
         if op["state"] != "IN_PROGRESS" or time.monotonic() > deadline:
             return op
         time.sleep(0.02)
@@ -167,7 +168,8 @@ def create_vm(client: CrusoeClient, project: str, name: str, **kw: Any) -> dict[
     """Create a VM, wait for the operation to succeed and return the VM from the result."""
     op = wait_operation(client, project, start_create(client, project, name, **kw)["operation_id"])
     assert op["state"] == "SUCCEEDED", op
-    return op["result"]
+    vm: dict[str, Any] = op["result"]
+    return vm
 
 
 def act(client: CrusoeClient, project: str, vm_id: str, action: str, **fields: Any) -> dict[str, Any]:
@@ -180,13 +182,15 @@ def act(client: CrusoeClient, project: str, vm_id: str, action: str, **fields: A
 def get_vm(client: CrusoeClient, project: str, vm_id: str) -> dict[str, Any]:
     response = client.get(vm_path(project, vm_id))
     assert response.status_code == 200, response.text
-    return response.json()
+    vm: dict[str, Any] = response.json()
+    return vm
 
 
 def reservation(env: CrusoeEnv, reservation_id: str) -> dict[str, Any]:
     response = env.client.get(f"/organizations/{env.org_id}/reservations/{reservation_id}")
     assert response.status_code == 200, response.text
-    return response.json()["items"][0]
+    found: dict[str, Any] = response.json()["items"][0]
+    return found
 
 
 def start_env(

@@ -97,7 +97,8 @@ def _derived(vm: VM) -> VmExtras:
 
 
 def to_native(extras: VmExtras) -> dict[str, object]:
-    return msgspec.to_builtins(extras)
+    native: dict[str, object] = msgspec.to_builtins(extras)
+    return native
 
 
 def store(vm: VM, extras: VmExtras) -> None:

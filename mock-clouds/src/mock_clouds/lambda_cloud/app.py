@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.faults import FaultInjector
@@ -140,7 +141,7 @@ class LambdaApp:
 
     def injected_fault(self, status: int) -> Response:
         """An injected (or unexpected) server-side error in Lambda's shape."""
-        faults = {
+        faults: dict[int, Callable[[], ApiError]] = {
             500: internal_error,
             503: provider_unavailable,
             429: lambda: rate_limited(self._world.scaled(self._rate_limit.request_interval)),

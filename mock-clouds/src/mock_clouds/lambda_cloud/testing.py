@@ -73,13 +73,15 @@ class LambdaApi:
     def launch(self, **overrides: Any) -> str:
         response = self.post("/instance-operations/launch", launch_body(**overrides))
         assert response.status_code == 200, response.text
+        instance_id: str
         (instance_id,) = response.json()["data"]["instance_ids"]
         return instance_id
 
     def instance(self, instance_id: str) -> dict[str, Any]:
         response = self.get(f"/instances/{instance_id}")
         assert response.status_code == 200, response.text
-        return response.json()["data"]
+        instance: dict[str, Any] = response.json()["data"]
+        return instance
 
     def wait_status(self, instance_id: str, status: str) -> dict[str, Any]:
         deadline = time.monotonic() + DEADLINE

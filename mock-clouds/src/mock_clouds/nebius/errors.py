@@ -8,6 +8,8 @@ research.
 
 from __future__ import annotations
 
+from typing import NoReturn, TypedDict, Unpack
+
 import grpc
 
 from ..core.world import WorldError
@@ -53,14 +55,33 @@ class ApiError(Exception):
         details = [Any.pack(self.error)] if self.error is not None else []
         return Status(code=self.code.value[0], message=self.message, details=details)
 
-    def abort(self, context: grpc.ServicerContext) -> None:
+    def abort(self, context: grpc.ServicerContext) -> NoReturn:
         """End the call with this error (raises, as `ServicerContext.abort` does)."""
         if self.rich:
             context.set_trailing_metadata(((STATUS_DETAILS_KEY, bytes(self.status())),))
         context.abort(self.code, self.message)
 
 
-def _service_error(code: str, **detail: object) -> common.ServiceError:
+class _Detail(TypedDict, total=False):
+    """What a ServiceError carries besides service and code: one detail (its `details` oneof), a retry type."""
+
+    bad_request: common.BadRequest
+    bad_resource_state: common.BadResourceState
+    resource_not_found: common.ResourceNotFound
+    resource_already_exists: common.ResourceAlreadyExists
+    out_of_range: common.OutOfRange
+    permission_denied: common.PermissionDenied
+    resource_conflict: common.ResourceConflict
+    operation_aborted: common.OperationAborted
+    operation_conflict: common.OperationConflict
+    too_many_requests: common.TooManyRequests
+    quota_failure: common.QuotaFailure
+    not_enough_resources: common.NotEnoughResources
+    internal_error: common.InternalError
+    retry_type: common.ServiceErrorRetryType
+
+
+def _service_error(code: str, **detail: Unpack[_Detail]) -> common.ServiceError:
     return common.ServiceError(service=SERVICE, code=code, **detail)
 
 

@@ -210,6 +210,7 @@ def _explain_failure(world: World, vm: VM, op: Operation) -> None:
     platform, record.preset = catalog.split_key(vm.shape)
     if op.error == OpError.QUOTA:
         shape = world.shape(NEBIUS, vm.shape)
+        assert shape is not None  # a VM's shape is one of the catalog's
         quota = next(
             (q for q in world.config(NEBIUS).quotas if q.scope == vm.scope and q.family == shape.family), None
         )
@@ -316,7 +317,9 @@ def _planned_update(
     labels = dict(metadata.labels) if metadata.labels or mask.resets("metadata.labels") else record.labels
     _raise_if(validate.name(name) + validate.spec(new_spec) + updates.immutable_changes(old_spec, new_spec))
     assert new_spec.resources is not None
-    _raise_if(validate.shape(world, world.project(NEBIUS, vm.scope).region, new_spec.resources))
+    project = world.project(NEBIUS, vm.scope)
+    assert project is not None  # a VM's scope is its project
+    _raise_if(validate.shape(world, project.region, new_spec.resources))
     other = world.vm_by_name(NEBIUS, vm.scope, name)
     if other is not None and other.id != vm.id:
         raise errors.already_exists(other.id, name)

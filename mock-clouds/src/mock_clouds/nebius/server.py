@@ -81,7 +81,7 @@ class Dispatcher:
         self.world = world
         self.faults = world.faults[NEBIUS]
 
-    def method_handler(self, rpc: Rpc) -> grpc.RpcMethodHandler:
+    def method_handler(self, rpc: Rpc) -> grpc.RpcMethodHandler[bytes, bytes]:
         # No (de)serializers: requests arrive as bytes so that decoding errors stay ours to report.
         return grpc.unary_unary_rpc_method_handler(functools.partial(self.serve, rpc))
 
@@ -93,7 +93,7 @@ class Dispatcher:
             outcome.abort(context)
         if self.faults.roll_drop():
             errors.unavailable("connection reset by peer").abort(context)
-        return outcome  # type: ignore[return-value]
+        return outcome
 
     def _outcome(
         self, rpc: Rpc, raw: bytes, context: grpc.ServicerContext, request_id: str
@@ -121,7 +121,7 @@ class Dispatcher:
         if delay:
             time.sleep(delay)
         if self.faults.roll_error():
-            raise self.faults.pick(_INJECTED)()  # type: ignore[operator]
+            raise self.faults.pick(_INJECTED)()
 
     def _rate_limit(self, owner: str, rpc: Rpc) -> None:
         limits = self.world.config(NEBIUS).rate_limit

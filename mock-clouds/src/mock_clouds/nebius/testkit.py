@@ -10,7 +10,7 @@ import collections
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
 
@@ -22,6 +22,8 @@ from .errors import STATUS_DETAILS_KEY
 if TYPE_CHECKING:
     from ..core.world import World
     from ..runner import MockClouds
+
+_Request = TypeVar("_Request")
 
 DEFAULT_TIMEOUT = 10.0
 H100 = ("gpu-h100-sxm", "1gpu-16vcpu-200gb")
@@ -42,7 +44,12 @@ class _Metadata(grpc.UnaryUnaryClientInterceptor):
         self._metadata = list(metadata)
         self._timeout = timeout
 
-    def intercept_unary_unary(self, continuation, details, request):
+    def intercept_unary_unary(
+        self,
+        continuation: Callable[[grpc.ClientCallDetails, _Request], Any],
+        details: grpc.ClientCallDetails,
+        request: _Request,
+    ) -> Any:
         metadata = list(details.metadata or []) + self._metadata
         timeout = details.timeout if details.timeout is not None else self._timeout
         d = details
@@ -88,8 +95,9 @@ def connect(target: str, token: str | None, timeout: float = DEFAULT_TIMEOUT) ->
 
 def rpc_status(error: grpc.RpcError) -> Status | None:
     """The google.rpc.Status a failed call carried in `grpc-status-details-bin`, if any."""
-    for key, value in error.trailing_metadata() or ():  # type: ignore[attr-defined]
-        if key == STATUS_DETAILS_KEY:
+    # The error of a call is also its grpc.Call, whose trailing metadata are (key, value) pairs.
+    for key, value in cast(grpc.Call, error).trailing_metadata() or ():
+        if key == STATUS_DETAILS_KEY and isinstance(value, bytes):
             return Status.FromString(value)
     return None
 
@@ -103,7 +111,7 @@ def service_error(status: Status | None) -> common.ServiceError | None:
     return None
 
 
-def instance_spec(platform: str = H100[0], preset: str = H100[1], **fields) -> compute.InstanceSpec:
+def instance_spec(platform: str = H100[0], preset: str = H100[1], **fields: Any) -> compute.InstanceSpec:
     """A minimal valid spec: one NIC on the default subnet and an existing boot disk."""
     return compute.InstanceSpec(
         resources=compute.ResourcesSpec(platform=platform, preset=preset),
@@ -123,7 +131,9 @@ def instance_spec(platform: str = H100[0], preset: str = H100[1], **fields) -> c
     )
 
 
-def create_request(parent_id: str, name: str, spec: compute.InstanceSpec | None = None, **labels: str):
+def create_request(
+    parent_id: str, name: str, spec: compute.InstanceSpec | None = None, **labels: str
+) -> compute.CreateInstanceRequest:
     return compute.CreateInstanceRequest(
         metadata=common.ResourceMetadata(parent_id=parent_id, name=name, labels=labels),
         spec=spec or instance_spec(),
@@ -146,7 +156,7 @@ def failure(method: Callable[[Any], Any], request: Any) -> Failure:
         result = method(request)
     except grpc.RpcError as exc:
         status = rpc_status(exc)
-        return Failure(exc.code(), exc.details() or "", status, service_error(status))  # type: ignore[attr-defined]
+        return Failure(exc.code(), exc.details() or "", status, service_error(status))
     raise AssertionError(f"call succeeded unexpectedly: {result!r}")
 
 
@@ -171,11 +181,11 @@ class Harness:
         endpoint = clouds.endpoints["nebius"]
         self.clouds = clouds
         self.world = clouds.world
-        self.target: str = endpoint["target"]  # type: ignore[index]
-        self.project: str = endpoint["project_id"]  # type: ignore[index]
-        self.projects: dict[str, str] = endpoint["projects"]  # type: ignore[index]
+        self.target: str = endpoint["target"]
+        self.project: str = endpoint["project_id"]
+        self.projects: dict[str, str] = endpoint["projects"]
         self._channels: list[grpc.Channel] = []
-        self.client = self.connect(endpoint["token"])  # type: ignore[index]
+        self.client = self.connect(endpoint["token"])
 
     def connect(self, token: str | None) -> Client:
         channel, client = connect(self.target, token)
@@ -185,7 +195,7 @@ class Harness:
     def token_of(self, tenant: str) -> str:
         return next(c.secret for c in self.world.state.credentials["nebius"] if c.owner == tenant)
 
-    def create(self, name: str, spec: compute.InstanceSpec | None = None, project: str = ""):
+    def create(self, name: str, spec: compute.InstanceSpec | None = None, project: str = "") -> common.Operation:
         return self.client.instances.create(create_request(project or self.project, name, spec))
 
     def get(self, instance_id: str) -> compute.Instance:

@@ -7,6 +7,7 @@ Sub-messages are merged field by field; setting one member of a oneof clears the
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import betterproto2
 
@@ -14,6 +15,12 @@ from . import validate
 from ._pb.nebius.compute import v1 as compute
 from .fieldmask import Mask
 from .validate import Violation
+from .wire import meta_of
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+M = TypeVar("M", bound=betterproto2.Message)
 
 # IMMUTABLE fields of InstanceSpec (research §4).
 _IMMUTABLE: tuple[tuple[str, str], ...] = (
@@ -25,11 +32,12 @@ _IMMUTABLE: tuple[tuple[str, str], ...] = (
 )
 
 
-def merge(current: betterproto2.Message, update: betterproto2.Message, mask: Mask, path: str):
+def merge(current: M, update: betterproto2.Message, mask: Mask, path: str) -> M:
     """`update` applied onto a copy of `current` under the reset mask `mask`."""
     result = current.__class__.FromString(bytes(current))
-    meta = update._betterproto
-    for field in dataclasses.fields(update):
+    meta = meta_of(type(update))
+    # every generated message class is a dataclass (betterproto2 declares Message itself as a plain class)
+    for field in dataclasses.fields(cast("DataclassInstance", update)):
         field_path = f"{path}.{field.name}"
         value = getattr(update, field.name)
         if _is_default(value) and not mask.resets(field_path):

@@ -16,6 +16,12 @@ from . import errors
 
 M = TypeVar("M", bound=betterproto2.Message)
 
+
+def meta_of(cls: type[betterproto2.Message]) -> betterproto2.ProtoClassMetadata:
+    """betterproto2's field metadata of a message class."""
+    # betterproto2 types its classproperty for `type[Self]`, which mypy resolves to type[Never] here.
+    return cls._betterproto  # type: ignore[arg-type]
+
 _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 _MAX_DEPTH = 64
 
@@ -37,7 +43,7 @@ def check(cls: type[betterproto2.Message], data: bytes, depth: int = 0) -> None:
     """Raise WireError unless `data` is a well-formed encoding of `cls`."""
     if depth > _MAX_DEPTH:
         raise WireError("message nesting too deep")
-    meta = cls._betterproto
+    meta = meta_of(cls)
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
@@ -88,7 +94,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 def _check_field(
     cls: type[betterproto2.Message], name: str, wire_type: int, payload: bytes, depth: int
 ) -> None:
-    meta = cls._betterproto.meta_by_field_name[name]
+    meta = meta_of(cls).meta_by_field_name[name]
     proto_type = meta.proto_type
     if wire_type == _LEN and meta.repeated and proto_type in betterproto2.PACKED_TYPES:
         return _check_packed(proto_type, payload)
@@ -97,7 +103,7 @@ def _check_field(
     if proto_type == betterproto2.TYPE_STRING:
         payload.decode("utf-8")
     elif proto_type in (betterproto2.TYPE_MESSAGE, betterproto2.TYPE_MAP):
-        nested = meta.unwrap() if meta.unwrap else cls._betterproto.cls_by_field[name]
+        nested = meta.unwrap() if meta.unwrap else meta_of(cls).cls_by_field[name]
         check(nested, payload, depth + 1)
 
 

@@ -41,7 +41,15 @@ _EXPORTS: dict[str, str] = {
     },
 }
 
-__all__ = sorted(_EXPORTS)
+# Written out (the keys of _EXPORTS, sorted) so that type checkers see the re-exports.
+__all__ = [
+    "APIError", "AttachedDisk", "AuthError", "BadRequest", "ById", "Capacity", "CapacityError", "Conflict",
+    "CrusoeClient", "CrusoeError", "DiskAttachment", "ErrorBody", "Instance", "InstanceAction", "InstanceState",
+    "LowestCost", "NetworkInterface", "NoResponse", "NotFound", "OnDemand", "Operation", "OperationFailed",
+    "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable", "Page", "Pager",
+    "PaginationLoop", "PermissionDenied", "PollPolicy", "Project", "Quota", "QuotaError", "RateLimited",
+    "RequestNotSent", "Reservation", "ReservationSpecification", "RetryPolicy", "ServerError", "VMType",
+]
 
 
 def __getattr__(name: str) -> Any:

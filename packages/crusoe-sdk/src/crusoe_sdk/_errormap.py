@@ -7,12 +7,24 @@ Codes are the slugs Crusoe puts in `code` (research crusoe.md section 7); text i
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypedDict
 
 import msgspec
 
 from . import errors
 from ._backoff import parse_retry_after
 from .models import ErrorBody, OperationRecord
+
+
+class _ErrorFields(TypedDict):
+    """The keyword arguments every APIError takes."""
+
+    status: int
+    code: str
+    request_id: str
+    method: str
+    url: str
+
 
 # Quota slugs are not documented by Crusoe; these are the ones the mock clouds and other clients use.
 QUOTA_CODES = ("quota_exceeded", "insufficient_quota", "quota")
@@ -67,7 +79,7 @@ def from_response(
     """The typed error for an HTTP error response (`headers` must be case-insensitive, as requests' are)."""
     parsed = parse_error_body(body)
     cls = error_class(status, parsed.code)
-    fields = dict(
+    fields = _ErrorFields(
         status=status,
         code=parsed.code,
         request_id=parsed.error_id or headers.get("x-request-id", ""),

@@ -15,9 +15,9 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import msgspec
@@ -188,8 +188,10 @@ def _decoder(into: Any) -> msgspec.json.Decoder[Any]:
 
 def _decode(response: requests.Response, into: type[T], *, method: str, url: str) -> T:
     """Decode a 2xx body (an empty body decodes as `{}`); an undecodable body is an APIError."""
+    # A class is hashable; mypy does not match class objects against the Hashable protocol.
+    decoder: msgspec.json.Decoder[T] = _decoder(cast(Hashable, into))
     try:
-        return _decoder(into).decode(response.content or b"{}")
+        return decoder.decode(response.content or b"{}")
     except msgspec.DecodeError as exc:
         raise errors.APIError(
             f"unexpected response body: {exc}", status=response.status_code, method=method, url=url

@@ -6,6 +6,7 @@ import email.utils
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -55,7 +56,7 @@ class RateLimit:
 
 def backoff(attempt: int, initial: float, maximum: float, rng: random.Random | None = None) -> float:
     """Exponential backoff with "equal jitter": half the step fixed, half random; never above `maximum`."""
-    step = min(maximum, initial * (2 ** max(attempt - 1, 0)))
+    step: float = min(maximum, initial * (2 ** max(attempt - 1, 0)))
     return step / 2 + (rng or random).uniform(0, step / 2)
 
 
@@ -81,7 +82,8 @@ class TokenBucket:
     served in order, each `interval` apart, without holding the lock while they wait.
     """
 
-    def __init__(self, interval: float, *, clock=time.monotonic, sleep=time.sleep) -> None:
+    def __init__(self, interval: float, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.interval = interval
         self._next_free = 0.0
         self._lock = threading.Lock()

@@ -10,7 +10,8 @@ import functools
 import logging
 import random
 import time
-from typing import Any, TypeVar
+from collections.abc import Hashable
+from typing import Any, TypeVar, cast
 
 import msgspec
 import requests
@@ -145,7 +146,7 @@ class Transport:
         return min(self.timeout, left)
 
     def _send(self, method: str, url: str, payload: bytes | None, params: dict[str, str] | None,
-              timeout: float | tuple[float, float]):
+              timeout: float | tuple[float, float]) -> requests.Response:
         headers = {"Authorization": self._auth, "Accept": "application/json"}
         if payload is not None:
             headers["Content-Type"] = "application/json"
@@ -215,13 +216,15 @@ def _request_id(response: requests.Response) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _decoder(type_: Any) -> msgspec.json.Decoder:
-    return msgspec.json.Decoder(Envelope[type_])  # type: ignore[valid-type]
+def _decoder(type_: Any) -> msgspec.json.Decoder[Envelope[Any]]:
+    return msgspec.json.Decoder(Envelope[type_])
 
 
 def _decode(response: requests.Response, type_: type[T], method: str, url: str) -> T:
+    # A class is hashable; mypy does not match class objects against the Hashable protocol.
+    decoder: msgspec.json.Decoder[Envelope[T]] = _decoder(cast(Hashable, type_))
     try:
-        return _decoder(type_).decode(response.content).data
+        return decoder.decode(response.content).data
     except msgspec.DecodeError as exc:
         raise errors.APIError(
             f"unexpected response body: {exc}", status=response.status_code, method=method, url=url,

@@ -90,7 +90,8 @@ class Operation(Generic[T]):
 
     def successful(self) -> bool:
         """Finished with status OK (no RPC; call `done()` or `wait()` first)."""
-        return self._is_done() and self._raw.status.code == 0  # type: ignore[union-attr]
+        status = self._raw.status  # set once done
+        return status is not None and status.code == 0
 
     def error(self) -> errors.APIError | None:
         """The typed error of a finished, failed operation; None while running or on success (no RPC)."""

@@ -99,7 +99,8 @@ class _Connector:
                 state = self._core.check_connectivity_state(False)
         except ValueError:  # channel closed: let the call itself report it
             return True
-        return state == _READY
+        ready: bool = state == _READY
+        return ready
 
 
 def _core_channel(channel: Any) -> Any:

@@ -45,7 +45,7 @@ class VmError(Exception):
         self.provider = provider
         self.suggestion = suggestion
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, dict[str, object]]:
         body: dict[str, object] = {
             "code": self.code, "message": self.message, "provider": self.provider, "retryable": self.retryable,
         }
@@ -92,9 +92,9 @@ class CapacityError(VmError):
         self.scope = scope
         self.region = region
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, dict[str, object]]:
         body = super().to_json()
-        body["error"]["scope"] = self.scope.value  # type: ignore[index]
+        body["error"]["scope"] = self.scope.value
         return body
 
 

@@ -209,7 +209,8 @@ def report_providers(session: Session, *, check_timeout: float = CHECK_TIMEOUT) 
 
 
 def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
-    configured, problem, caps = session.is_configured(name), "", [None, None, None]
+    configured, problem = session.is_configured(name), ""
+    caps: list[bool | None] = [None, None, None]  # in the order of CAPABILITIES
     endpoint = ""
     if configured:
         try:
@@ -221,7 +222,9 @@ def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
     elif (cls := _provider_class(plugin)) is not None:
         caps = [issubclass(cls, cap) for cap in CAPABILITIES]
     status = Status.NOT_CONFIGURED if not configured else Status.ERROR if problem else Status.OK
-    return ProviderReport(name, plugin.title, configured, endpoint, *caps, status=status, problem=problem)
+    stop_start, reboot, lists_reservations = caps
+    return ProviderReport(name, plugin.title, configured, endpoint, stop_start, reboot, lists_reservations,
+                          status=status, problem=problem)
 
 
 def _checked(session: Session, reports: list[ProviderReport], timeout: float) -> list[ProviderReport]:

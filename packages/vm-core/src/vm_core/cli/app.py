@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
@@ -143,7 +143,7 @@ class _Redacting(logging.Formatter):
         return self._redact(super().format(record))
 
 
-class _DebugHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _DebugHandler(logging.StreamHandler[TextIO]):
     """Writes to the sys.stderr of the moment (so it follows redirection, as in tests)."""
 
     def __init__(self, redact: Callable[[str], str]) -> None:
@@ -236,7 +236,7 @@ def provider_option(required: bool = True) -> Callable[[F], F]:
                         help="Provider (see `vm providers`)." + ("" if required else " Default: every configured."))
 
 
-class Seconds(click.ParamType):
+class Seconds(click.ParamType[float]):
     """A positive, finite number of seconds (click's FloatRange lets nan and inf through)."""
 
     name = "seconds"

@@ -23,7 +23,7 @@ from .fleet_reap import reap
 MAX_FLEET = 1000
 
 
-class _Price(click.ParamType):
+class _Price(click.ParamType[float]):
     """A cap in USD per hour: a positive, finite number."""
 
     name = "usd_per_hour"
@@ -40,7 +40,7 @@ class _Price(click.ParamType):
         return price
 
 
-class _Duration(click.ParamType):
+class _Duration(click.ParamType[float]):
     """A time to live such as 30m, 8h, 2d or 1h30m (fleet/expiry.py), in seconds."""
 
     name = "duration"

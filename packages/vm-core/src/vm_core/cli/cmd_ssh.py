@@ -176,8 +176,8 @@ def fleet_ssh(app: App, name: str, command: tuple[str, ...]) -> None:
         if code:
             why = "ssh could not connect or log in" if code == SSH_FAILED else "the command failed"
             failures.append((member, VmError(f"exit {code} ({why})", provider=instance.provider)))
-    if app.output.json:
-        app.output.data(printer.documents())  # type: ignore[union-attr]
+    if isinstance(printer, _Collector):  # --json
+        app.output.data(printer.documents())
     if failures:
         listing = ", ".join(m for m, _ in failures)
         app.fail(PartialFailure(f"{len(failures)} of {len(members)} members failed: {listing}"), failures)

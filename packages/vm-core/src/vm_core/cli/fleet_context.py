@@ -3,14 +3,18 @@ store, for the fleet commands)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, VmError
-from ..fleet.location import open_store
+from ..fleet.location import open_store as open_store  # the fleet commands import it from here
 from .app import App
 
+if TYPE_CHECKING:
+    from ..fleet.store import FleetRecord, FleetStore
+    from ..provider import Provider
 
-def fleet_providers(app: App, name: str) -> tuple[Any, Any, dict[str, Any]]:
+
+def fleet_providers(app: App, name: str) -> tuple[FleetStore, FleetRecord, dict[str, Provider]]:
     """(store, record, connected providers) of a recorded fleet.
 
     Without an explicit --profile (or VM_PROFILE) the fleet's own profile is used. Each provider the fleet used
@@ -34,7 +38,7 @@ def fleet_providers(app: App, name: str) -> tuple[Any, Any, dict[str, Any]]:
     return store, record, connected
 
 
-def check_accounts(record: Any, providers: dict[str, Any], profile: str) -> None:
+def check_accounts(record: FleetRecord, providers: dict[str, Provider], profile: str) -> None:
     """ConfigError naming the first provider whose account differs from the one the fleet was created in."""
     from ..fleet.create import accounts
 

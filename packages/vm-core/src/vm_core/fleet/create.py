@@ -368,8 +368,9 @@ class FleetCreator:
                 mem.record(self.store, member, state=MemberState.FAILED, error=member.error or "never created")
             elif needed > 0 and member.slot not in adopted and not self._slot_running(spec.name, member.slot):
                 member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=found.id)
-                adopted[member.slot] = self._running(member, mem.wait_running(provider, found.id,
-                                                                              self.timeout)).instance
+                instance = mem.wait_running(provider, found.id, self.timeout)
+                self._running(member, instance)
+                adopted[member.slot] = instance
                 needed -= 1
             else:
                 mem.destroy(self.store, provider, member, self.identity, self._cleanup_timeout)

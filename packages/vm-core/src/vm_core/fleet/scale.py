@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError, VmError
 from ..model import InstanceState, Offer
@@ -33,6 +34,9 @@ from .lease import lease
 from .offers import OfferSet
 from .reconcile import FleetReconciler
 from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+
+if TYPE_CHECKING:
+    import threading
 
 # A fleet in these states is being torn down: it is neither scaled nor repaired.
 GOING = frozenset({FleetState.DESTROYING, FleetState.ROLLING_BACK})
@@ -76,7 +80,8 @@ class FleetScaler:
         self.progress = creator.progress
 
     @property
-    def stop(self):  # noqa: ANN201 - the creator's threading.Event, for the CLI's interrupt handling
+    def stop(self) -> threading.Event:
+        """The creator's stop event, for the CLI's interrupt handling."""
         return self.creator.stop
 
     # ------------------------------------------------------------------------------------------ scale
@@ -139,7 +144,7 @@ class FleetScaler:
             self.progress(action.line())
             return action
 
-        actions: list[Action] = []
+        actions = []
         if victims:
             with ThreadPoolExecutor(max_workers=min(len(victims), PARALLEL)) as pool:
                 actions = list(pool.map(destroy, victims))

@@ -21,10 +21,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError, Transient
 from . import schema
@@ -211,6 +211,14 @@ class SqlFleetStore:
     location: str
     lease_seconds: float
 
+    if TYPE_CHECKING:  # what each backend defines (see above)
+        def _write(self) -> AbstractContextManager[Any]: ...
+
+        def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]: ...
+
+        @staticmethod
+        def _unversioned_layout(db: Any) -> int: ...
+
     def _migrate(self) -> None:
         """Bring the schema to schema.LATEST in one transaction; ConfigError for a store of a newer vm."""
         with self._write() as db:
@@ -331,7 +339,8 @@ class SqlFleetStore:
         with self._write() as db:
             cursor = db.execute(f"UPDATE leases SET expires_at = {self._NOW} + ? WHERE fleet = ? AND holder = ?",
                                 (seconds, fleet, holder))
-            return cursor.rowcount == 1
+            renewed: bool = cursor.rowcount == 1
+            return renewed
 
     def release_lease(self, fleet: str, holder: str) -> None:
         with self._write() as db:

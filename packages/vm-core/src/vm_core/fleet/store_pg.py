@@ -96,7 +96,8 @@ class PostgresFleetStore(SqlFleetStore):
     @staticmethod
     def _unversioned_layout(db: _Cursor) -> int:
         """PostgreSQL stores always record their version: a database without one is empty (0)."""
-        return 1 if db.execute("SELECT to_regclass('fleets') IS NOT NULL").fetchone()[0] else 0
+        row = db.execute("SELECT to_regclass('fleets') IS NOT NULL").fetchone()
+        return 1 if row is not None and row[0] else 0
 
 
 class _Cursor:

@@ -411,7 +411,8 @@ class NebiusProvider:
             return {
                 f"{p.metadata.name}/{preset.name}"
                 for p in self._client.list_platforms(project)
-                if not preemptible or (p.status is not None and p.status.allowed_for_preemptibles)
+                if p.metadata is not None
+                and (not preemptible or (p.status is not None and p.status.allowed_for_preemptibles))
                 for preset in (p.spec.presets if p.spec else ())
             }
 

@@ -75,8 +75,8 @@ def enforce(answer: object, offers: Sequence[Offer], request: FleetRequest, bloc
     items = _offers_of(answer, strategy)
     rules = effective(offers, request)
     listed: dict[tuple[str, str, str, str], list[int]] = {}
-    for index, offer in enumerate(offers):
-        listed.setdefault(offer_key(offer), []).append(index)
+    for position, offer in enumerate(offers):
+        listed.setdefault(offer_key(offer), []).append(position)
     used: Counter[int] = Counter()  # VMs of this answer per offer passed (by position)
     kept: list[Offer] = []
     dropped: list[Dropped] = []

@@ -105,3 +105,24 @@ def test_click_usage_error_under_json(home: Path, capsys) -> None:
 def test_no_command_shows_the_help(home: Path, capsys) -> None:
     code, _, err = vm(capsys)
     assert code == 2 and "Commands:" in err
+
+
+def test_a_ctrl_c_after_the_command_is_exit_130_and_later_ones_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGINT that escapes `run` (during its last clean-up) must not end `vm` with a traceback or by the signal;
+    once the command has finished, a late Ctrl-C (while the interpreter exits) is ignored."""
+    import signal
+
+    from vm_core.cli import main as cli_main
+
+    def interrupted_late(argv: object = None) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "run", interrupted_late)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli_main.main()
+        assert exited.value.code == 130
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -7,6 +7,7 @@ their command runs; `vm --help` and `vm --version` import click and this module 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 import click
 
 from .. import __version__
-from ..errors import UsageError, VmError
+from ..errors import Interrupted, UsageError, VmError
 from .app import App, common_options, stop_debug_logging
 
 # name -> (module:attribute, one-line help). The help is written here so that `vm --help` imports nothing.
@@ -84,8 +85,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         return _report(app, args, VmError(exc.format_message()))
     except (click.Abort, KeyboardInterrupt):
-        from ..errors import Interrupted
-
         return _report(app, args, Interrupted("interrupted"))
     except VmError as exc:
         return _report(app, args, exc)
@@ -112,4 +111,12 @@ def _wants_json(args: Sequence[str]) -> bool:
 
 
 def main() -> None:
-    sys.exit(run())
+    """The `vm` executable. A Ctrl-C that comes after the command finished (while the interpreter exits) changes
+    nothing and is ignored; one that escapes `run` (during its last clean-up) is exit 130, never a traceback."""
+    try:
+        code = run()
+    except KeyboardInterrupt:
+        code = Interrupted.exit_code
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)

@@ -43,11 +43,18 @@ def test_smoke_run_prints_every_figure(tmp_path: Path) -> None:
 
 
 def test_readme_states_the_bound_model_the_bench_reads() -> None:
+    """The table of the model's numbers, and the time scales the README derives from them for its placements."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import fleet; "
-            "print(fleet.MODEL_HEADER); print(*fleet.model_rows(), sep='\\n')")
+            "print(fleet.MODEL_HEADER); print(*fleet.model_rows(), sep='\\n'); "
+            "third = lambda n: {'crusoe': n // 3, 'lambda': n // 3, 'nebius': n - 2 * (n // 3)}; "
+            "cases = [(third(n), n) for n in fleet.SIZES] + [({'nebius': n}, n) for n in fleet.SIZES]; "
+            "print(*(fleet.scales(c, fleet.CREATE_SECONDS[n], fleet.DESTROY_SECONDS[n]) for c, n in cases), "
+            "sep='\\n')")
     done = subprocess.run([sys.executable, "-c", code, str(RUNNER.parent)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     readme = RUNNER.with_name("README.md").read_text()
-    rows = done.stdout.strip().splitlines()
+    lines = done.stdout.strip().splitlines()
+    rows, scales = lines[:5], [line.strip("()").split(", ") for line in lines[5:]]
     assert len(rows) == 5 and all(row in readme for row in rows), rows
+    assert len(scales) == 6 and all(f"| {create} | {destroy} |" in readme for create, destroy in scales), scales

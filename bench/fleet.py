@@ -65,6 +65,11 @@ CREATE_SECONDS = {30: 4.0, 300: 6.0, 1000: 15.0}
 DESTROY_SECONDS = {30: 1.5, 300: 3.0, 1000: 8.0}
 SMOKE_SECONDS = (0.6, None)  # smoke: the destroy at the create's time scale (no server restart in between)
 SEQUENTIAL_SCALE, SMOKE_SEQUENTIAL_SCALE = 0.01, 0.002
+# An engine far from its bounds must not make `bench:all` take hours: a create or destroy still running at
+# STOP_FACTOR x its bound (at least STOP_MIN seconds) is stopped (its wall is then a lower limit), and a case
+# whose first run is above SLOW_RATIO x a bound gets no further runs.
+STOP_FACTOR, STOP_MIN, SLOW_RATIO = 5.0, 20.0, 2.0
+PROCESS_START = 15.0  # seconds a _fleet_run.py process may take to import and connect, on top of its stop time
 BATCH_DELETE = {"lambda"}  # terminate takes a list of ids, no documented maximum (research/lambda.md section 2)
 
 
@@ -226,10 +231,13 @@ class RunResult:
 
 def one_run(ctx: Context, n: int, scale: float, strategy: str, tag: str, profile: Path | None = None,
             store_url: str | None = None, *, destroy_scale: float | None = None,
-            providers: tuple[str, ...] | None = None, template: Path | None = None) -> RunResult:
+            providers: tuple[str, ...] | None = None, template: Path | None = None,
+            stop_after: tuple[float, float] | None = None, planned: dict[str, int] | None = None) -> RunResult:
     """Create and destroy a fleet of n VMs on a fresh world (create at time scale `scale`, destroy at
     `destroy_scale`, default the same); the fleet store is SQLite in the scratch dir, or `store_url`.
-    `profile`: write a py-spy summary of the create process there."""
+    `profile`: write a py-spy summary of the create process there. `stop_after` (create, destroy seconds): stop a
+    process still running then; its wall is reported as that time, with `stopped` set (a stopped create is not
+    destroyed: the world is thrown away; `planned` stands in for its placement)."""
     base = ctx.scratch(tag)
     state = base / "mock-clouds"
     if template is not None:
@@ -239,26 +247,46 @@ def one_run(ctx: Context, n: int, scale: float, strategy: str, tag: str, profile
         prepare_world(state, worlds.fleet_world)
     name = f"bench{n}"
     common = ["--store-dir", str(base), "--name", name, *(["--store-url", store_url] if store_url else [])]
+    create_stop, destroy_stop = stop_after or (None, None)
+    destroyed: dict[str, Any] = _stopped(float("nan"), {})
     with mock_server(ctx, state, time_scale=scale) as endpoints:
         created = _child(ctx, ["create", "--endpoints", str(state / "endpoints.json"), *common, "--count", str(n),
                                "--strategy", strategy, *(["--providers", ",".join(providers)] if providers else [])],
-                         profile)
-        if created["state"] != "active" or created["running"] != n:
-            raise RuntimeError(f"fleet {name} ended {created['state']} with {created['running']} of {n} running: "
-                               f"{created['notes']}")
-        live = _members(endpoints, name)
-        if live != n:
-            raise RuntimeError(f"the clouds hold {live} VMs of {name}, expected {n}")
-        if destroy_scale is None or destroy_scale == scale:
-            destroyed = _destroy(ctx, state, common, endpoints, name)
-    if destroy_scale is not None and destroy_scale != scale:
+                         profile, create_stop)
+        if created is None:
+            created = _stopped(create_stop, planned or {})
+        else:
+            _check_created(created, endpoints, name, n)
+            if destroy_scale is None or destroy_scale == scale:
+                destroyed = _destroy(ctx, state, common, endpoints, name, destroy_stop)
+    if not created.get("stopped") and destroy_scale is not None and destroy_scale != scale:
         with mock_server(ctx, state, time_scale=destroy_scale) as endpoints:
-            destroyed = _destroy(ctx, state, common, endpoints, name)
+            destroyed = _destroy(ctx, state, common, endpoints, name, destroy_stop)
     return RunResult(created["wall"], destroyed["wall"], created["counts"], created["finish"], created, destroyed)
 
 
-def _destroy(ctx: Context, state: Path, common: list[str], endpoints: dict[str, Any], name: str) -> dict[str, Any]:
-    destroyed = _child(ctx, ["destroy", "--endpoints", str(state / "endpoints.json"), *common])
+def _check_created(created: dict[str, Any], endpoints: dict[str, Any], name: str, n: int) -> None:
+    if created["state"] != "active" or created["running"] != n:
+        raise RuntimeError(f"fleet {name} ended {created['state']} with {created['running']} of {n} running: "
+                           f"{created['notes']}")
+    live = _members(endpoints, name)
+    if live != n:
+        raise RuntimeError(f"the clouds hold {live} VMs of {name}, expected {n}")
+
+
+def _stopped(wall: float, counts: dict[str, int]) -> dict[str, Any]:
+    """What stands in for a process stopped at `wall` seconds (or never run: NaN)."""
+    nan = float("nan")
+    return {"wall": wall, "stopped": True, "cpu": nan, "mock_cpu": nan, "threads_peak": nan, "rss_peak": nan,
+            "counts": counts, "finish": dict.fromkeys(counts, nan),
+            "lambda": {"calls": 0, "kinds": {}, "429": {}, "launches": 0, "launch_spacing": nan}}
+
+
+def _destroy(ctx: Context, state: Path, common: list[str], endpoints: dict[str, Any], name: str,
+             stop: float | None) -> dict[str, Any]:
+    destroyed = _child(ctx, ["destroy", "--endpoints", str(state / "endpoints.json"), *common], stop=stop)
+    if destroyed is None:
+        return _stopped(stop, {})
     left = _members(endpoints, name)
     if destroyed["failures"] or left:
         raise RuntimeError(f"destroy of {name} left {left} VMs: {destroyed['failures']}")
@@ -270,13 +298,20 @@ def _members(endpoints: dict[str, Any], name: str) -> int:
     return sum(1 for i in inventory(endpoints) if i["name"].startswith(name + "-") and i["state"] != "deleted")
 
 
-def _child(ctx: Context, args: list[str], profile: Path | None = None) -> dict[str, Any]:
+def _child(ctx: Context, args: list[str], profile: Path | None = None,
+           stop: float | None = None) -> dict[str, Any] | None:
+    """Run bench/_fleet_run.py; None when it was stopped after `stop` seconds (plus its start-up allowance)."""
     cmd = [sys.executable, str(Path(__file__).with_name("_fleet_run.py")), *args]
     spy = py_spy() if profile else None
     if profile and spy:
         cmd = [spy, "record", "--threads", "--idle", "-r", "200", "-f", "raw", "-o", str(profile.with_suffix(".raw")),
                "--", *cmd]
-    done = subprocess.run(cmd, env=child_env(ctx), capture_output=True, text=True, timeout=1800)
+    try:
+        done = subprocess.run(cmd, env=child_env(ctx), capture_output=True, text=True,
+                              timeout=1800 if stop is None else stop + PROCESS_START)
+    except subprocess.TimeoutExpired:
+        ctx.log(f"    {args[0]} stopped after {fmt(stop or 1800)} s")
+        return None
     if done.returncode != 0:
         raise RuntimeError(f"bench/_fleet_run.py {args[0]} failed: {done.stderr.strip()[-1500:]}")
     if profile and spy:
@@ -306,26 +341,34 @@ def run(ctx: Context) -> list[Figure]:
     for row in model_rows():
         ctx.note("fleet", row)
     ctx.note("fleet", "")
-    walls: dict[str, tuple[list[float], list[float]]] = {}
+    walls: dict[str, tuple[list[float], list[float], bool]] = {}  # create walls, destroy walls, any stopped
     all_cases = cases(ctx, template)
     largest = max(c.n for c in all_cases if c.providers is None)
     for case in all_cases:
         results = []
+        bounds = (bound(case.planned, case.create_scale), bound(case.planned, case.destroy_scale, "destroy"))
+        stop_after = (max(STOP_FACTOR * bounds[0], STOP_MIN), max(STOP_FACTOR * bounds[1], STOP_MIN))
         for attempt in range(case.runs):
             ctx.log(f"  fleet {case.tag} (time scale {case.create_scale} / {case.destroy_scale}) run {attempt + 1}")
             r = one_run(ctx, case.n, case.create_scale, case.strategy, f"fleet-{case.tag}-{attempt}",
-                        destroy_scale=case.destroy_scale, providers=case.providers, template=template)
+                        destroy_scale=case.destroy_scale, providers=case.providers, template=template,
+                        stop_after=stop_after, planned=case.planned)
             results.append(r)
             ctx.log(f"    create {fmt(r.create)} s, destroy {fmt(r.destroy)} s, placement {r.counts}, "
                     f"threads {r.create_run['threads_peak']}, rss {fmt(r.create_run['rss_peak'] / 2**20)} MB, "
                     f"cpu {fmt(r.create_run['cpu'])} s (mock {fmt(r.create_run['mock_cpu'])} s)")
+            if not r.create / bounds[0] <= SLOW_RATIO or not r.destroy / bounds[1] <= SLOW_RATIO:
+                if attempt + 1 < case.runs:
+                    ctx.note("fleet", f"- {case.tag}: one run only, the first was above {SLOW_RATIO} x a bound")
+                break
         if ctx.profile_dir:  # an extra run under py-spy, not counted
             ctx.log(f"  fleet {case.tag}: profiled run")
             one_run(ctx, case.n, case.create_scale, case.strategy, f"fleet-{case.tag}-profiled",
                     ctx.profile_dir / f"fleet_create_{case.tag}.txt", destroy_scale=case.destroy_scale,
                     providers=case.providers, template=template)
         figures += _case_figures(ctx, case, results, largest)
-        walls[case.tag] = ([r.create for r in results], [r.destroy for r in results])
+        walls[case.tag] = ([r.create for r in results], [r.destroy for r in results],
+                           any(r.create_run.get("stopped") or r.destroy_run.get("stopped") for r in results))
     figures += _growth(ctx, all_cases, walls)
     figures += _sequential(ctx, template)
     return figures
@@ -341,6 +384,16 @@ def _case_figures(ctx: Context, case: Case, results: list[RunResult], largest: i
     best_destroy, best_destroy_counts = best_placement(case.n, ds, case.allowed, "destroy")
     creates, destroys = [r.create for r in results], [r.destroy for r in results]
     create, destroy = median(creates), median(destroys)
+    stopped = {what: sum(1 for r in results if run(r).get("stopped") and run(r)["wall"] == run(r)["wall"])
+               for what, run in (("create", lambda r: r.create_run), ("destroy", lambda r: r.destroy_run))}
+    never = sum(1 for r in results if r.create_run.get("stopped"))
+    stop_note = {
+        "create": f"; {stopped['create']} run(s) stopped at {STOP_FACTOR:g} x the bound: the wall is at least this"
+        if stopped["create"] else "",
+        "destroy": (f"; {stopped['destroy']} run(s) stopped at {STOP_FACTOR:g} x the bound: the wall is at least "
+                    "this" if stopped["destroy"] else "")
+        + (f"; not measured in {never} run(s) whose create was stopped" if never else ""),
+    }
     placement = _split(counts)
     where = f"strategy {case.strategy}" + (f", providers {','.join(case.providers)}" if case.providers else "")
     tag = case.tag
@@ -348,15 +401,18 @@ def _case_figures(ctx: Context, case: Case, results: list[RunResult], largest: i
         Figure(f"fleet_create_{tag}_wall", create, "s",
                f"bound: {fmt(create_bound)} s for the placement chosen ({placement}); best placement "
                f"{fmt(best_create)} s ({_split(best_counts)})",
-               note=f"{spread_note(creates)}; time scale {cs}; {where}"),
+               note=f"{spread_note(creates)}; time scale {cs}; {where}{stop_note['create']}"),
         Figure(f"fleet_create_{tag}_ratio", create / create_bound, "x",
-               f"target: <= {RATIO_TARGET} x the bound", create / create_bound <= RATIO_TARGET,
+               f"target: <= {RATIO_TARGET} x the bound",
+               create / create_bound <= RATIO_TARGET and not stopped["create"],
                note=f"wall/bound of the placement chosen; vs best placement: {fmt(create / best_create)} x"),
         Figure(f"fleet_destroy_{tag}_wall", destroy, "s",
                f"bound: {fmt(destroy_bound)} s for the placement chosen; best placement {fmt(best_destroy)} s "
-               f"({_split(best_destroy_counts)})", note=f"{spread_note(destroys)}; time scale {ds}"),
+               f"({_split(best_destroy_counts)})",
+               note=f"{spread_note(destroys)}; time scale {ds}{stop_note['destroy']}"),
         Figure(f"fleet_destroy_{tag}_ratio", destroy / destroy_bound, "x",
-               f"target: <= {RATIO_TARGET} x the bound", destroy / destroy_bound <= RATIO_TARGET,
+               f"target: <= {RATIO_TARGET} x the bound",
+               destroy / destroy_bound <= RATIO_TARGET and not stopped["destroy"] and not never,
                note="wall/bound of the placement chosen"),
     ]
     rss = max(r.create_run["rss_peak"] for r in results) / 2**20
@@ -364,7 +420,8 @@ def _case_figures(ctx: Context, case: Case, results: list[RunResult], largest: i
     if case.n == largest and case.providers is None:
         figures += [
             target(f"fleet_create_{tag}_peak_rss", rss, "MB", RSS_TARGET,
-                   "VmHWM of the create process (bench/_fleet_run.py), highest of the runs"),
+                   "VmHWM of the create process (bench/_fleet_run.py), highest of the runs"
+                   + ("; n/a: the create was stopped" if never else "")),
             target(f"fleet_create_{tag}_threads_peak", threads, "threads", THREADS_TARGET,
                    "most OS threads of the create process, sampled every 5 ms; the target reads the issue's "
                    "'far fewer than 1,000'"),
@@ -387,7 +444,8 @@ def _case_figures(ctx: Context, case: Case, results: list[RunResult], largest: i
     return figures
 
 
-def _growth(ctx: Context, all_cases: list[Case], walls: dict[str, tuple[list[float], list[float]]]) -> list[Figure]:
+def _growth(ctx: Context, all_cases: list[Case],
+            walls: dict[str, tuple[list[float], list[float], bool]]) -> list[Figure]:
     """Cost growth on Crusoe + Nebius: the larger size's median wall over the smaller's, same time scales."""
     pair = sorted((c for c in all_cases if c.providers == GROWTH_PROVIDERS), key=lambda c: c.n)
     small, big = pair[0], pair[-1]
@@ -396,11 +454,13 @@ def _growth(ctx: Context, all_cases: list[Case], walls: dict[str, tuple[list[flo
         ratio = median(walls[big.tag][i]) / median(walls[small.tag][i])
         bound_ratio = (bound(big.planned, big.create_scale if i == 0 else big.destroy_scale, what)
                        / bound(small.planned, small.create_scale if i == 0 else small.destroy_scale, what))
+        stopped = walls[big.tag][2] or walls[small.tag][2]
         figures.append(Figure(
             f"fleet_{what}_growth_{'_'.join(GROWTH_PROVIDERS)}_n{big.n}_vs_n{small.n}", ratio, "x",
-            f"target: <= {GROWTH_TARGET} x", ratio <= GROWTH_TARGET,
+            f"target: <= {GROWTH_TARGET} x", ratio <= GROWTH_TARGET and not stopped,
             note=f"median wall of fleet_{what}_{big.tag} / fleet_{what}_{small.tag}, same time scale; the bounds' "
-                 f"ratio is {fmt(bound_ratio)} x"))
+                 f"ratio is {fmt(bound_ratio)} x" + ("; not a measurement: runs of the pair were stopped"
+                                                   if stopped else "")))
     return figures
 
 

@@ -68,8 +68,8 @@ SEQUENTIAL_SCALE, SMOKE_SEQUENTIAL_SCALE = 0.01, 0.002
 # An engine far from its bounds must not make `bench:all` take hours: a create or destroy still running at
 # STOP_FACTOR x its bound (at least STOP_MIN seconds) is stopped (its wall is then a lower limit), and a case
 # whose first run is above SLOW_RATIO x a bound gets no further runs.
-STOP_FACTOR, STOP_MIN, SLOW_RATIO = 5.0, 20.0, 2.0
-PROCESS_START = 15.0  # seconds a _fleet_run.py process may take to import and connect, on top of its stop time
+STOP_FACTOR, STOP_MIN, SLOW_RATIO = 5.0, 20.0, 1.5
+PROCESS_START = 5.0  # seconds a _fleet_run.py process may take to import and connect, on top of its stop time
 BATCH_DELETE = {"lambda"}  # terminate takes a list of ids, no documented maximum (research/lambda.md section 2)
 
 
@@ -341,7 +341,8 @@ def run(ctx: Context) -> list[Figure]:
     for row in model_rows():
         ctx.note("fleet", row)
     ctx.note("fleet", "")
-    walls: dict[str, tuple[list[float], list[float], bool]] = {}  # create walls, destroy walls, any stopped
+    # per case: create walls, destroy walls, whether a create was stopped, whether a destroy was (or never ran)
+    walls: dict[str, tuple[list[float], list[float], bool, bool]] = {}
     all_cases = cases(ctx, template)
     largest = max(c.n for c in all_cases if c.providers is None)
     for case in all_cases:
@@ -368,7 +369,8 @@ def run(ctx: Context) -> list[Figure]:
                     providers=case.providers, template=template)
         figures += _case_figures(ctx, case, results, largest)
         walls[case.tag] = ([r.create for r in results], [r.destroy for r in results],
-                           any(r.create_run.get("stopped") or r.destroy_run.get("stopped") for r in results))
+                           any(r.create_run.get("stopped") for r in results),
+                           any(r.destroy_run.get("stopped") for r in results))
     figures += _growth(ctx, all_cases, walls)
     figures += _sequential(ctx, template)
     return figures
@@ -438,14 +440,14 @@ def _case_figures(ctx: Context, case: Case, results: list[RunResult], largest: i
         lam = run["lambda"]
         if lam["calls"]:
             spacing = (f"; mean spacing of accepted launches {fmt(lam['launch_spacing'])} s (the limit: "
-                       f"{fmt(times()['lambda'].create_interval * scale)} s)" if what == "create" else "")
+                       f"{fmt(times()['lambda'].create_interval * scale)} s)" if lam["launches"] else "")
             ctx.note("fleet", f"  - Lambda calls during {what} (run 1): {lam['calls']} {lam['kinds']}, refused "
                               f"with 429: {lam['429'] or 'none'}{spacing}")
     return figures
 
 
 def _growth(ctx: Context, all_cases: list[Case],
-            walls: dict[str, tuple[list[float], list[float], bool]]) -> list[Figure]:
+            walls: dict[str, tuple[list[float], list[float], bool, bool]]) -> list[Figure]:
     """Cost growth on Crusoe + Nebius: the larger size's median wall over the smaller's, same time scales."""
     pair = sorted((c for c in all_cases if c.providers == GROWTH_PROVIDERS), key=lambda c: c.n)
     small, big = pair[0], pair[-1]
@@ -454,7 +456,7 @@ def _growth(ctx: Context, all_cases: list[Case],
         ratio = median(walls[big.tag][i]) / median(walls[small.tag][i])
         bound_ratio = (bound(big.planned, big.create_scale if i == 0 else big.destroy_scale, what)
                        / bound(small.planned, small.create_scale if i == 0 else small.destroy_scale, what))
-        stopped = walls[big.tag][2] or walls[small.tag][2]
+        stopped = walls[big.tag][2 + i] or walls[small.tag][2 + i]
         figures.append(Figure(
             f"fleet_{what}_growth_{'_'.join(GROWTH_PROVIDERS)}_n{big.n}_vs_n{small.n}", ratio, "x",
             f"target: <= {GROWTH_TARGET} x", ratio <= GROWTH_TARGET and not stopped,

@@ -425,7 +425,8 @@ def _case_figures(ctx: Context, case: Case, results: list[RunResult], largest: i
                    "VmHWM of the create process (bench/_fleet_run.py), highest of the runs"
                    + ("; n/a: the create was stopped" if never else "")),
             target(f"fleet_create_{tag}_threads_peak", threads, "threads", THREADS_TARGET,
-                   "most OS threads of the create process, sampled every 5 ms; the target reads the issue's "
+                   "most OS threads of the create process (the sampler's own included), sampled every 5 ms; "
+                   "the target reads the issue's "
                    "'far fewer than 1,000'"),
         ]
     first_c, first_d = results[0].create_run, results[0].destroy_run

@@ -72,8 +72,8 @@ def run(ctx: Context) -> list[Figure]:
                                                     "vm_core FleetDestroyer.view in a fresh process "
                                                     "(`vm fleet status` is not in the CLI)")),
         Figure(f"fleet_status_{members}_list_prototype_wall", median(status["list"]), "s",
-               f"reference: one list per provider instead of one get per member; "
-               f"{fmt(median(status['get']) / median(status['list']))} x faster",
+               f"reference: the list-per-provider prototype `vm fleet status` now follows; the command takes "
+               f"{fmt(median(status['get']) / median(status['list']))} x its time",
                note=f"{spread_note(status['list'])}; bench/_fleet_status.py --refresh list"),
     ]
 
@@ -83,10 +83,10 @@ def _fleet_store(path: Path, names: dict[str, list[str]], ids: dict[str, dict[st
 
     store = SqliteFleetStore(path)
     count = sum(len(v) for v in names.values())
-    store.create_fleet(FleetRecord(name=FLEET, gpu="H100", gpu_count=None, requested_count=count, min_count=count,
-                                   strategy="spread", state=FleetState.ACTIVE, owner_pid=0))
+    store.create_fleet(FleetRecord(name=FLEET, gpu=worlds.GPU, gpu_count=worlds.GPU_COUNT, requested_count=count,
+                                   min_count=count, strategy="spread", state=FleetState.ACTIVE, owner_pid=0))
     for provider, member_names in names.items():
-        region, shape = worlds.H100[provider]
+        region, shape = worlds.OFFERS[provider]
         for name in member_names:
             store.add_member(MemberRecord(fleet=FLEET, slot=int(name.rsplit("-", 1)[1]), attempt=1,
                                           provider=provider, name=name, region=region, shape=shape,

@@ -89,7 +89,12 @@ def render(results: dict[str, list[Figure]], ctx: Context, elapsed: float, only:
                      (("start", ctx.extra.get("load_start", (0, 0, 0))), ("end", os.getloadavg())))
     lines += [f"| load average (1/5/15 min) | {load} (other work on the machine inflates timings) |"]
     lines += [f"| bench wall time | {elapsed:.0f} s{' (smoke)' if ctx.smoke else ''}{partial} |",
-              "", "| figure | value | target / bound / reference | verdict | how |", "|---|---|---|---|---|"]
+              ""]
+    judged = [f for figures in results.values() for f in figures if f.met is not None]
+    missed = [f"`{f.name}`" for f in judged if not f.met]
+    lines += [f"Targets: {len(judged) - len(missed)} of {len(judged)} met"
+              + (f"; missed: {', '.join(missed)}." if missed else "."), ""]
+    lines += ["| figure | value | target / bound / reference | verdict | how |", "|---|---|---|---|---|"]
     for figures in results.values():
         for f in figures:
             verdict = "" if f.met is None else ("met" if f.met else "**missed**")

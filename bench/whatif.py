@@ -6,7 +6,9 @@
                            and FleetDestroyer destroys every member at once (instead of 16 at a time).
 --no-lambda-request-limit  Lambda's 1 request/s bucket is switched off in the mock and in the client (the 1
                            launch per 12 s bucket stays), to show what the per-instance polls cost.
-Nothing outside this process changes; these are diagnostics, not proposed code.
+The create and destroy run in this process (bench/_fleet_run.py's functions), so the changes apply to them.
+Nothing outside this process changes; these are diagnostics, not proposed code (the patches follow the engine
+of bench/findings.md).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import _fleet_run
+import common
 import fleet
 import worlds
-from common import Context, fmt
+from common import fmt, mock_server, prepare_world
 
 
 def unbounded_threads() -> None:
@@ -49,14 +53,14 @@ def no_lambda_request_limit() -> None:
         settings["lambda"]["request_interval"] = 0.0
         return {n: plugins.get(n).connect(settings[n]) for n in names}
 
-    worlds.fleet_world, fleet.connect_providers = world, connect
+    worlds.fleet_world, common.connect_providers = world, connect
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("n", type=int)
     parser.add_argument("time_scale", type=float)
-    parser.add_argument("strategy", choices=("spread", "packed", "cheapest", "reserved_first"))
+    parser.add_argument("strategy", choices=fleet.strategy_names())
     parser.add_argument("--unbounded-threads", action="store_true")
     parser.add_argument("--no-lambda-request-limit", action="store_true")
     args = parser.parse_args()
@@ -64,15 +68,20 @@ def main() -> int:
         unbounded_threads()
     if args.no_lambda_request_limit:
         no_lambda_request_limit()
-    ctx = Context(smoke=False, workdir=Path(tempfile.mkdtemp(prefix="vm-whatif-")))
-    r = fleet.one_run(ctx, args.n, args.time_scale, args.strategy, "whatif")
-    create_bound = fleet.bound(r.counts, args.time_scale)
-    destroy_bound = fleet.bound(r.counts, args.time_scale, fleet.destroy_path)
-    print(f"placement {r.counts}; last running per provider { {p: fmt(t) for p, t in r.finish.items()} }")
-    print(f"create {fmt(r.create)} s, bound {fmt(create_bound)} s, ratio {fmt(r.create / create_bound)} x")
-    print(f"destroy {fmt(r.destroy)} s, bound {fmt(destroy_bound)} s, ratio {fmt(r.destroy / destroy_bound)} x")
-    print(f"lambda calls during create: {r.lambda_create}")
-    print(f"lambda calls during destroy: {r.lambda_destroy}")
+    base = Path(tempfile.mkdtemp(prefix="vm-whatif-"))
+    prepare_world(base / "mock-clouds", worlds.fleet_world)
+    ctx = common.Context(smoke=False, workdir=base)
+    with mock_server(ctx, base / "mock-clouds", time_scale=args.time_scale) as endpoints:
+        made = _fleet_run.create(endpoints, base, None, "whatif", args.n, args.strategy, None, 900.0)
+        gone = _fleet_run.destroy(endpoints, base, None, "whatif", 900.0)
+    counts = made["counts"]
+    create_bound = fleet.bound(counts, args.time_scale)
+    destroy_bound = fleet.bound(counts, args.time_scale, "destroy")
+    print(f"placement {counts}; last running per provider { {p: fmt(t) for p, t in made['finish'].items()} }")
+    print(f"create {fmt(made['wall'])} s, bound {fmt(create_bound)} s, ratio {fmt(made['wall'] / create_bound)} x")
+    print(f"destroy {fmt(gone['wall'])} s, bound {fmt(destroy_bound)} s, ratio {fmt(gone['wall'] / destroy_bound)} x")
+    print(f"lambda calls during create: {made['lambda']}")
+    print(f"lambda calls during destroy: {gone['lambda']}")
     return 0
 
 

@@ -1,8 +1,8 @@
 """The mock-cloud worlds the benchmarks run against: the default scenario, edited by `configure` functions.
 
 Durations and rate limits are the default scenario's (mock-clouds/src/mock_clouds/default_scenario.toml), which
-follow the research notes; `SCENARIO_TIMES` restates them so the lower bounds can be computed, and
-`check_times` verifies at run time that the world still has them.
+follow the research notes; `cloud_times` reads them from a world's configuration so the lower bounds use exactly
+what the mocks run with.
 
 Seeding thousands of instances: one template VM per provider is created through its real API (so every
 front end's native record is exactly what a create makes), then cloned inside the world (`World.tx()`) with new
@@ -21,59 +21,68 @@ from mock_clouds.core.models import Capacity, Quota, RateLimit, VMState, WorldSt
 
 PROVIDERS = ("crusoe", "lambda", "nebius")
 
-# The H100 offer each provider's smallest H100 shape is placed on (one region each, room for 1,000 VMs).
-H100 = {
+# One VM size that all three clouds sell: 8 x H100 SXM per VM (`H100:8`). Crusoe sells H100 only as 8-GPU VMs and
+# `H100` alone means H100:1 (sold by Lambda and Nebius only), so every fleet of the bench asks for H100:8.
+GPU, GPU_COUNT = "H100", 8
+# The offer each provider's H100:8 shape is placed on (one region each, room for ROOM VMs): shapes and regions of
+# the default scenario (fleet_world checks they are there).
+OFFERS = {
     "crusoe": ("us-east1-a", "h100-80gb-sxm-ib.8x"),
-    "lambda": ("us-south-2", "gpu_1x_h100_sxm5"),
-    "nebius": ("eu-north1", "gpu-h100-sxm/1gpu-16vcpu-200gb"),
+    "lambda": ("us-west-3", "gpu_8x_h100_sxm5"),
+    "nebius": ("eu-north1", "gpu-h100-sxm/8gpu-128vcpu-1600gb"),
 }
-ROOM = 1200  # VMs per provider
+ROOM = 1200  # VMs per provider: more than the largest fleet (1,000), whatever the strategy puts where
 
 
 @dataclass(frozen=True)
 class CloudTimes:
-    """Real-world seconds of one cloud (multiplied by the time scale in the mocks)."""
+    """Real-world seconds of one cloud (multiplied by the time scale in the mocks), as its world configures them."""
 
-    create: float  # create/launch until running (boot included)
-    delete: float  # delete/terminate until gone
-    request_interval: float = 0.0  # every API call (token bucket of `request_burst`)
+    create: float  # create/launch until running (boot included): durations.create
+    delete: float  # delete/terminate until gone: durations.delete
+    request_interval: float = 0.0  # every API call (token bucket of `request_burst`): rate_limit
     request_burst: int = 1
     create_interval: float = 0.0  # every create call, on top of the request bucket
     create_burst: int = 1
+    call_latency: float = 0.0  # latency the mock adds to every call (faults.latency_ms; not time-scaled)
 
 
-SCENARIO_TIMES = {
-    "crusoe": CloudTimes(create=90, delete=30),
-    "lambda": CloudTimes(create=180, delete=30, request_interval=1.0, create_interval=12.0),
-    "nebius": CloudTimes(create=120, delete=30),
-}
-
-
-def check_times(state: WorldState) -> None:
-    """Raise if the scenario's durations or rate limits differ from SCENARIO_TIMES (the bounds would lie)."""
-    for name, times in SCENARIO_TIMES.items():
+def cloud_times(state: WorldState) -> dict[str, CloudTimes]:
+    """Each provider's durations, rate limits and added latency, read from a world's configuration."""
+    times = {}
+    for name in PROVIDERS:
         config = state.providers[name]
         rl, durations = config.rate_limit, config.durations
-        actual = CloudTimes(durations.create, durations.delete, rl.request_interval, rl.request_burst,
-                            rl.create_interval, rl.create_burst)
-        if actual != times:
-            raise RuntimeError(f"{name}: the scenario has {actual}, the bench models {times}")
+        times[name] = CloudTimes(durations.create, durations.delete, rl.request_interval, rl.request_burst,
+                                 rl.create_interval, rl.create_burst, config.faults.latency_ms / 1000.0)
+    return times
+
+
+def fleet_world_times() -> dict[str, CloudTimes]:
+    """The times of the fleet world (the default scenario as `fleet_world` edits it), what the bounds use."""
+    from mock_clouds.scenario import load_scenario
+
+    state = load_scenario()
+    fleet_world(state)
+    return cloud_times(state)
 
 
 def fleet_world(state: WorldState) -> None:
-    """The default scenario with room for 1,200 H100 VMs per provider, on demand only.
+    """The default scenario with room for ROOM H100:8 VMs per provider, on demand only.
 
     Reservations are removed (Lambda's cannot be terminated through the API, and they would add a second
-    offer per provider); Crusoe's H100 quota is raised to match. Durations and rate limits are unchanged."""
-    check_times(state)
-    for name, (region, shape) in H100.items():
+    offer per provider), as are the other H100 capacity entries (one offer per provider); Crusoe's H100 quota
+    is raised to match. Durations, rate limits and faults are the scenario's, unchanged."""
+    for name, (region, shape) in OFFERS.items():
         config = state.providers[name]
+        if region not in config.regions or shape not in {s.key for s in config.shapes}:
+            raise RuntimeError(f"{name}: the scenario no longer sells {shape} in {region}")
         config.reservations = []
         config.capacity = [c for c in config.capacity if "h100" not in c.shape.lower()]
         config.capacity.append(Capacity(region=region, shape=shape, quantity=ROOM))
     crusoe = state.providers["crusoe"]
     crusoe.quotas = [q for q in crusoe.quotas if q.family != "h100"]
-    crusoe.quotas += [Quota(scope=p.id, family="h100", max_gpus=8 * ROOM) for p in crusoe.projects]
+    crusoe.quotas += [Quota(scope=p.id, family="h100", max_gpus=GPU_COUNT * ROOM) for p in crusoe.projects]
 
 
 def unlimited_world(state: WorldState) -> None:
@@ -94,9 +103,9 @@ def seed(clouds: Any, per_provider: int, names: dict[str, list[str]] | None = No
     providers = connect_providers(clouds.endpoints)
     ids: dict[str, dict[str, str]] = {}
     for name, provider in providers.items():
-        region, shape = H100[name]
-        template = provider.begin_create(CreateSpec(name=f"template-{name}", gpu="H100", region=region,
-                                                    shape=shape)).wait(120)
+        region, shape = OFFERS[name]
+        template = provider.begin_create(CreateSpec(name=f"template-{name}", gpu=GPU, gpu_count=GPU_COUNT,
+                                                    region=region, shape=shape)).wait(120)
         wanted = list((names or {}).get(name, []))
         wanted += [f"seed-{name}-{n:04d}" for n in range(len(wanted), per_provider - 1)]
         ids[name] = {template.name: template.id, **dict(zip(wanted, _clone(clouds.world, name, template.id, wanted),

@@ -137,6 +137,24 @@ def test_a_batch_holding_a_reserved_lambda_member_releases_it_and_destroys_the_o
     assert len(refused) == 1
 
 
+def test_a_member_deleted_by_hand_is_missing_without_a_call(mock_clouds, env, monkeypatch) -> None:
+    store, providers = env(mock_clouds)
+    FleetCreator(store, providers, spread, timeout=120).create(
+        FleetSpec(name="hand", gpu="H100", count=2, min_count=2, providers=("lambda",)))
+    first, second = store.members("hand")
+    providers["lambda"].begin_destroy(first.instance_id).wait(60)  # someone deleted it in the console
+    calls = LambdaCalls(mock_clouds.endpoints["lambda"]["url"])
+    calls.install(monkeypatch)
+
+    report = FleetDestroyer(store, providers, timeout=120).destroy("hand")
+
+    assert {a.instance_id: a.verb for a in report.actions} == {first.instance_id: Verb.MISSING,
+                                                                second.instance_id: Verb.DESTROYED}
+    assert report.failures == [] and report.forgotten
+    terminates = [c for c in calls.calls if c[1] == "POST /instance-operations/terminate"]
+    assert len(terminates) == 1  # for the second only: Lambda would refuse a batch naming a terminated id
+
+
 def test_faults_everywhere_during_a_destroy_lose_nothing(mock_clouds_factory, env) -> None:
     clouds = mock_clouds_factory(configure=roomy)
     store, providers = env(clouds)

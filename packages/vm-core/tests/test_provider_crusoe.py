@@ -393,6 +393,8 @@ def test_deletes_go_one_per_vm_and_a_watcher_lists_every_poll_interval(crusoe: C
     """Crusoe's DELETE takes one VM and it has no batch read: a watcher lists, paced by the poll policy."""
     assert not isinstance(crusoe, SupportsBatchDestroy) and not isinstance(crusoe, SupportsGetMany)
     assert isinstance(crusoe, Paced) and crusoe.poll_interval > 0
+    settings = {"access_key_id": "k", "secret_key": "c2VjcmV0", "project_id": "p", "time_scale": "1"}
+    assert plugin.connect(settings).poll_interval == 1.0
 
 
 def test_spot_is_unsupported(clouds: Any, crusoe: CrusoeProvider) -> None:

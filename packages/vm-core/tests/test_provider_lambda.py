@@ -123,6 +123,11 @@ def test_connect_makes_no_network_call_and_hides_the_key() -> None:
     provider = plugin.connect({**UNREACHABLE, "api_key": "secret_hidden", "request_interval": "0.5",
                                "launch_interval": "6", "time_scale": "1"})
     assert "secret_hidden" not in repr(provider)
+    assert provider.poll_interval == pytest.approx(2 * 0.5 * 1.1)  # two request intervals, paced 1.1 x wider
+
+
+def test_a_watcher_reads_every_two_request_intervals_of_the_documented_limit() -> None:
+    assert plugin.connect({**UNREACHABLE, "time_scale": "1"}).poll_interval == pytest.approx(2.2)
 
 
 def test_malformed_ids_are_rejected_before_any_call() -> None:

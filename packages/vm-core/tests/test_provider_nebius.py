@@ -119,6 +119,13 @@ def test_token_and_project_come_from_the_environment(monkeypatch: pytest.MonkeyP
     provider.close()
 
 
+def test_a_watcher_reads_every_second_scaled() -> None:
+    for scale, interval in ((1, 1.0), (0.02, 0.02)):
+        provider = plugin.connect({"token": "t0ken", "project_id": EU_NORTH1, "time_scale": scale})
+        assert provider.poll_interval == pytest.approx(interval)
+        provider.close()
+
+
 @pytest.mark.parametrize(("settings", "complaint"), [
     ({"projects": {"eu-west1": EU_WEST1}}, "not one of the projects"),
     ({"projects": ["eu-north1"]}, "map each region"),

@@ -40,15 +40,16 @@ _GONE = _Verdict()
 
 @dataclass
 class ProviderDeletion:
-    """Deletes members (each with an instance id) of one provider; `finished` gets each member's outcome."""
+    """Deletes members of one provider, each recorded with an instance id; `finished` gets each member's outcome
+    (called from this thread, once per member)."""
 
     store: FleetStore
     provider: Provider
     timeout: float
     finished: Callable[[mem.Outcome], None]
     listed: Mapping[str, Instance] | None = None  # the provider's listing just taken (None: it failed)
-    _members: dict[str, MemberRecord] = field(default_factory=dict)  # instance id -> member
-    _pending: dict[str, Pending[None]] = field(default_factory=dict)
+    _members: dict[str, MemberRecord] = field(default_factory=dict, init=False)  # followed: instance id -> member
+    _pending: dict[str, Pending[None]] = field(default_factory=dict, init=False)
 
     def run(self, members: list[MemberRecord]) -> None:
         """Delete every member's VM and report each one's outcome through `finished`."""

@@ -353,27 +353,56 @@ class LambdaProvider:
         return answers
 
     def _terminate_batch(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
-        """One terminate call (two, plus a listing, when a reserved id made Lambda refuse the first)."""
+        """One terminate call; when a reserved id made Lambda refuse it, one listing to find the reserved ids and
+        one more call for the others. Should the listing not tell which id is reserved, each id is sent alone."""
         from lambda_sdk import ReservedInstanceError
 
-        refused: dict[str, Pending[None] | VmError] = {}
         try:
-            try:
-                terminated = self._client.terminate_instances(ids)
-            except ReservedInstanceError:
-                reserved = {n.id for n in self._client.list_instances() if n.id in set(ids) and n.is_reserved}
-                if not reserved:
-                    raise
-                refused = {i: lm.reserved_refusal(i) for i in ids if i in reserved}
-                ids = [i for i in ids if i not in reserved]
-                terminated = self._client.terminate_instances(ids) if ids else []
+            return self._terminated(ids, self._client.terminate_instances(ids))
+        except ReservedInstanceError:
+            pass
         except Exception as exc:
-            error = lm.to_vm_error(exc)
-            if error is None:
-                raise
-            return {**refused, **dict.fromkeys(ids, error)}
+            return self._call_failed(ids, exc)
+        try:
+            wanted = set(ids)
+            reserved = [n.id for n in self._client.list_instances() if n.id in wanted and n.is_reserved]
+        except Exception as exc:
+            return self._call_failed(ids, exc)
+        if not reserved:
+            answers: dict[str, Pending[None] | VmError] = {}
+            for one in ids:
+                answers.update(self._terminate_alone(one))
+            return answers
+        others = [i for i in ids if i not in reserved]
+        refused: dict[str, Pending[None] | VmError] = {i: lm.reserved_refusal(i) for i in reserved}
+        try:
+            return {**refused, **self._terminated(others, self._client.terminate_instances(others))}
+        except ReservedInstanceError:  # refused again: none of these is reserved by the listing, so they failed
+            again = VmError("Lambda refused to terminate these instances as reserved, although its listing shows "
+                            "them on-demand; nothing was terminated", provider=NAME,
+                            suggestion="run the destroy again")
+            return {**refused, **dict.fromkeys(others, again)}
+        except Exception as exc:
+            return {**refused, **self._call_failed(others, exc)}
+
+    def _terminate_alone(self, instance_id: str) -> dict[str, Pending[None] | VmError]:
+        try:
+            return self._terminated([instance_id], self._client.terminate_instances([instance_id]))
+        except Exception as exc:
+            return self._call_failed([instance_id], exc, Where(instance_id=instance_id))
+
+    def _terminated(self, ids: list[str], terminated: list[NativeInstance]) -> dict[str, Pending[None] | VmError]:
+        """Ids Lambda answered `terminating` are followed; the others were already gone."""
         going = {n.id for n in terminated}
-        return {**refused, **{i: self._termination(i) if i in going else _Done(i, None) for i in ids}}
+        return {i: self._termination(i) if i in going else _Done(i, None) for i in ids}
+
+    @staticmethod
+    def _call_failed(ids: list[str], exc: Exception, where: Where = Where()) -> dict[str, Pending[None] | VmError]:  # noqa: B008
+        """Every id answered with the call's error (re-raised when it is not a lambda_sdk error: a bug)."""
+        error = lm.to_vm_error(exc, where)
+        if error is None:
+            raise exc
+        return dict.fromkeys(ids, error)
 
     def _termination(self, instance_id: str) -> _Watch[None]:
         return _Watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination", self._scale)

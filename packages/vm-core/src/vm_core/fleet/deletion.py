@@ -59,8 +59,10 @@ class ProviderDeletion:
             if self.listed is not None and (known is None or known.state is InstanceState.TERMINATED):
                 self.finished(mem.absent(self.store, member))  # the listing shows it is gone already
                 continue
-            self._members[member.instance_id] = mem.record(self.store, member, state=MemberState.DESTROYING)
-            if known is None or known.state is not InstanceState.TERMINATING:  # else its deletion runs already
+            self._members[member.instance_id] = member
+            if known is not None and known.state is InstanceState.TERMINATING:  # its deletion runs already
+                self._destroying(member.instance_id)
+            else:
                 to_send.append(member.instance_id)
         for instance_id, answer in self._send(to_send).items():
             if isinstance(answer, VmError):
@@ -70,24 +72,39 @@ class ProviderDeletion:
         self._watch()
 
     def _send(self, ids: list[str]) -> _Sent:
-        provider = self.provider
-        if isinstance(provider, SupportsBatchDestroy):
-            limit = max(1, provider.batch_destroy_limit)
-            sent: _Sent = {}
-            for start in range(0, len(ids), limit):
-                chunk = ids[start:start + limit]
-                try:
-                    sent.update(provider.begin_destroy_many(chunk))
-                except VmError as exc:  # the contract says it answers per id; a provider that raises fails them all
-                    sent.update(dict.fromkeys(chunk, exc))
-            return sent
+        """Each id's answer to its delete call: a Pending, or the error that refused it."""
+        if isinstance(self.provider, SupportsBatchDestroy):
+            return self._send_batches(self.provider, ids)
         if not ids:
             return {}
         with ThreadPoolExecutor(max_workers=min(len(ids), CALLS_IN_FLIGHT)) as pool:
             return dict(zip(ids, pool.map(self._begin_one, ids), strict=True))
 
+    def _send_batches(self, provider: SupportsBatchDestroy, ids: list[str]) -> _Sent:
+        sent: _Sent = {}
+        limit = max(1, provider.batch_destroy_limit)
+        for start in range(0, len(ids), limit):
+            chunk = []
+            for instance_id in ids[start:start + limit]:
+                try:
+                    self._destroying(instance_id)
+                    chunk.append(instance_id)
+                except VmError as exc:  # not recorded: not sent
+                    sent[instance_id] = exc
+            try:
+                sent.update(provider.begin_destroy_many(chunk))
+            except VmError as exc:  # the contract says it answers per id; a provider that raises fails them all
+                sent.update(dict.fromkeys(chunk, exc))
+        return sent
+
+    def _destroying(self, instance_id: str) -> None:
+        """Recorded before the delete is sent: from now on the member's VM may be going."""
+        member = self._members[instance_id]
+        self._members[instance_id] = mem.record(self.store, member, state=MemberState.DESTROYING)
+
     def _begin_one(self, instance_id: str) -> Pending[None] | VmError:
         try:
+            self._destroying(instance_id)
             return self.provider.begin_destroy(instance_id)
         except VmError as exc:
             return exc

@@ -3,8 +3,8 @@
 A read is one batch read of the ids still followed (`SupportsGetMany`, e.g. Nebius `BatchGet`) or else one listing
 (`Provider.list_instances`): an id missing from the listing does not exist any more. After each read, `settle` is
 asked about every id still followed and says whether it has reached what the caller waits for (a verdict) or
-not yet (None). Reads are spaced by the provider's `poll_interval` (`Paced`), and never closer than the last
-read took, so a slow listing is not repeated back to back.
+not yet (None). A watcher makes one read at a time, and waits the provider's `poll_interval` (`Paced`) after
+each read before the next.
 
 Lose-nothing rules: a read that fails with Transient settles nothing (the next round reads again); an id a batch
 read could not read is unknown, never gone. Any other VmError from a read ends the watch (raised to the caller,
@@ -73,9 +73,8 @@ class Watch(Generic[T]):
                     self._round(waiting)
                 break
             self.sleep(delay)
-            started = self.clock()
             self._round(waiting)
-            delay = max(interval, self.clock() - started)
+            delay = interval
         return waiting
 
     def _round(self, waiting: set[str]) -> None:

@@ -5,9 +5,10 @@ Delete calls go out in batches where the provider takes a list (`SupportsBatchDe
 soon as the call is answered (no worker is held while a VM is being deleted). Completion is confirmed by one
 `watch.Watch` read per poll interval for all of them: a VM missing from the read, or terminated, is gone.
 
-Each member's state is recorded in the store after the cloud answered, as `members.destroy` does for one member:
-DESTROYING before the call, DESTROYED once the read shows it gone, RELEASED when the cloud refuses to delete it
-(Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries).
+Each member's state is recorded in the store as `members.destroy` records one member's: DESTROYING before its
+delete is sent, DESTROYED only once a read shows the VM gone, RELEASED when the cloud refuses to delete it
+(Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries). A
+member whose VM the destroy's first listing no longer shows is recorded gone without a call (`members.absent`).
 """
 
 from __future__ import annotations

@@ -57,14 +57,14 @@ class Watch(Generic[T]):
     clock: Callable[[], float] = time.monotonic
     reads: int = 0
 
-    def follow(self, instance_ids: Iterable[str], timeout: float, *, first_delay: float | None = None) -> set[str]:
+    def follow(self, instance_ids: Iterable[str], timeout: float) -> set[str]:
         """Watch until every id settled or `timeout` seconds passed; returns the ids left unsettled. The first
-        read comes after `first_delay` (default: one poll interval; 0 to read at once). Raises a read's
-        non-Transient VmError (ids not yet settled then stay unsettled, none is lost)."""
+        read comes one poll interval after the call, a last one at the deadline. Raises a read's non-Transient
+        VmError (ids not yet settled then stay unsettled, none is lost)."""
         waiting = set(instance_ids)
         deadline = self.clock() + timeout
         interval = poll_interval(self.provider)
-        delay = interval if first_delay is None else first_delay
+        delay = interval
         while waiting:
             now = self.clock()
             if now + delay > deadline:

@@ -43,8 +43,8 @@ def roomy(state: WorldState) -> None:
                                                        quantity=200))
 
 
-class LambdaCalls:
-    """Every HTTP request sent to the Lambda mock while installed: (method, path kind, status)."""
+class RestCalls:
+    """Every HTTP request sent to one REST mock (Lambda, Crusoe) while installed: (method, path kind, status)."""
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
@@ -68,7 +68,8 @@ class LambdaCalls:
         monkeypatch.setattr(requests.Session, "request", counted)
 
     def kinds(self) -> Counter[str]:
-        return Counter(kind for _, kind, _ in self.calls)
+        """Calls per kind, without those refused with 429 (rate limited: the SDK sends them again)."""
+        return Counter(kind for _, kind, status in self.calls if status != 429)
 
 
 def live_names(clouds: Any, prefix: str) -> list[tuple[str, str]]:
@@ -91,7 +92,7 @@ def test_lambda_fleet_destroy_batches_terminates_and_confirms_with_listings(
     store, providers = env(clouds)
     spec = FleetSpec(name="many", gpu="H100", count=count, min_count=count, providers=("lambda",))
     assert len(FleetCreator(store, providers, spread, timeout=120).create(spec).running) == count
-    calls = LambdaCalls(clouds.endpoints["lambda"]["url"])
+    calls = RestCalls(clouds.endpoints["lambda"]["url"])
     calls.install(monkeypatch)
 
     started = time.monotonic()
@@ -108,6 +109,24 @@ def test_lambda_fleet_destroy_batches_terminates_and_confirms_with_listings(
     assert set(kinds) <= {"POST /instance-operations/terminate", "GET /instances", "GET /reservations"}, kinds
 
 
+def test_crusoe_deletes_are_confirmed_by_listings_not_by_polling_each_operation(mock_clouds, env, monkeypatch) -> None:
+    """Crusoe deletes one VM per call; the calls return at once and one listing per round confirms them all."""
+    store, providers = env(mock_clouds)
+    FleetCreator(store, providers, spread, timeout=120).create(
+        FleetSpec(name="crew", gpu="H100", gpu_count=8, count=3, min_count=3, providers=("crusoe",)))
+    calls = RestCalls(mock_clouds.endpoints["crusoe"]["url"])
+    calls.install(monkeypatch)
+
+    report = FleetDestroyer(store, providers, timeout=120).destroy("crew")
+
+    assert report.destroyed == 3 and report.failures == [] and live_names(mock_clouds, "crew") == []
+    kinds = calls.kinds()
+    project = providers["crusoe"].account().removeprefix("project ")
+    assert sum(n for kind, n in kinds.items() if kind.startswith("DELETE ")) == 3, kinds
+    assert kinds[f"GET /projects/{project}/compute/vms/instances"] >= 2, kinds  # the scan, then one per round
+    assert not [kind for kind in kinds if "/operations" in kind], kinds  # no per-VM operation polling
+
+
 def test_a_batch_holding_a_reserved_lambda_member_releases_it_and_destroys_the_others(
         mock_clouds, env, monkeypatch) -> None:
     store, providers = env(mock_clouds)
@@ -117,7 +136,7 @@ def test_a_batch_holding_a_reserved_lambda_member_releases_it_and_destroys_the_o
     reserved_spec = CreateSpec(name=identity.member_name(3, 1), gpu="H100", labels=identity.labels(),
                                reservation=ReservationRequest(ReservationMode.ID, LAMBDA_RESERVATION, strict=True))
     reserved = providers["lambda"].begin_create(reserved_spec).wait(60)  # a member the store never learnt
-    calls = LambdaCalls(mock_clouds.endpoints["lambda"]["url"])
+    calls = RestCalls(mock_clouds.endpoints["lambda"]["url"])
     calls.install(monkeypatch)
 
     report = FleetDestroyer(store, providers, timeout=120).destroy("mix")
@@ -143,7 +162,7 @@ def test_a_member_deleted_by_hand_is_missing_without_a_call(mock_clouds, env, mo
         FleetSpec(name="hand", gpu="H100", count=2, min_count=2, providers=("lambda",)))
     first, second = store.members("hand")
     providers["lambda"].begin_destroy(first.instance_id).wait(60)  # someone deleted it in the console
-    calls = LambdaCalls(mock_clouds.endpoints["lambda"]["url"])
+    calls = RestCalls(mock_clouds.endpoints["lambda"]["url"])
     calls.install(monkeypatch)
 
     report = FleetDestroyer(store, providers, timeout=120).destroy("hand")
@@ -151,8 +170,8 @@ def test_a_member_deleted_by_hand_is_missing_without_a_call(mock_clouds, env, mo
     assert {a.instance_id: a.verb for a in report.actions} == {first.instance_id: Verb.MISSING,
                                                                 second.instance_id: Verb.DESTROYED}
     assert report.failures == [] and report.forgotten
-    terminates = [c for c in calls.calls if c[1] == "POST /instance-operations/terminate"]
-    assert len(terminates) == 1  # for the second only: Lambda would refuse a batch naming a terminated id
+    # one call, for the second only: Lambda would refuse a batch naming a terminated id
+    assert calls.kinds()["POST /instance-operations/terminate"] == 1
 
 
 def test_faults_everywhere_during_a_destroy_lose_nothing(mock_clouds_factory, env) -> None:

@@ -158,6 +158,15 @@ def test_terminate_is_all_or_nothing(api: LambdaApi) -> None:
     assert api.instance(keep)["status"] == "active"
 
 
+def test_terminate_refuses_a_batch_holding_an_instance_already_terminating(api: LambdaApi) -> None:
+    gone, keep = api.launch(), api.launch()
+    assert api.post("/instance-operations/terminate", {"instance_ids": [gone]}).status_code == 200
+    response = api.post("/instance-operations/terminate", {"instance_ids": [keep, gone]})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "global/invalid-parameters"
+    assert api.instance(keep)["status"] in ("booting", "active")  # nothing in the request was terminated
+
+
 def test_restart_requires_an_active_instance(slow_api: LambdaApi) -> None:
     instance_id = slow_api.launch()
     response = slow_api.post("/instance-operations/restart", {"instance_ids": [instance_id]})

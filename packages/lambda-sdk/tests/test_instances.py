@@ -77,6 +77,17 @@ def test_terminate_mixed_batch_terminates_the_live_ones(client: LambdaClient, la
     assert [i.id for i in terminated] == [second.instance_id]
 
 
+def test_terminate_mixed_batch_also_terminates_a_preempted_one(lambda_clouds, client: LambdaClient, launch) -> None:
+    """Preempted instances still exist and Lambda terminates them: the already-gone fallback must send them."""
+    gone, preempted = launch(client, "gone"), launch(client, "preempted")
+    preempted.wait(timeout=60)
+    lambda_clouds.world.preempt("lambda", preempted.instance_id)
+    client.terminate_instances([gone.instance_id])
+    terminated = client.terminate_instances([gone.instance_id, preempted.instance_id])  # refused once: 400
+    assert [i.id for i in terminated] == [preempted.instance_id]
+    assert terminated[0].status is InstanceStatus.TERMINATING
+
+
 def test_terminate_missing_with_missing_ok_false_raises(client: LambdaClient) -> None:
     with pytest.raises(NotFound):
         client.terminate_instances([UNKNOWN_ID], missing_ok=False)

@@ -31,7 +31,7 @@ from vm_core.errors import (
     VmError,
 )
 from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
-from vm_core.provider import Explained, SupportsSpot
+from vm_core.provider import Explained, Paced, SupportsBatchDestroy, SupportsGetMany, SupportsSpot
 from vm_core.providers import _crusoe_map
 from vm_core.providers.crusoe import CrusoeProvider, plugin, policies
 
@@ -387,6 +387,14 @@ def test_importing_the_adapter_loads_no_sdk_and_no_requests() -> None:
         "assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_deletes_go_one_per_vm_and_a_watcher_lists_every_poll_interval(crusoe: CrusoeProvider) -> None:
+    """Crusoe's DELETE takes one VM and it has no batch read: a watcher lists, paced by the poll policy."""
+    assert not isinstance(crusoe, SupportsBatchDestroy) and not isinstance(crusoe, SupportsGetMany)
+    assert isinstance(crusoe, Paced) and crusoe.poll_interval > 0
+    settings = {"access_key_id": "k", "secret_key": "c2VjcmV0", "project_id": "p", "time_scale": "1"}
+    assert plugin.connect(settings).poll_interval == 1.0
 
 
 def test_spot_is_unsupported(clouds: Any, crusoe: CrusoeProvider) -> None:

@@ -28,10 +28,18 @@ from vm_core.errors import (
     VmError,
 )
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
+from vm_core.provider import (
+    Paced,
+    SupportsBatchDestroy,
+    SupportsGetMany,
+    SupportsReboot,
+    SupportsReservations,
+    SupportsSpot,
+    SupportsStopStart,
+)
 from vm_core.provider import Provider as ProviderProtocol
-from vm_core.provider import SupportsReboot, SupportsReservations, SupportsSpot, SupportsStopStart
 from vm_core.providers._lambda_map import to_vm_error
-from vm_core.providers.lambda_cloud import plugin
+from vm_core.providers.lambda_cloud import BATCH_DESTROY_LIMIT, plugin
 
 WAIT = 60.0  # generous: the machine is shared; mock boots take a fraction of a second
 RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"  # default scenario: 8 H100 GPUs in us-south-2, $2.49/GPU-h
@@ -88,6 +96,8 @@ def test_capabilities_are_declared_by_type(lam: Any) -> None:
     assert isinstance(lam, ProviderProtocol)
     assert isinstance(lam, SupportsReboot) and isinstance(lam, SupportsReservations)
     assert not isinstance(lam, SupportsStopStart)  # Lambda's API has no stop/start
+    assert isinstance(lam, SupportsBatchDestroy) and lam.batch_destroy_limit == BATCH_DESTROY_LIMIT
+    assert isinstance(lam, Paced) and not isinstance(lam, SupportsGetMany)  # Lambda has no batch read
     api_key = next(s for s in plugin.settings if s.key == "api_key")
     assert (api_key.env, api_key.secret, api_key.required) == ("LAMBDA_API_KEY", True, True)
     assert all(not s.required for s in plugin.settings if s.key != "api_key")
@@ -113,6 +123,11 @@ def test_connect_makes_no_network_call_and_hides_the_key() -> None:
     provider = plugin.connect({**UNREACHABLE, "api_key": "secret_hidden", "request_interval": "0.5",
                                "launch_interval": "6", "time_scale": "1"})
     assert "secret_hidden" not in repr(provider)
+    assert provider.poll_interval == pytest.approx(2 * 0.5 * 1.1)  # two request intervals, paced 1.1 x wider
+
+
+def test_a_watcher_reads_every_two_request_intervals_of_the_documented_limit() -> None:
+    assert plugin.connect({**UNREACHABLE, "time_scale": "1"}).poll_interval == pytest.approx(2.2)
 
 
 def test_malformed_ids_are_rejected_before_any_call() -> None:
@@ -259,6 +274,34 @@ def test_destroying_a_reserved_instance_is_unsupported_and_it_keeps_running(clou
     assert "keeps running" in err.value.message and "Lambda Support" in (err.value.suggestion or "")
     assert lam.get_instance(vm.id).state is InstanceState.RUNNING
     assert [(v.id, v.state.value) for v in world_vms(clouds)] == [(vm.id, "running")]
+
+
+def test_destroy_many_sends_one_terminate_and_answers_per_id(clouds: Any, lam: Any) -> None:
+    """A reserved id makes Lambda refuse the whole call: the reserved one is Unsupported (it keeps running),
+    the others are terminated by a second call; an id already gone is a finished Pending, a malformed one a
+    UsageError, and no id is left without an answer."""
+    kept = lam.begin_create(spec("kept", gpu="H100", reservation=reserved())).wait(WAIT)
+    doomed = [lam.begin_create(spec(f"doomed-{n}")).wait(WAIT) for n in range(2)]
+    gone = lam.begin_create(spec("gone")).wait(WAIT)
+    lam.begin_destroy(gone.id).wait(WAIT)
+    ids = [kept.id, doomed[0].id, gone.id, doomed[1].id, "not-an-id"]
+    answers = lam.begin_destroy_many(ids)
+    assert set(answers) == set(ids)
+    assert isinstance(answers[kept.id], Unsupported) and "keeps running" in answers[kept.id].message
+    assert isinstance(answers["not-an-id"], UsageError)
+    assert answers[gone.id].done() and answers[gone.id].wait(0) is None
+    for vm in doomed:
+        assert answers[vm.id].wait(WAIT) is None
+    assert {(v.id, v.state.value) for v in world_vms(clouds) if v.state.value != "deleted"} == {(kept.id, "running")}
+
+
+def test_destroy_many_answers_every_id_with_the_error_of_a_failed_call(clouds: Any, lam: Any) -> None:
+    vm = lam.begin_create(spec("unlucky")).wait(WAIT)
+    faults(clouds, error_rate=1.0)
+    answers = lam.begin_destroy_many([vm.id])
+    assert isinstance(answers[vm.id], Transient)
+    faults(clouds)
+    assert lam.get_instance(vm.id).state is InstanceState.RUNNING
 
 
 def test_reservation_modes_map_to_lambda(clouds: Any, lam: Any) -> None:

@@ -27,7 +27,15 @@ from vm_core.errors import (
     VmError,
 )
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
-from vm_core.provider import SupportsReboot, SupportsReservations, SupportsSpot, SupportsStopStart
+from vm_core.provider import (
+    Paced,
+    SupportsBatchDestroy,
+    SupportsGetMany,
+    SupportsReboot,
+    SupportsReservations,
+    SupportsSpot,
+    SupportsStopStart,
+)
 from vm_core.providers.nebius import NebiusProvider, plugin
 
 WAIT = 60.0  # generous: mock operations take a fraction of a second, the machine may be slow
@@ -81,6 +89,8 @@ def test_importing_the_adapter_loads_no_sdk_and_no_grpc() -> None:
 def test_capabilities(nebius: NebiusProvider) -> None:
     assert isinstance(nebius, SupportsStopStart) and isinstance(nebius, SupportsReboot)
     assert not isinstance(nebius, SupportsReservations)  # the compute API cannot list capacity blocks
+    assert isinstance(nebius, SupportsGetMany) and isinstance(nebius, Paced)  # InstanceService.BatchGet
+    assert not isinstance(nebius, SupportsBatchDestroy)  # Delete takes one id
     assert (plugin.name, plugin.title) == ("nebius", "Nebius AI Cloud")
     by_key = {s.key: s for s in plugin.settings}
     assert by_key["token"].env == "NEBIUS_IAM_TOKEN" and by_key["token"].secret
@@ -107,6 +117,13 @@ def test_token_and_project_come_from_the_environment(monkeypatch: pytest.MonkeyP
     provider = plugin.connect({})  # no network call
     assert "s3cret-t0ken-value" not in repr(provider)
     provider.close()
+
+
+def test_a_watcher_reads_every_second_scaled() -> None:
+    for scale, interval in ((1, 1.0), (0.02, 0.02)):
+        provider = plugin.connect({"token": "t0ken", "project_id": EU_NORTH1, "time_scale": scale})
+        assert provider.poll_interval == pytest.approx(interval)
+        provider.close()
 
 
 @pytest.mark.parametrize(("settings", "complaint"), [
@@ -338,6 +355,17 @@ def test_a_wait_that_times_out_leaves_the_operation_running(nebius: NebiusProvid
     assert pending.resource_id in (err.value.suggestion or "")
     assert pending.wait(WAIT).state is InstanceState.RUNNING  # the cloud went on
     nebius.begin_destroy(pending.resource_id).wait(WAIT)
+
+
+def test_get_instances_is_one_batch_read_that_says_which_are_gone(nebius: NebiusProvider) -> None:
+    kept = nebius.begin_create(spec("kept")).wait(WAIT)
+    gone = nebius.begin_create(spec("gone")).wait(WAIT)
+    nebius.begin_destroy(gone.id).wait(WAIT)
+    read = nebius.get_instances([kept.id, gone.id])
+    assert set(read) == {kept.id, gone.id}
+    assert read[kept.id] is not None and read[kept.id].state is InstanceState.RUNNING
+    assert read[gone.id] is None
+    assert nebius.get_instances([]) == {}
 
 
 def test_stopping_a_stopped_instance_is_refused(nebius: NebiusProvider) -> None:

@@ -24,6 +24,7 @@ from .models import (
     Image,
     ImageSpec,
     Instance,
+    InstanceStatus,
     InstanceTypeAvailability,
     LaunchRequest,
     LaunchResult,
@@ -47,6 +48,8 @@ _UNKNOWN_ERROR_CODE = "global/unknown"
 _INVALID_PARAMETERS_CODE = "global/invalid-parameters"
 # The only reason terminate is forbidden: a reserved instance (mock extension; the real API documents none).
 _FORBIDDEN_CODE = "global/forbidden"
+# Terminate refuses these (already going or gone); a preempted instance still exists and can be terminated.
+_TERMINATING = frozenset({InstanceStatus.TERMINATING, InstanceStatus.TERMINATED})
 
 
 class LambdaClient:
@@ -178,8 +181,8 @@ class LambdaClient:
 
         With `missing_ok` (default), ids that are already gone or going count as done: when the call is refused
         with 404, with `global/invalid-parameters` (the spec's 400 for terminating an instance that is already
-        terminating) or with the live API's `global/unknown` for the same case, the ids still live in
-        `list_instances` are terminated in a second call.
+        terminating) or with the live API's `global/unknown` for the same case, the ids `list_instances` still
+        shows neither terminating nor terminated (a preempted one is terminated) are sent in a second call.
         Raises ReservedInstanceError when any of them is reserved (nothing is terminated, they keep running).
         """
         ids = list(instance_ids)
@@ -211,7 +214,7 @@ class LambdaClient:
 
     def _live_ids(self, ids: list[str]) -> list[str]:
         wanted = set(ids)
-        live = {i.id for i in self.list_instances() if i.id in wanted and i.status not in GONE_STATUSES}
+        live = {i.id for i in self.list_instances() if i.id in wanted and i.status not in _TERMINATING}
         return [i for i in ids if i in live]
 
     def restart_instances(self, instance_ids: Iterable[str]) -> list[Instance]:

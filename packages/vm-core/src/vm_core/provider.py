@@ -2,17 +2,19 @@
 
 A provider package registers a `ProviderPlugin` under the entry-point group `vm_core.providers`; vm-core's own
 adapters (crusoe, lambda, nebius) register the same way. Callers check capabilities with `isinstance`
-(`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`, `SupportsAccount`) and never catch NotImplementedError.
+(`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`, `SupportsAccount`, `SupportsBatchDestroy`,
+`SupportsGetMany`, `Paced`) and never catch NotImplementedError.
 
 Every method raises only `vm_core.errors` exceptions (adapters translate their SDK's errors at the edge).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .errors import VmError
 from .model import CreateSpec, Instance, Offer
 
 T_co = TypeVar("T_co", covariant=True)
@@ -145,6 +147,45 @@ class SupportsAccount(Protocol):
     def account(self) -> str:
         """A stable fingerprint of the account this provider acts in: never a secret, no network call. A fleet
         records it and refuses to act through a provider whose fingerprint differs."""
+        ...
+
+
+@runtime_checkable
+class SupportsBatchDestroy(Protocol):
+    """Deletes many instances per API call, where the cloud's delete takes a list of ids (Lambda's terminate)."""
+
+    @property
+    def batch_destroy_limit(self) -> int:
+        """The most ids one call of `begin_destroy_many` sends together; callers pass at most this many."""
+        ...
+
+    def begin_destroy_many(self, instance_ids: Sequence[str]) -> dict[str, Pending[None] | VmError]:
+        """Ask to delete every id (at most `batch_destroy_limit`), in as few calls as the API allows. Each id maps
+        to a Pending like `begin_destroy`'s (an id already gone: a finished one), or to the error that refused it:
+        Unsupported when the cloud refuses to delete it (it keeps running), another VmError when the request
+        failed (it may still exist). Never raises for a refused or failed request: one id's refusal must not
+        hide what happened to the others."""
+        ...
+
+
+@runtime_checkable
+class SupportsGetMany(Protocol):
+    """Reads many instances by id in fewer calls than one `get_instance` each (Nebius `InstanceService.BatchGet`)."""
+
+    def get_instances(self, instance_ids: Collection[str]) -> dict[str, Instance | None]:
+        """Each id read maps to its instance, or to None when it does not exist (any more); an id whose read
+        failed is left out (unknown, not gone). Raises VmError when nothing could be read."""
+        ...
+
+
+@runtime_checkable
+class Paced(Protocol):
+    """How often a watcher may read this provider while it follows pending actions."""
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between two reads (one listing or batch read each) of one watcher: within the API's documented
+        rate limits, scaled by the provider's time scale like its other intervals."""
         ...
 
 

@@ -2,9 +2,10 @@
 
 The targets are each recorded member that may exist, plus *strays*: VMs that carry the fleet's id (naming.py)
 on a provider the fleet tried but whose id the store never learnt (the process was killed between the create
-call and the store write). VMs that only look like the fleet's are reported and left alone. Members are
-destroyed concurrently; a member is marked destroyed only after its provider confirmed it; failures are
-reported and a re-run retries. The record is forgotten only when nothing of the fleet may still run.
+call and the store write). VMs that only look like the fleet's are reported and left alone. Each provider's
+members are destroyed by its own thread (deletion.py: batched delete calls where the API takes a list, one read
+per poll interval to confirm them all); a member is marked destroyed only after its provider confirmed it;
+failures are reported and a re-run retries. The record is forgotten only when nothing of the fleet may still run.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from ..errors import NotFound
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
+from .deletion import ProviderDeletion
 from .lease import lease
 from .naming import FleetIdentity
 from .store import MAY_EXIST, FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
-from .strays import record_stray, scan
+from .strays import Scan, record_stray, scan
 
 PARALLEL = 16
 # Destroy looks again at released members: the VM may have been deleted by hand since.
@@ -93,17 +95,39 @@ class FleetDestroyer:
         report = DestroyReport(record.name, problems=found.problems)
         if targets:
             self.progress(f"destroying {len(targets)} VM(s) of fleet {record.name}")
-            with ThreadPoolExecutor(max_workers=min(len(targets), PARALLEL)) as pool:
-                report.actions += pool.map(lambda m: self._destroy_one(identity, m), targets)
+            report.actions += self._destroy_all(identity, targets, found)
         for action in found.lookalikes:
             self.progress(action.line())
         report.actions += found.lookalikes
         return report
 
-    def _destroy_one(self, identity: FleetIdentity, member: MemberRecord) -> Action:
-        action = mem.destroy(self.store, self.providers.get(member.provider), member, identity, self.timeout).action
-        self.progress(action.line())
-        return action
+    def _destroy_all(self, identity: FleetIdentity, targets: list[MemberRecord], found: Scan) -> list[Action]:
+        """One action per target, in the targets' order. Members with an instance id on a configured provider
+        go through that provider's ProviderDeletion (one thread each); the others (looked up by name, or on a
+        provider that is not configured) one by one through members.destroy, PARALLEL at a time."""
+        actions: dict[tuple[int, int], Action] = {}
+
+        def finished(outcome: mem.Outcome) -> None:
+            action = outcome.action
+            actions[(outcome.member.slot, outcome.member.attempt)] = action
+            self.progress(action.line())
+
+        by_provider: dict[str, list[MemberRecord]] = {}
+        single: list[MemberRecord] = []
+        for member in targets:
+            if member.instance_id and member.provider in self.providers:
+                by_provider.setdefault(member.provider, []).append(member)
+            else:
+                single.append(member)
+        deletions = {name: ProviderDeletion(self.store, self.providers[name], self.timeout, finished,
+                                            listed=found.listed.get(name)) for name in by_provider}
+        with ThreadPoolExecutor(max_workers=max(1, len(deletions) + min(len(single), PARALLEL))) as pool:
+            runs = [pool.submit(d.run, by_provider[name]) for name, d in deletions.items()]
+            runs += [pool.submit(lambda m: finished(mem.destroy(self.store, self.providers.get(m.provider), m,
+                                                                identity, self.timeout)), m) for m in single]
+            for run in runs:
+                run.result()
+        return [actions[(m.slot, m.attempt)] for m in targets]
 
 
 def identity_of(record: FleetRecord) -> FleetIdentity:

@@ -99,7 +99,7 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
     try:
         instance_id = member.instance_id or _id_by_name(provider, member, identity)
         if instance_id is None:
-            return _absent(store, member)
+            return absent(store, member)
         member = record(store, member, state=MemberState.DESTROYING, instance_id=instance_id)
         provider.begin_destroy(instance_id).wait(timeout)  # idempotent: a VM already gone is a finished action
     except Unsupported as exc:
@@ -117,7 +117,9 @@ def _id_by_name(provider: Provider, member: MemberRecord, identity: FleetIdentit
     return found.id if found is not None else None
 
 
-def _absent(store: FleetStore, member: MemberRecord) -> Outcome:
+def absent(store: FleetStore, member: MemberRecord) -> Outcome:
+    """Record a member whose VM does not exist: DESTROYED when its deletion was under way, MISSING when it was
+    there before, FAILED ("never created") for an intent."""
     if member.instance_id and member.state is not MemberState.INTENT:
         final = MemberState.DESTROYED if member.state is MemberState.DESTROYING else MemberState.MISSING
     else:

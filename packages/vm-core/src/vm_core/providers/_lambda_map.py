@@ -121,7 +121,11 @@ def _auth(exc: Any, where: Where) -> AuthError:
 
 
 def _reserved(exc: Any, where: Where) -> Unsupported:
-    ids = where.instance_id or ", ".join(exc.instance_ids)
+    return reserved_refusal(where.instance_id or ", ".join(exc.instance_ids))
+
+
+def reserved_refusal(ids: str) -> Unsupported:
+    """Lambda refuses to terminate instances on a reservation: they keep running."""
     return Unsupported(
         f"Lambda instance {ids} runs on a reservation and cannot be terminated through the Lambda Cloud API; "
         "nothing was terminated: it keeps running (and billing)",

@@ -117,7 +117,7 @@ class CrusoePlugin:
         except ValueError as exc:  # the SDK's message never contains the secret
             raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
         key = public_key_setting(values["ssh_public_key"], NAME)
-        return CrusoeProvider(client, ssh_public_key=key or PLACEHOLDER_SSH_KEY)
+        return CrusoeProvider(client, ssh_public_key=key or PLACEHOLDER_SSH_KEY, poll_interval=poll.initial_interval)
 
 
 plugin = CrusoePlugin()
@@ -188,8 +188,8 @@ class CrusoePending(Generic[T]):
 
 
 class CrusoeProvider:
-    """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot and
-    SupportsReservations.
+    """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot,
+    SupportsReservations and Paced.
 
     Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
     Raises only vm_core.errors exceptions.
@@ -198,14 +198,21 @@ class CrusoeProvider:
     name = NAME
 
     def __init__(self, client: Any, *, ssh_public_key: str = PLACEHOLDER_SSH_KEY,
-                 catalog: Catalog | None = None) -> None:
+                 catalog: Catalog | None = None, poll_interval: float = 1.0) -> None:
         self._client = client
+        self._poll_interval = poll_interval
         self._ssh_public_key = ssh_public_key
         self._catalog = catalog or default_catalog()
         self._prices: dict[str, float | None] = {}  # reservation id -> $/GPU-h (contract prices do not move)
 
     def __repr__(self) -> str:
         return f"CrusoeProvider({self._client!r})"
+
+    @property
+    def poll_interval(self) -> float:
+        """The first interval of the operation poll policy (1 s, scaled): Crusoe documents no rate limit, and a
+        watcher's one listing covers every followed VM."""
+        return self._poll_interval
 
     def account(self) -> str:
         """The project id: Crusoe instances are project-scoped."""

@@ -10,6 +10,9 @@ How Lambda differs, and what this adapter does about it:
 - Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
   cannot pick a reservation itself). Instances on a reservation cannot be terminated through the API.
   GET /reservations is a mock extension; where it does not exist, reserved instances show no reservation id.
+- Terminate takes a list of ids: `begin_destroy_many` sends up to `BATCH_DESTROY_LIMIT` per call. Lambda refuses
+  the whole call when one id is reserved; the adapter then finds the reserved ids in one listing and sends the
+  others again.
 - Names are not unique: `find_instance` returns the first match in Lambda's listing, which is launch order.
 - Lambda does not report launch times (`created_at` is None).
 
@@ -25,7 +28,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -50,6 +53,12 @@ _GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
 # The limiter paces calls this much wider than the configured (documented) limits: paced exactly, jitter in
 # arrival times makes about every other call of a burst arrive early and come back as a 429.
 _HEADROOM = 1.1
+# Ids per terminate call. Lambda documents no limit on `instance_ids`; this cap is ours: it keeps a request and
+# its answer (every instance, rendered) near 100 kB, and limits what one refused call holds back.
+BATCH_DESTROY_LIMIT = 100
+# A watcher reads (GET /instances) once per this many request intervals, leaving the rest of Lambda's 1 request/s
+# to the calls it is waiting on (terminates, launches).
+_POLL_REQUESTS = 2
 
 
 # ----------------------------------------------------------------------------------------------- plugin
@@ -150,8 +159,8 @@ class LambdaPlugin:
             poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
-                              time_scale=scale,
-                              account=key_fingerprint(config.api_key))
+                              time_scale=scale, account=key_fingerprint(config.api_key),
+                              request_interval=config.request_interval * _HEADROOM)
 
 
 @functools.cache
@@ -172,7 +181,8 @@ plugin = LambdaPlugin()
 
 # --------------------------------------------------------------------------------------------- provider
 class LambdaProvider:
-    """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations (not SupportsStopStart).
+    """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations + SupportsBatchDestroy + Paced
+    (not SupportsStopStart).
 
     Thread-safe: the client's rate limiter is shared by every thread using this provider, so concurrent
     creates are spaced a launch interval apart instead of failing with 429s (a 429 is retried by the client).
@@ -181,8 +191,9 @@ class LambdaProvider:
     name = NAME
 
     def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, ssh_public_key: str | None = None,
-                 time_scale: float = 1.0, account: str = "") -> None:
+                 time_scale: float = 1.0, account: str = "", request_interval: float = 1.0) -> None:
         self._client = client
+        self._request_interval = request_interval
         self._account = account
         self._ssh_key_name = ssh_key_name
         self._ssh_public_key = ssh_public_key
@@ -193,6 +204,15 @@ class LambdaProvider:
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
+
+    @property
+    def batch_destroy_limit(self) -> int:
+        return BATCH_DESTROY_LIMIT
+
+    @property
+    def poll_interval(self) -> float:
+        """Two of the client's request intervals (Lambda allows 1 request/s), and at least one second (scaled)."""
+        return max(_POLL_REQUESTS * self._request_interval, 1.0 * self._scale)
 
     def account(self) -> str:
         """A fingerprint of the API key (see key_fingerprint); "" when the provider was built without one."""
@@ -332,10 +352,82 @@ class LambdaProvider:
         _check_id(instance_id)
         with translated(Where(instance_id=instance_id)):
             terminated = self._client.terminate_instance(instance_id)
-        watch = _Watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination", self._scale)
+        watch = self._termination(instance_id)
         if terminated is None and watch.check()[0]:
             return _Done(instance_id, None)
         return watch
+
+    def begin_destroy_many(self, instance_ids: Sequence[str]) -> dict[str, Pending[None] | VmError]:
+        """Terminate many instances, `BATCH_DESTROY_LIMIT` ids per POST /instance-operations/terminate. Each id
+        maps to a Pending (terminating; finished when it was already gone) or to its error: UsageError for a
+        malformed id, Unsupported for a reserved instance (Lambda refuses the whole call then: the reserved ids
+        are found in one listing and the others sent again), the call's error when a call failed."""
+        answers: dict[str, Pending[None] | VmError] = {}
+        valid: list[str] = []
+        for instance_id in dict.fromkeys(instance_ids):
+            try:
+                _check_id(instance_id)
+                valid.append(instance_id)
+            except UsageError as exc:
+                answers[instance_id] = exc
+        for start in range(0, len(valid), BATCH_DESTROY_LIMIT):
+            answers.update(self._terminate_batch(valid[start:start + BATCH_DESTROY_LIMIT]))
+        return answers
+
+    def _terminate_batch(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
+        """One terminate call; when a reserved id made Lambda refuse it, one listing to find the reserved ids and
+        one more call for the others. Should the listing not tell which id is reserved, each id is sent alone."""
+        from lambda_sdk import ReservedInstanceError
+
+        try:
+            return self._terminated(ids, self._client.terminate_instances(ids))
+        except ReservedInstanceError:
+            pass
+        except Exception as exc:
+            return self._call_failed(ids, exc)
+        try:
+            wanted = set(ids)
+            reserved = [n.id for n in self._client.list_instances() if n.id in wanted and n.is_reserved]
+        except Exception as exc:
+            return self._call_failed(ids, exc)
+        if not reserved:
+            answers: dict[str, Pending[None] | VmError] = {}
+            for one in ids:
+                answers.update(self._terminate_alone(one))
+            return answers
+        others = [i for i in ids if i not in reserved]
+        refused: dict[str, Pending[None] | VmError] = {i: lm.reserved_refusal(i) for i in reserved}
+        try:
+            return {**refused, **self._terminated(others, self._client.terminate_instances(others))}
+        except ReservedInstanceError:  # refused again: none of these is reserved by the listing, so they failed
+            again = VmError("Lambda refused to terminate these instances as reserved, although its listing shows "
+                            "them on-demand; nothing was terminated", provider=NAME,
+                            suggestion="run the destroy again")
+            return {**refused, **dict.fromkeys(others, again)}
+        except Exception as exc:
+            return {**refused, **self._call_failed(others, exc)}
+
+    def _terminate_alone(self, instance_id: str) -> dict[str, Pending[None] | VmError]:
+        try:
+            return self._terminated([instance_id], self._client.terminate_instances([instance_id]))
+        except Exception as exc:
+            return self._call_failed([instance_id], exc, Where(instance_id=instance_id))
+
+    def _terminated(self, ids: list[str], terminated: list[NativeInstance]) -> dict[str, Pending[None] | VmError]:
+        """Ids Lambda answered `terminating` are followed; the others were already gone."""
+        going = {n.id for n in terminated}
+        return {i: self._termination(i) if i in going else _Done(i, None) for i in ids}
+
+    @staticmethod
+    def _call_failed(ids: list[str], exc: Exception, where: Where = Where()) -> dict[str, Pending[None] | VmError]:  # noqa: B008
+        """Every id answered with the call's error (re-raised when it is not a lambda_sdk error: a bug)."""
+        error = lm.to_vm_error(exc, where)
+        if error is None:
+            raise exc
+        return dict.fromkeys(ids, error)
+
+    def _termination(self, instance_id: str) -> _Watch[None]:
+        return _Watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination", self._scale)
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
         """Lambda's restart of a running instance; waits end when it is running again. Raises Unsupported for

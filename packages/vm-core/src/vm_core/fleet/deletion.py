@@ -1,0 +1,162 @@
+"""Deleting many members of one provider: few delete calls, one watcher, one outcome per member.
+
+Delete calls go out in batches where the provider takes a list (`SupportsBatchDestroy`, at most its
+`batch_destroy_limit` ids per call), else one `begin_destroy` per VM from a bounded pool whose workers return as
+soon as the call is answered (no worker is held while a VM is being deleted). Completion is confirmed by one
+`watch.Watch` read per poll interval for all of them: a VM missing from the read, or terminated, is gone.
+
+Each member's state is recorded in the store as `members.destroy` records one member's: DESTROYING before its
+delete is sent, DESTROYED only once a read shows the VM gone, RELEASED when the cloud refuses to delete it
+(Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries). A
+member whose VM the destroy's first listing no longer shows is recorded gone without a call (`members.absent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..errors import Transient, Unsupported, VmError
+from ..model import Instance, InstanceState
+from ..provider import Pending, Provider, SupportsBatchDestroy
+from . import members as mem
+from .store import FleetStore, MemberRecord, MemberState
+from .watch import Watch
+
+CALLS_IN_FLIGHT = 16  # per provider, delete calls sent at once where each VM needs its own call
+
+_Sent = dict[str, Pending[None] | VmError]
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """How a followed deletion ended: `error` is "" when the VM is gone."""
+
+    error: str = ""
+
+
+_GONE = _Verdict()
+
+
+@dataclass
+class ProviderDeletion:
+    """Deletes members of one provider, each recorded with an instance id; `finished` gets each member's outcome
+    (called from this thread, once per member)."""
+
+    store: FleetStore
+    provider: Provider
+    timeout: float
+    finished: Callable[[mem.Outcome], None]
+    listed: Mapping[str, Instance] | None = None  # the provider's listing just taken (None: it failed)
+    _members: dict[str, MemberRecord] = field(default_factory=dict, init=False)  # followed: instance id -> member
+    _pending: dict[str, Pending[None]] = field(default_factory=dict, init=False)
+
+    def run(self, members: list[MemberRecord]) -> None:
+        """Delete every member's VM and report each one's outcome through `finished`."""
+        to_send: list[str] = []
+        for member in members:
+            known = self.listed.get(member.instance_id) if self.listed is not None else None
+            if self.listed is not None and (known is None or known.state is InstanceState.TERMINATED):
+                self.finished(mem.absent(self.store, member))  # the listing shows it is gone already
+                continue
+            self._members[member.instance_id] = member
+            if known is not None and known.state is InstanceState.TERMINATING:  # its deletion runs already
+                self._destroying(member.instance_id)
+            else:
+                to_send.append(member.instance_id)
+        for instance_id, answer in self._send(to_send).items():
+            if isinstance(answer, VmError):
+                self._refused(instance_id, answer)
+            else:
+                self._pending[instance_id] = answer
+        self._watch()
+
+    def _send(self, ids: list[str]) -> _Sent:
+        """Each id's answer to its delete call: a Pending, or the error that refused it."""
+        if isinstance(self.provider, SupportsBatchDestroy):
+            return self._send_batches(self.provider, ids)
+        if not ids:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(len(ids), CALLS_IN_FLIGHT)) as pool:
+            return dict(zip(ids, pool.map(self._begin_one, ids), strict=True))
+
+    def _send_batches(self, provider: SupportsBatchDestroy, ids: list[str]) -> _Sent:
+        sent: _Sent = {}
+        limit = max(1, provider.batch_destroy_limit)
+        for start in range(0, len(ids), limit):
+            chunk = []
+            for instance_id in ids[start:start + limit]:
+                try:
+                    self._destroying(instance_id)
+                    chunk.append(instance_id)
+                except VmError as exc:  # not recorded: not sent
+                    sent[instance_id] = exc
+            try:
+                sent.update(provider.begin_destroy_many(chunk))
+            except VmError as exc:  # the contract says it answers per id; a provider that raises fails them all
+                sent.update(dict.fromkeys(chunk, exc))
+        return sent
+
+    def _destroying(self, instance_id: str) -> None:
+        """Recorded before the delete is sent: from now on the member's VM may be going."""
+        member = self._members[instance_id]
+        self._members[instance_id] = mem.record(self.store, member, state=MemberState.DESTROYING)
+
+    def _begin_one(self, instance_id: str) -> Pending[None] | VmError:
+        try:
+            self._destroying(instance_id)
+            return self.provider.begin_destroy(instance_id)
+        except VmError as exc:
+            return exc
+
+    def _refused(self, instance_id: str, error: VmError) -> None:
+        member = self._members.pop(instance_id)
+        if isinstance(error, Unsupported):
+            member = mem.record(self.store, member, state=MemberState.RELEASED, error=error.message)
+            self.finished(mem.Outcome(member, True, f"{member.name} ({member.provider}): released but still "
+                                                    f"running: {error.message}", released=True))
+        else:
+            self._failed(member, error.message)
+
+    def _failed(self, member: MemberRecord, message: str) -> None:
+        member = mem.record(self.store, member, error=message)
+        self.finished(mem.Outcome(member, False, f"{member.name} ({member.provider}): {message}"))
+
+    def _watch(self) -> None:
+        watch = Watch(self.provider, self._settle, self._settled)
+        try:
+            left = watch.follow(list(self._members), self.timeout)
+        except VmError as exc:
+            left = set(self._members)
+            why = f"its deletion could not be confirmed: {exc.message}"
+        else:
+            why = (f"its deletion has not finished after {self.timeout:g}s; it continues in the cloud "
+                   "(run the destroy again to follow it)")
+        for instance_id in sorted(left):
+            self._failed(self._members.pop(instance_id), why)
+
+    def _settle(self, instance_id: str, instance: Instance | None) -> _Verdict | None:
+        """The verdict once the read shows the VM gone or its deletion failed; None while it is being deleted."""
+        if instance is None or instance.state is InstanceState.TERMINATED:
+            return _GONE
+        if instance.state is InstanceState.TERMINATING:
+            return None
+        pending = self._pending.get(instance_id)  # still shown as it was: did the delete itself fail?
+        if pending is None:
+            return _Verdict(f"its deletion stopped: it is {instance.state.value} again")
+        try:
+            if pending.done():
+                pending.wait(0)  # raises the error of a failed delete; else the next read shows it gone
+        except Transient:
+            return None
+        except VmError as exc:
+            return _Verdict(exc.message)
+        return None
+
+    def _settled(self, instance_id: str, verdict: _Verdict) -> None:
+        member = self._members.pop(instance_id)
+        if verdict.error:
+            self._failed(member, verdict.error)
+        else:
+            self.finished(mem.Outcome(mem.record(self.store, member, state=MemberState.DESTROYED), True))

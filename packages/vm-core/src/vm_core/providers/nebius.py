@@ -26,6 +26,9 @@ How the Nebius model maps onto vm-core:
 - **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
+- **Following creates** (SupportsCreateWatch): a fleet reads all its pending instances with one
+  `InstanceService.BatchGet` (up to 1000 ids a call) per `watch_interval` instead of polling each operation; a
+  STOPPED or failed instance sends the fleet to its operation's `wait()`, which says why and removes it.
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
   both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
@@ -45,17 +48,17 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..catalog import Catalog, default_catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
-from ..model import CreateSpec, Instance, Offer, ReservationMode
-from ..provider import Pending, Setting
+from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
+from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
-from ._nebius_map import NAME, SSH_USER, ErrorContext, reservation_policy, to_instance, translated
+from ._nebius_map import NAME, SSH_USER, ErrorContext, instance_state, reservation_policy, to_instance, translated
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
@@ -222,7 +225,8 @@ plugin = NebiusPlugin()
 
 
 class NebiusProvider:
-    """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot. Thread-safe.
+    """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot +
+    SupportsCreateWatch. Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -271,6 +275,29 @@ class NebiusProvider:
             if native is not None:
                 return self._instance(native)
         return None
+
+    @property
+    def watch_interval(self) -> float:
+        """Seconds between two BatchGets that follow creates: the SDK's first poll interval (Nebius documents no
+        request limit)."""
+        return WATCH_INTERVAL * self._config.time_scale
+
+    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
+        """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
+        passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find."""
+        ids = [p.resource_id for p in pendings]
+        with translated():
+            found = self._client.batch_get_instances(ids)
+        natives = {i: native for i, native in found.items() if not isinstance(native, Exception)}
+        running: dict[str, Instance] = {}
+        ended: set[str] = set()
+        for instance_id, native in natives.items():
+            state = instance_state(native)
+            if state is InstanceState.RUNNING:
+                running[instance_id] = self._instance(native)
+            elif state in _NOT_CREATING:
+                ended.add(instance_id)
+        return CreateRound(running, frozenset(ended), frozenset(set(ids) - natives.keys()))
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -444,6 +471,12 @@ class NebiusProvider:
             error.suggestion = (f"Nebius kept instance {instance_id} after the failed create and it is not gone "
                                 f"yet ({cleanup.message}); remove it with `vm destroy {instance_id} --provider "
                                 "nebius`")
+
+
+WATCH_INTERVAL = 1.0
+# Instance states a create never passes through on its way to running: the create has failed.
+_NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
+                           InstanceState.ERROR})
 
 
 def _about(instance_id: str) -> ErrorContext:

@@ -1,0 +1,172 @@
+"""Following pending creates: one watcher thread per provider, whatever the number of VMs it waits for.
+
+A provider that is `SupportsCreateWatch` is read once per round (`poll_creates`: one listing or one batch get
+for every pending create) every `watch_interval` seconds; a round whose read fails (a transient fault) settles
+nothing and the next one comes later (the interval doubles, up to MAX_BACKOFF times), so a VM is never lost
+and never settled twice. A VM the read does not show is asked about through its own Pending (`done()`, one call)
+at once when the read showed it before (a create that fails may remove its VM), else every OPERATION_EVERY
+rounds: a failed create is reported even when its VM never appears. Other providers (third-party plugins without
+the capability) are followed through each Pending's `done()`, every round, in this same thread.
+
+`on_settled(instance)` is called once per followed create, from the watcher's thread: with the running
+Instance, or with None when the create finished otherwise, when only its Pending can say how it ended, or when
+its deadline passed. The caller then calls `pending.wait(...)`, which returns or raises at once (the adapter's
+own cleanup of a failed create included). Callbacks must be quick: they hand the work to a pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import NotFound, Transient, VmError
+from ..model import Instance, InstanceState
+from ..provider import CreateRound, Pending, Provider, SupportsCreateWatch
+from .members import wait_running
+
+log = logging.getLogger(__name__)
+
+OPERATION_EVERY = 4  # rounds between two questions to the operation of a VM the read never showed
+MAX_BACKOFF = 8  # a watcher whose reads fail waits at most this many intervals between rounds
+# Providers without SupportsCreateWatch: seconds between rounds of done() calls, growing while nothing changes.
+FALLBACK_INTERVAL, FALLBACK_MAX_INTERVAL = 0.02, 2.0
+
+Settled = Callable[[Instance | None], None]
+
+
+@dataclass
+class _Followed:
+    pending: Pending[Instance]
+    deadline: float
+    on_settled: Settled
+    shown: bool = False  # the last read showed the VM (still creating)
+    unseen_rounds: int = 0  # reads in a row that did not show it
+
+
+@dataclass
+class CreateWatcher:
+    """Follows every pending create of one provider (see the module docstring). Thread-safe; its thread runs
+    only while something is followed."""
+
+    provider: Provider
+    _followed: dict[int, _Followed] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _thread: threading.Thread | None = None
+    _changed: bool = False  # something was added or settled since the last fallback round
+
+    def follow(self, pending: Pending[Instance], timeout: float, on_settled: Settled) -> None:
+        """Follow `pending` until it settles or `timeout` seconds pass; returns at once."""
+        item = _Followed(pending, time.monotonic() + timeout, on_settled)
+        with self._lock:
+            self._followed[id(item)] = item
+            self._changed = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"watch-{self.provider.name}", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        failed_reads, delay = 0, self._first_delay()
+        while True:
+            time.sleep(delay)
+            with self._lock:
+                items = list(self._followed.values())
+                if not items:
+                    self._thread = None
+                    return
+            if isinstance(self.provider, SupportsCreateWatch):
+                failed_reads = 0 if self._watched_round(items) else failed_reads + 1
+                delay = self.provider.watch_interval * min(2 ** failed_reads, MAX_BACKOFF)
+            else:
+                self._fallback_round(items)
+                delay = self._fallback_delay(delay)
+
+    def _first_delay(self) -> float:
+        return self.provider.watch_interval if isinstance(self.provider, SupportsCreateWatch) else FALLBACK_INTERVAL
+
+    def _fallback_delay(self, delay: float) -> float:
+        with self._lock:
+            changed, self._changed = self._changed, False
+        return FALLBACK_INTERVAL if changed else min(delay * 1.5, FALLBACK_MAX_INTERVAL)
+
+    def _watched_round(self, items: list[_Followed]) -> bool:
+        """One read for every item; False when the read failed (then only deadlines settle anything)."""
+        assert isinstance(self.provider, SupportsCreateWatch)
+        try:
+            seen: CreateRound | None = self.provider.poll_creates([i.pending for i in items])
+        except VmError as exc:
+            log.debug("%s: reading pending creates failed (%s); reading again later", self.provider.name, exc)
+            seen = None
+        now = time.monotonic()
+        for item in items:
+            rid = item.pending.resource_id
+            if seen is not None and rid in seen.running:
+                self._settle(item, seen.running[rid])
+            elif (seen is not None and rid in seen.ended) or now >= item.deadline:
+                self._settle(item, None)
+            elif seen is not None and rid in seen.absent:
+                item.unseen_rounds += 1
+                if item.shown or item.unseen_rounds % OPERATION_EVERY == 0:
+                    self._ask_operation(item)
+                item.shown = False
+            elif seen is not None:
+                item.shown, item.unseen_rounds = True, 0
+        return seen is not None
+
+    def _fallback_round(self, items: list[_Followed]) -> None:
+        now = time.monotonic()
+        for item in items:
+            if now >= item.deadline:
+                self._settle(item, None)
+            else:
+                self._ask_operation(item)
+
+    def _ask_operation(self, item: _Followed) -> None:
+        """One `done()`: settled when finished, or when it raises anything but Transient (`wait` says what)."""
+        try:
+            finished = item.pending.done()
+        except Transient:
+            return
+        except VmError:
+            finished = True
+        if finished:
+            self._settle(item, None)
+
+    def _settle(self, item: _Followed, instance: Instance | None) -> None:
+        with self._lock:
+            if self._followed.pop(id(item), None) is None:
+                return
+            self._changed = True
+        item.on_settled(instance)
+
+
+class Located:
+    """A Pending over a VM found by a lookup (an ambiguous create resolved by name): there is no operation to
+    follow, so `done()` reads the VM and `wait()` polls it until it runs (members.wait_running)."""
+
+    def __init__(self, provider: Provider, instance_id: str) -> None:
+        self._provider = provider
+        self.id = self.resource_id = instance_id
+
+    def done(self) -> bool:
+        """Whether the VM runs or can no longer come up (one read)."""
+        try:
+            state = self._provider.get_instance(self.resource_id).state
+        except NotFound:
+            return True
+        return state not in _ON_ITS_WAY
+
+    def wait(self, timeout: float) -> Instance:
+        """The running VM; VmError when it can no longer come up (NotFound when it is gone), Timeout-like
+        VmError after `timeout`."""
+        instance = self._provider.get_instance(self.resource_id)
+        if instance.state is InstanceState.RUNNING:
+            return instance
+        if instance.state in _ON_ITS_WAY:
+            return wait_running(self._provider, self.resource_id, timeout)
+        raise VmError(f"instance {self.resource_id} is {instance.state.value}", provider=self._provider.name)
+
+
+_ON_ITS_WAY = frozenset({InstanceState.CREATING, InstanceState.STARTING, InstanceState.UNKNOWN})

@@ -232,8 +232,10 @@ class CrusoeProvider:
 
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
         """One listing of the project (SupportsCreateWatch): VMs running, VMs in a state no create passes
-        through (ended), and VMs the listing does not show (absent: a failed create removes its VM)."""
-        wanted = {p.resource_id for p in pendings}
+        through (ended), and VMs the listing does not show (absent: a failed create removes its VM). Pendings
+        this provider did not make are absent: only they can say how they end."""
+        wanted = {p.resource_id for p in pendings if isinstance(p, CrusoePending)}
+        foreign = {p.resource_id for p in pendings} - wanted
         running: dict[str, Instance] = {}
         ended: set[str] = set()
         seen: set[str] = set()
@@ -247,7 +249,7 @@ class CrusoeProvider:
                     running[vm.id] = self._instance(vm)
                 elif state in _NOT_CREATING:
                     ended.add(vm.id)
-        return CreateRound(running, frozenset(ended), frozenset(wanted - seen))
+        return CreateRound(running, frozenset(ended), frozenset((wanted - seen) | foreign))
 
     # ------------------------------------------------------------------------------------------ create
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:

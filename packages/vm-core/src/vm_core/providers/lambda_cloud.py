@@ -247,19 +247,18 @@ class LambdaProvider:
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
         """One listing of the account (SupportsCreateWatch): launches active with an IP (as `wait` returns them),
         launches that can no longer become active (ended: `wait` terminates an unhealthy one and says so), and
-        launches the listing does not show (absent)."""
+        launches the listing does not show (absent). Pendings this provider did not make are absent: only they
+        can say how they end."""
         from lambda_sdk.models import FAILED_STATUSES, InstanceStatus
 
-        launches = {p.resource_id: p for p in pendings}
+        launches = {p.resource_id: p for p in pendings if isinstance(p, _Launch)}
+        foreign = {p.resource_id for p in pendings} - launches.keys()
         with translated():
             natives = [n for page in self._client.list_instances().by_page() for n in page if n.id in launches]
         active = [n for n in natives if n.status is InstanceStatus.ACTIVE and n.ip]
-        running = {}
-        for native, instance in zip(active, self._to_instances(active), strict=True):
-            launch = launches[native.id]
-            running[native.id] = launch.launched(instance) if isinstance(launch, _Launch) else instance
+        running = {n.id: launches[n.id].launched(i) for n, i in zip(active, self._to_instances(active), strict=True)}
         ended = frozenset(n.id for n in natives if n.status in FAILED_STATUSES)
-        return CreateRound(running, ended, frozenset(launches.keys() - {n.id for n in natives}))
+        return CreateRound(running, ended, frozenset((launches.keys() - {n.id for n in natives}) | foreign))
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
         """The requested region if Lambda lists capacity there, else the first region that has some."""

@@ -284,8 +284,10 @@ class NebiusProvider:
 
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
         """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
-        passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find."""
-        ids = [p.resource_id for p in pendings]
+        passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
+        Pendings this provider did not make are absent: only they can say how they end."""
+        ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
+        foreign = {p.resource_id for p in pendings} - set(ids)
         with translated():
             found = self._client.batch_get_instances(ids)
         natives = {i: native for i, native in found.items() if not isinstance(native, Exception)}
@@ -297,7 +299,7 @@ class NebiusProvider:
                 running[instance_id] = self._instance(native)
             elif state in _NOT_CREATING:
                 ended.add(instance_id)
-        return CreateRound(running, frozenset(ended), frozenset(set(ids) - natives.keys()))
+        return CreateRound(running, frozenset(ended), frozenset((set(ids) - natives.keys()) | foreign))
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:

@@ -20,7 +20,7 @@ from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
 
-from .test_fleet_manager import BUILT_IN, cloud_ids, cloud_vms
+from .test_fleet_manager import BUILT_IN, cloud_ids, cloud_vms, no_nebius_h100
 
 # One H100:8 offer per provider with room for a big fleet (the default scenario's durations and rate limits).
 H100 = {
@@ -139,3 +139,30 @@ def _until(condition: Any, what: str, limit: float = 120.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"never happened: {what}"
         time.sleep(0.01)
+
+
+def slow_lambda_no_nebius_h100(state: WorldState) -> None:
+    no_nebius_h100(state)
+    state.providers["lambda"].durations.create = 600.0  # 12 s at the test's time scale
+
+
+def test_a_failed_slot_is_placed_again_while_the_rest_still_boots(mock_clouds_factory, connect,
+                                                                   tmp_path: Path) -> None:
+    clouds = mock_clouds_factory(time_scale=0.02, configure=slow_lambda_no_nebius_h100)
+    providers = {name: connect(clouds, name) for name in BUILT_IN}
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    spec = FleetSpec(name="eager", gpu="H100", gpu_count=8, count=6, min_count=6)
+    result: dict[str, Any] = {}
+    creating = threading.Thread(target=lambda: result.update(report=FleetCreator(store, providers, spread,
+                                                                                   timeout=120).create(spec)))
+    creating.start()
+    try:
+        _until(lambda: any(m.attempt > 1 for m in store.members("eager")), "a failed slot placed again")
+        first_wave = [m for m in store.members("eager") if m.attempt == 1 and m.provider == "lambda"]
+        # Nebius fails its creates (no host) after 2.4 s; the first Lambda VMs boot for 12 s.
+        assert first_wave and all(m.state is MemberState.CREATING for m in first_wave)
+    finally:
+        creating.join()
+    report = result["report"]
+    assert report.fleet.state is FleetState.ACTIVE and len(cloud_ids(clouds, "eager")) == 6
+    assert {i.provider for i in report.running} == {"crusoe", "lambda"}

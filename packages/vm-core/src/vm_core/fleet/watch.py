@@ -1,12 +1,13 @@
 """Following pending creates: one watcher thread per provider, whatever the number of VMs it waits for.
 
-A provider that is `SupportsCreateWatch` is read once per round (`poll_creates`: one listing or one batch get
-for every pending create) every `watch_interval` seconds; a round whose read fails (a transient fault) settles
-nothing and the next one comes later (the interval doubles, up to MAX_BACKOFF times), so a VM is never lost
-and never settled twice. A VM the read does not show is asked about through its own Pending (`done()`, one call)
-at once when the read showed it before (a create that fails may remove its VM), else every OPERATION_EVERY
-rounds: a failed create is reported even when its VM never appears. Other providers (third-party plugins without
-the capability) are followed through each Pending's `done()`, every round, in this same thread.
+A provider that is `SupportsCreateWatch` is read once per round (`poll_creates`: one listing or one batch get for
+every pending create) every `watch_interval` seconds, or after as long as the last round took if that is longer (a
+watcher never keeps a cloud busy more than half the time). A round whose read fails (a transient fault) settles
+nothing and the next one comes later (the interval doubles, up to MAX_BACKOFF times), so a VM is never lost and
+never settled twice. A VM the read does not show is asked about through its own Pending (`done()`, one call) at once
+when the read showed it before (a create that fails may remove its VM), else every OPERATION_EVERY rounds: a failed
+create is reported even when its VM never appears. Other providers (third-party plugins without the capability) are
+followed through each Pending's `done()`, every round, in this same thread.
 
 `on_settled(instance)` is called once per followed create, from the watcher's thread: with the running
 Instance, or with None when the create finished otherwise, when only its Pending can say how it ended, or when
@@ -78,8 +79,10 @@ class CreateWatcher:
                     return
             try:
                 if isinstance(self.provider, SupportsCreateWatch):
+                    started = time.monotonic()
                     failed_reads = 0 if self._watched_round(items) else failed_reads + 1
-                    delay = self.provider.watch_interval * min(2 ** failed_reads, MAX_BACKOFF)
+                    spent = time.monotonic() - started  # a slow read (many VMs, a busy cloud) spaces the next one
+                    delay = max(self.provider.watch_interval * min(2 ** failed_reads, MAX_BACKOFF), spent)
                 else:
                     self._fallback_round(items)
                     delay = self._fallback_delay(delay)

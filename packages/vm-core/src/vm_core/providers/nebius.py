@@ -239,6 +239,7 @@ class NebiusProvider:
         self._config = config
         self._catalog = catalog or default_catalog()
         self._region_of = {project: region for region, project in config.projects.items()}
+        self._sold: dict[tuple[str, bool], tuple[float, set[str]]] = {}  # (region, preemptible) -> (read at, shapes)
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
@@ -411,16 +412,23 @@ class NebiusProvider:
                            {b.id: b.price_per_gpu_hour for b in self._config.capacity_blocks.values()})
 
     def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:
-        """"platform/preset" of every preset the region's project may create (PlatformService.List); with
-        `preemptible`, only on platforms allowed for preemptible VMs."""
+        """"platform/preset" of every preset the region's project may create (PlatformService.List, read again
+        after PLATFORMS_TTL seconds times time_scale: a fleet's creates share one read); with `preemptible`,
+        only on platforms allowed for preemptible VMs."""
+        key = (region, preemptible)
+        read_at, sold = self._sold.get(key, (-math.inf, set()))
+        if time.monotonic() - read_at < PLATFORMS_TTL * self._config.time_scale:
+            return sold
         project = self._config.projects[region]
         with translated(ErrorContext(region=region, project=project)):
-            return {
+            sold = {
                 f"{p.metadata.name}/{preset.name}"
                 for p in self._client.list_platforms(project)
                 if not preemptible or (p.status is not None and p.status.allowed_for_preemptibles)
                 for preset in (p.spec.presets if p.spec else ())
             }
+        self._sold[key] = (time.monotonic(), sold)
+        return sold
 
     def _shape_for(self, spec: CreateSpec) -> str:
         if spec.shape:
@@ -476,6 +484,7 @@ class NebiusProvider:
 
 
 WATCH_INTERVAL = 1.0
+PLATFORMS_TTL = 60.0  # seconds a PlatformService.List answer is reused (times time_scale)
 # Instance states a create never passes through on its way to running: the create has failed.
 _NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
                            InstanceState.ERROR})

@@ -5,9 +5,9 @@ Importing this module does not import crusoe_sdk or requests: `plugin.connect()`
 Crusoe is asynchronous: create, stop, start, reboot and delete return an operation that `Pending.wait` polls
 (`/instances/operations/{id}`). Poll intervals and retry backoff are multiplied by the `time_scale` setting
 (1.0 for the real cloud; the mock clouds' scale in tests, so waits poll every few milliseconds there).
-A fleet follows all its pending creates with one listing of the project per `watch_interval` (SupportsCreateWatch):
-a running VM is done; a create that failed (`out_of_stock`) removes its VM, so only its operation can say why,
-and the fleet asks the operation of a VM the listing does not show.
+A fleet follows all its pending creates with one listing per `watch_interval`, filtered by their ids
+(SupportsCreateWatch): a running VM is done; a create that failed (`out_of_stock`) removes its VM, so only its
+operation can say why, and the fleet asks the operation of a VM the listing does not show.
 
 `--reservation` on Crusoe:
 
@@ -71,6 +71,7 @@ REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest
 # Seconds between two listings that follow pending creates (times time_scale): Crusoe documents no rate limit;
 # its own clients poll operations every 1 to 2 s (research crusoe.md section 4).
 WATCH_INTERVAL = 1.0
+IDS_PER_LISTING = 100  # ids in one `ids=` filter: 3.7 KB of query, well under common URL limits
 # VM states a create never passes through on its way to running: the create has failed.
 _NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
                            InstanceState.TERMINATED, InstanceState.ERROR})
@@ -231,7 +232,8 @@ class CrusoeProvider:
         return self._watch_interval
 
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One listing of the project (SupportsCreateWatch): VMs running, VMs in a state no create passes
+        """One listing of the project filtered by id (SupportsCreateWatch; one call per IDS_PER_LISTING ids, which
+        keeps the query short and the answer small in a busy project): VMs running, VMs in a state no create passes
         through (ended), and VMs the listing does not show (absent: a failed create removes its VM). Pendings
         this provider did not make are absent: only they can say how they end."""
         wanted = {p.resource_id for p in pendings if isinstance(p, CrusoePending)}
@@ -239,8 +241,10 @@ class CrusoeProvider:
         running: dict[str, Instance] = {}
         ended: set[str] = set()
         seen: set[str] = set()
+        ids = sorted(wanted)
         with translated():
-            for vm in self._client.list_instances():
+            for vm in (vm for start in range(0, len(ids), IDS_PER_LISTING)
+                       for vm in self._client.list_instances(ids=ids[start:start + IDS_PER_LISTING])):
                 if vm.id not in wanted:
                     continue
                 seen.add(vm.id)

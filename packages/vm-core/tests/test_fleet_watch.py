@@ -19,6 +19,8 @@ from mock_clouds.core.models import Capacity, Faults, Provider, Quota, VMState, 
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
+from vm_core.model import InstanceState
+from vm_core.provider import SupportsCreateWatch
 
 from .test_fleet_manager import BUILT_IN, cloud_ids, cloud_vms, no_nebius_h100
 
@@ -166,3 +168,31 @@ def test_a_failed_slot_is_placed_again_while_the_rest_still_boots(mock_clouds_fa
     report = result["report"]
     assert report.fleet.state is FleetState.ACTIVE and len(cloud_ids(clouds, "eager")) == 6
     assert {i.provider for i in report.running} == {"crusoe", "lambda"}
+
+
+def test_a_provider_without_batch_reads_is_followed_through_each_pending(tmp_path: Path) -> None:
+    from vm_example_provider import plugin
+
+    provider = plugin.connect({"path": str(tmp_path / "cloud.json"), "seconds": 0.05, "capacity": 4})
+    assert not isinstance(provider, SupportsCreateWatch)
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    report = FleetCreator(store, {"example": provider}, spread, timeout=60).create(
+        FleetSpec(name="plain", gpu="H100", count=6, min_count=4))
+    assert report.fleet.state is FleetState.DEGRADED and len(report.running) == 4
+    assert all(i.state is InstanceState.RUNNING for i in report.running)
+    assert sorted(i.id for i in report.running) == sorted(i.id for i in provider.list_instances())
+    assert sorted(m.state.value for m in store.members("plain")) == ["running"] * 4
+
+
+def test_a_crusoe_create_that_fails_and_removes_its_vm_still_fails_over(mock_clouds, connect, tmp_path: Path) -> None:
+    """Crusoe removes the VM of a failed create: the listing cannot say why, the operation does."""
+    mock_clouds.world.configure_faults(Provider.CRUSOE, Faults(op_failure_rate=1.0, seed=5))
+    providers = {name: connect(mock_clouds, name) for name in BUILT_IN}
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    report = FleetCreator(store, providers, spread, timeout=60).create(
+        FleetSpec(name="gone", gpu="H100", gpu_count=8, count=3, min_count=3))
+    assert report.fleet.state is FleetState.ACTIVE
+    assert {i.provider for i in report.running} <= {"lambda", "nebius"} and len(report.running) == 3
+    failed = [m for m in store.members("gone") if m.provider == "crusoe"]
+    assert failed and all(m.state is MemberState.FAILED and "injected operation failure" in m.error for m in failed)
+    assert sorted(i.id for i in report.running) == sorted(cloud_ids(mock_clouds, "gone"))

@@ -7,7 +7,8 @@ nothing and the next one comes later (the interval doubles, up to MAX_BACKOFF ti
 never settled twice. A VM the read does not show is asked about through its own Pending (`done()`, one call) at once
 when the read showed it before (a create that fails may remove its VM), else every OPERATION_EVERY rounds: a failed
 create is reported even when its VM never appears. Other providers (third-party plugins without the capability) are
-followed through each Pending's `done()`, every round, in this same thread.
+followed through each Pending's `done()`, in this same thread, each Pending backing off on its own (FALLBACK_INTERVAL
+growing to FALLBACK_MAX_INTERVAL).
 
 `on_settled(instance)` is called once per followed create, from the watcher's thread: with the running
 Instance, or with None when the create finished otherwise, when only its Pending can say how it ended, or when
@@ -32,8 +33,9 @@ log = logging.getLogger(__name__)
 
 OPERATION_EVERY = 4  # rounds between two questions to the operation of a VM the read never showed
 MAX_BACKOFF = 8  # a watcher whose reads fail waits at most this many intervals between rounds
-# Providers without SupportsCreateWatch: seconds between rounds of done() calls, growing while nothing changes.
-FALLBACK_INTERVAL, FALLBACK_MAX_INTERVAL = 0.02, 2.0
+# Providers without SupportsCreateWatch: seconds between two done() calls of one Pending, growing 1.5 times a
+# call from the first to the last value.
+FALLBACK_INTERVAL, FALLBACK_MAX_INTERVAL = 0.02, 5.0
 
 Settled = Callable[[Instance | None], None]
 
@@ -45,6 +47,8 @@ class _Followed:
     on_settled: Settled
     shown: bool = False  # the last read showed the VM (still creating)
     unseen_rounds: int = 0  # reads in a row that did not show it
+    delay: float = FALLBACK_INTERVAL  # without SupportsCreateWatch: until the next done() after the next one
+    next_check: float = 0.0  # without SupportsCreateWatch: when to call done() next (monotonic)
 
 
 @dataclass
@@ -56,46 +60,48 @@ class CreateWatcher:
     _followed: dict[int, _Followed] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _thread: threading.Thread | None = None
-    _changed: bool = False  # something was added or settled since the last fallback round
+    _wake: threading.Event = field(default_factory=threading.Event)  # cuts a sleep short for a new Pending
 
     def follow(self, pending: Pending[Instance], timeout: float, on_settled: Settled) -> None:
         """Follow `pending` until it settles or `timeout` seconds pass; returns at once."""
-        item = _Followed(pending, time.monotonic() + timeout, on_settled)
+        now = time.monotonic()
+        item = _Followed(pending, now + timeout, on_settled, next_check=now + FALLBACK_INTERVAL)
         with self._lock:
             self._followed[id(item)] = item
-            self._changed = True
+            self._wake.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"watch-{self.provider.name}", daemon=True)
                 self._thread.start()
 
     def _run(self) -> None:
+        watched = isinstance(self.provider, SupportsCreateWatch)
         failed_reads, delay = 0, self._first_delay()
         while True:
-            time.sleep(delay)
+            if watched:
+                time.sleep(delay)
+            else:  # a new Pending may be due before the others
+                self._wake.wait(delay)
+                self._wake.clear()
             with self._lock:
                 items = list(self._followed.values())
                 if not items:
                     self._thread = None
                     return
             try:
-                if isinstance(self.provider, SupportsCreateWatch):
+                if watched:
                     started = time.monotonic()
                     failed_reads = 0 if self._watched_round(items) else failed_reads + 1
                     spent = time.monotonic() - started  # a slow read (many VMs, a busy cloud) spaces the next one
                     delay = max(self.provider.watch_interval * min(2 ** failed_reads, MAX_BACKOFF), spent)
                 else:
                     self._fallback_round(items)
-                    delay = self._fallback_delay(delay)
+                    delay = max(min(i.next_check for i in items) - time.monotonic(), 0.0)
             except Exception:  # a bug in a plugin must not stop the watcher: deadlines still settle every VM
                 log.exception("%s: following pending creates failed; following them again later", self.provider.name)
+                delay = max(delay, FALLBACK_INTERVAL)
 
     def _first_delay(self) -> float:
         return self.provider.watch_interval if isinstance(self.provider, SupportsCreateWatch) else FALLBACK_INTERVAL
-
-    def _fallback_delay(self, delay: float) -> float:
-        with self._lock:
-            changed, self._changed = self._changed, False
-        return FALLBACK_INTERVAL if changed else min(delay * 1.5, FALLBACK_MAX_INTERVAL)
 
     def _watched_round(self, items: list[_Followed]) -> bool:
         """One read for every item; False when the read failed (then only deadlines settle anything)."""
@@ -122,12 +128,14 @@ class CreateWatcher:
         return seen is not None
 
     def _fallback_round(self, items: list[_Followed]) -> None:
+        """One done() for each Pending that is due (each backs off on its own, as its own wait would)."""
         now = time.monotonic()
         for item in items:
             if now >= item.deadline:
                 self._settle(item, None)
-            else:
+            elif now >= item.next_check:
                 self._ask_operation(item)
+                item.next_check, item.delay = now + item.delay, min(item.delay * 1.5, FALLBACK_MAX_INTERVAL)
 
     def _ask_operation(self, item: _Followed) -> None:
         """One `done()`: settled when finished, or when it raises anything but Transient (`wait` says what)."""
@@ -144,7 +152,6 @@ class CreateWatcher:
         with self._lock:
             if self._followed.pop(id(item), None) is None:
                 return
-            self._changed = True
         item.on_settled(instance)
 
 

@@ -8,7 +8,7 @@ looks again for every unresolved attempt, so a VM that shows up late is adopted 
 Below `min_count` the fleet rolls back: every VM it created is destroyed.
 
 Threads stay bounded whatever the fleet's size: create calls run in a pool per provider (DEFAULT_CONCURRENCY),
-the boots are followed by one watcher per provider (watch.py: one listing or batch read per round for all of
+the boots are followed by one watcher per provider (create_watch.py: one listing or batch read per round for all of
 them, or each Pending's `done()` for providers without that capability), and what follows a boot (recording,
 cleanup of a failed create) runs in a small pool. A slot whose attempt fails is placed again as soon as the
 failure is known, not when the rest of its batch has booted (`_Placing`).
@@ -37,7 +37,7 @@ from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strategies import Blocked, FleetRequest, Strategy, offer_key, unlisted_reservation
-from .watch import CreateWatcher, Located
+from .create_watch import CreateWatcher, Located
 
 MAX_ATTEMPTS_PER_SLOT = 6
 # A round in which nothing succeeded and nothing was ruled out (transient failures only) is retried after this
@@ -47,7 +47,7 @@ RETRY_BACKOFF, MAX_RETRY_BACKOFF = 0.5, 8.0
 MIN_CLEANUP_TIMEOUT = 600.0
 # Concurrent create calls per provider: the threads of its pool (the SDKs' own limiters pace requests within
 # these). Crusoe and Nebius document no rate limit; Lambda's SDK spaces launches 12 s apart anyway. Waiting for
-# a VM to boot holds no thread: one watcher per provider follows them all (watch.py).
+# a VM to boot holds no thread: one watcher per provider follows them all (create_watch.py).
 DEFAULT_CONCURRENCY = {"crusoe": 32, "lambda": 4, "nebius": 32}
 # Threads that finish attempts: record a running VM, ask a failed create's Pending why, clean up after it, or
 # resolve an ambiguous create by name.

@@ -3,7 +3,7 @@
 A provider package registers a `ProviderPlugin` under the entry-point group `vm_core.providers`; vm-core's own
 adapters (crusoe, lambda, nebius) register the same way. Callers check capabilities with `isinstance`
 (`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`, `SupportsAccount`, `SupportsBatchDestroy`,
-`SupportsGetMany`, `Paced`) and never catch NotImplementedError.
+`SupportsGetMany`, `Paced`, `SupportsCreateWatch`) and never catch NotImplementedError.
 
 Every method raises only `vm_core.errors` exceptions (adapters translate their SDK's errors at the edge).
 """
@@ -11,7 +11,7 @@ Every method raises only `vm_core.errors` exceptions (adapters translate their S
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import VmError
@@ -95,6 +95,34 @@ class Provider(Protocol):
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
         """Shapes of `gpu` (with `gpu_count` GPUs per VM, or every count) in every region, with prices,
         capacity where the cloud reports it, and the account's reservations."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRound:
+    """What one read of the cloud (a listing or a batch get) says about pending creates, by resource id.
+
+    A pending create in none of the three sets is still in progress."""
+
+    running: Mapping[str, Instance] = field(default_factory=dict)  # finished: the VM runs (as `wait` returns it)
+    ended: frozenset[str] = frozenset()  # finished otherwise: the Pending's `wait` raises its error at once
+    absent: frozenset[str] = frozenset()  # the read does not show the VM: only the operation can tell
+
+
+@runtime_checkable
+class SupportsCreateWatch(Protocol):
+    """A provider that follows many pending creates with one read of the cloud per round, instead of one poll
+    per VM. Providers without it are followed through each Pending's own `done()`."""
+
+    @property
+    def watch_interval(self) -> float:
+        """Seconds between two rounds, within the API's documented request limits."""
+        ...
+
+    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
+        """One round over `pendings` (Pendings its own `begin_create` returned), with one read whatever their
+        number (a few for paged listings). A failed create whose VM is not shown is `absent`: a caller asks
+        its Pending (`done`). Raises VmError when the read failed: nothing is known then."""
         ...
 
 

@@ -6,14 +6,22 @@ outcome. A create that fails ambiguously (lost response, 5xx, timeout) is resolv
 its name (a VM found there counts only if it carries the fleet's id) before anything is retried; a final sweep
 looks again for every unresolved attempt, so a VM that shows up late is adopted or destroyed, never doubled.
 Below `min_count` the fleet rolls back: every VM it created is destroyed.
+
+Threads stay bounded whatever the fleet's size: create calls run in a pool per provider (create_concurrency),
+the boots are followed by one watcher per provider (create_watch.py: one listing or batch read per round for all of
+them, or each Pending's `done()` for providers without that capability), and what follows a boot (recording,
+cleanup of a failed create) runs in a small pool. A slot whose attempt fails is placed again as soon as the
+failure is known, not when the rest of its batch has booted (`_Placing`).
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
+import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -21,10 +29,11 @@ from ..catalog import default_catalog
 from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..plugins import create_concurrency
-from ..provider import Provider, SupportsAccount
+from ..provider import Pending, Provider, SupportsAccount
 from . import members as mem
 from .budget import check_budget
 from .cluster import Placement
+from .create_watch import CreateWatcher, Located
 from .eligibility import enforced
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
@@ -38,8 +47,14 @@ MAX_ATTEMPTS_PER_SLOT = 6
 RETRY_BACKOFF, MAX_RETRY_BACKOFF = 0.5, 8.0
 # Cleaning up a VM that did not come up in time may take longer than the create's own --timeout.
 MIN_CLEANUP_TIMEOUT = 600.0
-# Slots waited for at once: a waiting slot holds a thread for the whole boot, so this bounds VMs in flight.
-MAX_IN_FLIGHT = 256
+# Create calls run in a pool per provider of its plugin's `create_concurrency` threads (the SDKs' own limiters
+# pace requests within these). Waiting for a VM to boot holds no thread: one watcher per provider follows them all
+# (create_watch.py).
+# Threads that finish attempts: record a running VM, ask a failed create's Pending why, clean up after it, or
+# resolve an ambiguous create by name.
+FINISH_WORKERS = 16
+# The placing thread looks at `stop` at least this often (seconds) while it waits for results.
+WAKE_INTERVAL = 0.2
 
 
 @dataclass(frozen=True)
@@ -108,8 +123,10 @@ class FleetCreator:
         self.identity = FleetIdentity("", "")  # set when the fleet is registered
         self.offers = offers or OfferCache()
         self.progress, self.timeout = progress, timeout
-        caps = {**create_concurrency(providers), **(concurrency or {})}  # each plugin's create_concurrency
-        self._gates = {name: threading.Semaphore(caps[name]) for name in providers}
+        self._caps = {**create_concurrency(providers), **(concurrency or {})}  # each plugin's create_concurrency
+        self._pools: dict[str, ThreadPoolExecutor] = {}  # create calls, per provider (open while placing)
+        self._after = ThreadPoolExecutor(max_workers=1)  # replaced while placing (see _open_pools)
+        self._watchers: dict[str, CreateWatcher] = {}
         self.stop = threading.Event()
         self._errors: list[VmError] = []
         self._unlisted_reservation = False
@@ -173,15 +190,29 @@ class FleetCreator:
         self._errors = list(offers.errors.values())
         self._unlisted_reservation = unlisted_reservation(offers.offers, spec.reservation)
         wanted, blocked, failure = list(slots), Blocked(providers=frozenset(offers.problems)), ""
-        if spec.placement is Placement.CLUSTER:
-            from .cluster_place import ClusterPlacer
+        self._open_pools()
+        try:
+            if spec.placement is Placement.CLUSTER:
+                from .cluster_place import ClusterPlacer
 
-            placer = ClusterPlacer(self, spec, offers, notes)
-            running, failure = placer.place(blocked), placer.failure
-        else:
-            running = self._place_all(spec, offers, blocked, notes, wanted)
+                placer = ClusterPlacer(self, spec, offers, notes)
+                running, failure = placer.place(blocked), placer.failure
+            else:
+                running = self._place_all(spec, offers, blocked, notes, wanted)
+        finally:
+            self._close_pools()
         running.update(self._sweep_unresolved(spec, wanted, len(running)))
         return running, notes, failure
+
+    def _open_pools(self) -> None:
+        self._pools = {name: ThreadPoolExecutor(max_workers=self._caps[name], thread_name_prefix=name)
+                       for name in self.providers}
+        self._after = ThreadPoolExecutor(max_workers=FINISH_WORKERS, thread_name_prefix="finish")
+
+    def _close_pools(self) -> None:
+        """Every attempt has delivered its result by now: the pools are idle."""
+        for pool in [*self._pools.values(), self._after]:
+            pool.shutdown(wait=False)
 
     def _gather(self, spec: FleetSpec) -> OfferSet:
         """The offers of the fleet's one size from the providers that sell it; the others are left out with a
@@ -214,75 +245,80 @@ class FleetCreator:
     # ------------------------------------------------------------------------------------------ placement
     def _place_all(self, spec: FleetSpec, offers: OfferSet, blocked: Blocked, notes: list[str],
                    slots: list[int]) -> dict[int, Instance]:
-        running: dict[int, Instance] = {}
-        used: Counter[tuple[str, str, str, str]] = Counter()
-        pending = list(slots)
-        idle_rounds = 0
-        while pending and not self.stop.is_set():
-            request = spec.request(len(pending), offers.unterminable_reservations)
-            placements = self.strategy(_remaining(offers.offers, used), request, blocked)
-            if not placements:
-                notes.append(f"no offer left for {len(pending)} VM(s) after failover")
-                break
-            over = check_budget(placements, spec.max_price, committed=[i.price_per_hour for i in running.values()])
-            if over is not None:
-                notes.append(f"failover of {len(pending)} VM(s) stopped: {over.message}")
-                self.progress(f"failed: {notes[-1]}")
-                self._errors.append(over)
-                break
-            batch = list(zip(pending, placements, strict=False))
-            results = self._run_batch(spec, batch)
-            pending = pending[len(batch):]
-            progressed = False
-            for (_, offer), result in zip(batch, results, strict=True):
-                if result.instance is not None:
-                    running[result.slot] = result.instance
-                    used[offer_key(offer)] += 1
-                    progressed = True
-                    continue
-                notes.append(result.note)
-                self.progress(f"failed: {result.note}")
-                self._errors += [result.error] if result.error is not None else []
-                merged = blocked.merge(result.block) if result.block is not None else blocked
-                if merged != blocked:
-                    blocked, progressed = merged, True
-                if self._attempts[result.slot] < MAX_ATTEMPTS_PER_SLOT:
-                    pending.append(result.slot)
-            idle_rounds = 0 if progressed else idle_rounds + 1
-            if pending and idle_rounds:
-                self.stop.wait(min(RETRY_BACKOFF * 2 ** (idle_rounds - 1), MAX_RETRY_BACKOFF))
-        return running
+        """Place every slot, re-placing each failed one as soon as its failure is known (see `_Placing`)."""
+        return _Placing(self, spec, offers, blocked, notes).run(slots)
 
     def _run_batch(self, spec: FleetSpec, batch: list[tuple[int, Offer]]) -> list[_Attempt]:
-        with ThreadPoolExecutor(max_workers=min(len(batch), MAX_IN_FLIGHT)) as pool:
-            return list(pool.map(lambda item: self._attempt(spec, *item), batch))
+        """Run one attempt per (slot, offer), all at once, and return their results in batch order."""
+        results: queue.SimpleQueue[_Attempt | BaseException] = queue.SimpleQueue()
+        for slot, offer in batch:
+            self._launch(spec, slot, offer, results.put)
+        done: dict[int, _Attempt] = {}
+        while len(done) < len(batch):
+            result = results.get()
+            if isinstance(result, BaseException):
+                raise result
+            done[result.slot] = result
+        return [done[slot] for slot, _ in batch]
 
-    def _attempt(self, spec: FleetSpec, slot: int, offer: Offer) -> _Attempt:
+    def _launch(self, spec: FleetSpec, slot: int, offer: Offer, deliver: _Deliver) -> None:
+        """Start one attempt of `slot` on `offer`; returns at once. `deliver` gets its `_Attempt` exactly once
+        (or the exception of a bug), from another thread. The create call runs in the provider's bounded pool;
+        the wait costs no thread (the provider's watcher follows it)."""
+        self._pools[offer.provider].submit(_guarded, deliver, slot, self._begin, spec, slot, offer, deliver)
+
+    def _begin(self, spec: FleetSpec, slot: int, offer: Offer, deliver: _Deliver) -> _Attempt | None:
+        """Record the intent, call the cloud, record the ids, and hand the wait to the watcher (None: the watcher
+        delivers the result later)."""
         if self.stop.is_set():
             return _Attempt(slot, note=f"slot {slot}: not started (interrupted)")
         member = self._record_intent(spec, slot, offer)
         provider = self.providers[offer.provider]
-        with self._gates[offer.provider]:
-            if self.stop.is_set():
-                mem.record(self.store, member, state=MemberState.FAILED, error="interrupted before the call")
-                return _Attempt(slot, note=f"{member.name}: not started (interrupted)")
-            self.progress(f"{offer.provider}: creating {member.name} in {offer.region} ({offer.shape}"
-                          f"{', reserved' if offer.reserved else ''})")
-            try:
-                pending = provider.begin_create(self._create_spec(spec, member, offer))
-            except (CapacityError, QuotaError) as exc:
-                return self._refused(member, offer, exc)
-            except (Transient, Timeout) as exc:
-                return self._ambiguous(member, provider, offer, exc)
-            except VmError as exc:
-                return self._refused(member, offer, exc)
+        if self.stop.is_set():
+            mem.record(self.store, member, state=MemberState.FAILED, error="interrupted before the call")
+            return _Attempt(slot, note=f"{member.name}: not started (interrupted)")
+        self.progress(f"{offer.provider}: creating {member.name} in {offer.region} ({offer.shape}"
+                      f"{', reserved' if offer.reserved else ''})")
+        try:
+            pending = provider.begin_create(self._create_spec(spec, member, offer))
+        except (CapacityError, QuotaError) as exc:
+            return self._refused(member, offer, exc)
+        except (Transient, Timeout) as exc:
+            self._after.submit(_guarded, deliver, slot, self._ambiguous, member, provider, offer, exc, deliver)
+            return None
+        except VmError as exc:
+            return self._refused(member, offer, exc)
         member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=pending.resource_id,
                             operation_id=pending.id)
-        try:
-            instance = pending.wait(self.timeout)
-        except VmError as exc:  # capacity too: an adapter's cleanup of what the cloud kept can itself fail
-            return self._failed_after_accept(member, provider, offer, exc)
+        self._follow(member, provider, offer, pending, deliver)
+        return None
+
+    def _follow(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance],
+                deliver: _Deliver) -> None:
+        """Hand the wait for `pending` to the provider's watcher; the result is delivered when it settles."""
+        deadline = time.monotonic() + self.timeout
+
+        def settled(instance: Instance | None) -> None:
+            self._after.submit(_guarded, deliver, member.slot, self._settled, member, provider, offer, pending,
+                               instance, deadline)
+
+        self._watcher(offer.provider).follow(pending, self.timeout, settled)
+
+    def _settled(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance],
+                 instance: Instance | None, deadline: float) -> _Attempt:
+        """The watcher's answer: the running VM, or ask the Pending how it ended (it says at once)."""
+        if instance is None:
+            try:
+                instance = pending.wait(max(deadline - time.monotonic(), 0.0))
+            except VmError as exc:  # capacity too: an adapter's cleanup of what the cloud kept can itself fail
+                return self._failed_after_accept(member, provider, offer, exc)
         return self._running(member, instance)
+
+    def _watcher(self, provider: str) -> CreateWatcher:
+        with self._lock:
+            if provider not in self._watchers:
+                self._watchers[provider] = CreateWatcher(self.providers[provider])
+            return self._watchers[provider]
 
     def _record_intent(self, spec: FleetSpec, slot: int, offer: Offer) -> MemberRecord:
         with self._lock:
@@ -321,9 +357,10 @@ class FleetCreator:
         return _Attempt(member.slot, block=block, error=exc, note=f"{member.name} ({offer.provider} {offer.region}): "
                                                        f"{exc.message}")
 
-    def _ambiguous(self, member: MemberRecord, provider: Provider, offer: Offer, exc: VmError) -> _Attempt:
+    def _ambiguous(self, member: MemberRecord, provider: Provider, offer: Offer, exc: VmError,
+                   deliver: _Deliver) -> _Attempt | None:
         """No clear answer: the VM may exist. Look it up by name (it must carry the fleet's id) before anything
-        is retried."""
+        is retried; a VM found is followed like any create (None: the watcher delivers)."""
         try:
             found = mem.find_claimed(provider, member.name, self.identity)
         except VmError:
@@ -332,10 +369,8 @@ class FleetCreator:
             mem.record(self.store, member, state=MemberState.UNKNOWN, error=exc.message)
             return _Attempt(member.slot, error=exc, note=f"{member.name}: {exc.message}; not found by name, retried")
         member = mem.record(self.store, member, state=MemberState.CREATING, instance_id=found.id)
-        try:
-            return self._running(member, mem.wait_running(provider, found.id, self.timeout))
-        except VmError as wait_exc:
-            return self._failed_after_accept(member, provider, offer, wait_exc)
+        self._follow(member, provider, offer, Located(provider, found.id), deliver)
+        return None
 
     def _failed_after_accept(self, member: MemberRecord, provider: Provider, offer: Offer,
                              exc: VmError) -> _Attempt:
@@ -403,6 +438,119 @@ class FleetCreator:
             spec.name, state=FleetState.FAILED,
             message=f"{len(running)} of {spec.count} could be created (minimum {spec.min_count}); rolled back")
         return CreateReport(record, [], notes, self._errors, rolled_back=True, unresolved=unresolved)
+
+
+_Deliver = Callable[["_Attempt | BaseException"], None]
+
+
+def _guarded(deliver: _Deliver, slot: int, step: Callable[..., _Attempt | None], *args: object) -> None:
+    """Run one step of an attempt in a pool thread and deliver its result (None: a later step delivers). An
+    exception is delivered too: it is a bug, and the placing thread raises it."""
+    try:
+        result = step(*args)
+    except BaseException as exc:  # noqa: BLE001 - handed to the placing thread, which raises it
+        deliver(exc)
+        return
+    if result is not None:
+        deliver(result)
+
+
+class _Placing:
+    """One placement of slots: the strategy is asked for the slots still to place, their attempts start at
+    once, and each result is handled as soon as it arrives. A failed slot is placed again right away with the
+    scope it ruled out blocked (after a backoff when it ruled nothing out: only transient failures, so the
+    retries of a flapping cloud are spaced); VMs running or in flight are taken off their offers' capacity and
+    count towards the budget cap."""
+
+    def __init__(self, creator: FleetCreator, spec: FleetSpec, offers: OfferSet, blocked: Blocked,
+                 notes: list[str]) -> None:
+        self.c, self.spec, self.offers, self.blocked, self.notes = creator, spec, offers, blocked, notes
+        self.running: dict[int, Instance] = {}
+        self.in_flight: dict[int, Offer] = {}
+        self.used: Counter[tuple[str, str, str, str]] = Counter()  # VMs running or in flight, per offer
+        self.results: queue.SimpleQueue[_Attempt | BaseException] = queue.SimpleQueue()
+        self.ready: list[int] = []  # slots to place now
+        self.later: list[tuple[float, int]] = []  # (monotonic time, slot): slots to place after a backoff
+        self.idle = 0  # failures in a row that ruled nothing out
+        self.halted = False  # no more placements (the budget cap)
+        self.changed = True  # a result arrived since the strategy was last asked
+
+    def run(self, slots: list[int]) -> dict[int, Instance]:
+        self.ready = list(slots)
+        while self.in_flight or ((self.ready or self.later) and not self.halted and not self.c.stop.is_set()):
+            self._start_due()
+            if not self.in_flight and not self.later and self.ready:
+                break  # the strategy placed none of them and nothing in flight can change that
+            self._handle(self._next_result())
+        if (self.ready or self.later) and not self.halted and not self.c.stop.is_set():
+            self.notes.append(f"no offer left for {len(self.ready) + len(self.later)} VM(s) after failover")
+        return self.running
+
+    def _start_due(self) -> None:
+        """Place the slots that are due, if placing is still allowed and anything changed since the strategy
+        was last asked."""
+        now = time.monotonic()
+        due = [slot for when, slot in self.later if when <= now]
+        self.later = [(when, slot) for when, slot in self.later if when > now]
+        self.ready += due
+        self.changed = self.changed or bool(due)
+        if not self.ready or not self.changed or self.halted or self.c.stop.is_set():
+            return
+        self.changed = False
+        request = self.spec.request(len(self.ready), self.offers.unterminable_reservations)
+        placements = self.c.strategy(_remaining(self.offers.offers, self.used), request, self.blocked)
+        committed = [i.price_per_hour for i in self.running.values()] + [o.price_per_hour
+                                                                         for o in self.in_flight.values()]
+        over = check_budget(placements, self.spec.max_price, committed=committed) if placements else None
+        if over is not None:
+            self.notes.append(f"failover of {len(self.ready) + len(self.later)} VM(s) stopped: {over.message}")
+            self.c.progress(f"failed: {self.notes[-1]}")
+            self.c._errors.append(over)
+            self.halted = True
+            return
+        for slot, offer in zip(self.ready, placements, strict=False):
+            self.in_flight[slot] = offer
+            self.used[offer_key(offer)] += 1
+            self.c._launch(self.spec, slot, offer, self.results.put)
+        self.ready = self.ready[len(placements):]
+
+    def _next_result(self) -> _Attempt | None:
+        """The next attempt's result; None when a backoff ended (or the wait was cut short to look at `stop`)."""
+        timeout = WAKE_INTERVAL
+        if self.later:
+            timeout = min(timeout, max(min(when for when, _ in self.later) - time.monotonic(), 0.0))
+        try:
+            result = self.results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _handle(self, result: _Attempt | None) -> None:
+        if result is None:
+            return
+        self.changed = True
+        offer = self.in_flight.pop(result.slot)
+        if result.instance is not None:
+            self.running[result.slot] = result.instance
+            self.idle = 0
+            return
+        self.used[offer_key(offer)] -= 1
+        self.notes.append(result.note)
+        self.c.progress(f"failed: {result.note}")
+        self.c._errors += [result.error] if result.error is not None else []
+        merged = self.blocked.merge(result.block) if result.block is not None else self.blocked
+        ruled_out, self.blocked = merged != self.blocked, merged
+        if self.c._attempts[result.slot] >= MAX_ATTEMPTS_PER_SLOT:
+            return
+        if ruled_out:
+            self.idle = 0
+            self.ready.append(result.slot)
+        else:
+            self.idle += 1
+            backoff = min(RETRY_BACKOFF * 2 ** (self.idle - 1), MAX_RETRY_BACKOFF)
+            self.later.append((time.monotonic() + backoff, result.slot))
 
 
 def accounts(providers: Mapping[str, Provider]) -> dict[str, str]:

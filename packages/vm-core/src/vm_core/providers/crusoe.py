@@ -5,6 +5,9 @@ Importing this module does not import crusoe_sdk or requests: `plugin.connect()`
 Crusoe is asynchronous: create, stop, start, reboot and delete return an operation that `Pending.wait` polls
 (`/instances/operations/{id}`). Poll intervals and retry backoff are multiplied by the `time_scale` setting
 (1.0 for the real cloud; the mock clouds' scale in tests, so waits poll every few milliseconds there).
+A fleet follows all its pending creates with one listing per `watch_interval` (POLL_INTERVAL), filtered by their ids
+(SupportsCreateWatch): a running VM is done; a create that failed (`out_of_stock`) removes its VM, so only its
+operation can say why, and the fleet asks the operation of a VM the listing does not show.
 
 `--reservation` on Crusoe:
 
@@ -40,7 +43,7 @@ from __future__ import annotations
 import functools
 import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Generic, TypeVar
@@ -48,7 +51,7 @@ from typing import Any, Generic, TypeVar
 from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
-from ..provider import Pending, ReservationInfo, Setting
+from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
 from ._crusoe_map import (
@@ -67,6 +70,13 @@ T = TypeVar("T")
 SSH_USER = "ubuntu"  # the login of Crusoe's ubuntu22.04 images, which VMs boot by default
 REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest reboot; --hard resets)"
 
+# Seconds between two listings that follow pending creates or deletions (times time_scale): Crusoe documents no
+# rate limit; its own clients poll operations every 1 to 2 s (research crusoe.md section 4).
+POLL_INTERVAL = 1.0
+IDS_PER_LISTING = 100  # ids in one `ids=` filter: 3.7 KB of query, well under common URL limits
+# VM states a create never passes through on its way to running: the create has failed.
+_NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
+                           InstanceState.TERMINATED, InstanceState.ERROR})
 PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
 
 SETTINGS: tuple[Setting, ...] = (
@@ -110,14 +120,15 @@ class CrusoePlugin:
         values = {s.key: _setting(settings, s) for s in SETTINGS}
         from crusoe_sdk import CrusoeClient
 
-        poll, retry = policies(_time_scale(values["time_scale"]))
+        scale = _time_scale(values["time_scale"])
+        poll, retry = policies(scale)
         try:
             client = CrusoeClient(values["access_key_id"], values["secret_key"], project_id=values["project_id"],
                                   base_url=values["api_endpoint"] or None, poll=poll, retry=retry)
         except ValueError as exc:  # the SDK's message never contains the secret
             raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
         key = public_key_setting(values["ssh_public_key"], NAME)
-        return CrusoeProvider(client, ssh_public_key=key or PLACEHOLDER_SSH_KEY, poll_interval=poll.initial_interval)
+        return CrusoeProvider(client, ssh_public_key=key or PLACEHOLDER_SSH_KEY, poll_interval=POLL_INTERVAL * scale)
 
 
 plugin = CrusoePlugin()
@@ -189,7 +200,7 @@ class CrusoePending(Generic[T]):
 
 class CrusoeProvider:
     """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot,
-    SupportsReservations and Paced.
+    SupportsReservations, Paced and SupportsCreateWatch.
 
     Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
     Raises only vm_core.errors exceptions.
@@ -198,7 +209,7 @@ class CrusoeProvider:
     name = NAME
 
     def __init__(self, client: Any, *, ssh_public_key: str = PLACEHOLDER_SSH_KEY,
-                 catalog: Catalog | None = None, poll_interval: float = 1.0) -> None:
+                 catalog: Catalog | None = None, poll_interval: float = POLL_INTERVAL) -> None:
         self._client = client
         self._poll_interval = poll_interval
         self._ssh_public_key = ssh_public_key
@@ -210,8 +221,8 @@ class CrusoeProvider:
 
     @property
     def poll_interval(self) -> float:
-        """The first interval of the operation poll policy (1 s, scaled): Crusoe documents no rate limit, and a
-        watcher's one listing covers every followed VM."""
+        """Seconds between two reads that follow deletions (POLL_INTERVAL, scaled): Crusoe documents no rate
+        limit, and a watcher's one listing covers every followed VM."""
         return self._poll_interval
 
     def account(self) -> str:
@@ -242,6 +253,34 @@ class CrusoeProvider:
                 if vm.name == name and instance_state(vm.state) is not InstanceState.TERMINATED:
                     return self._instance(vm)
         return None
+
+    @property
+    def watch_interval(self) -> float:
+        return self._poll_interval
+
+    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
+        """One listing of the project filtered by id (SupportsCreateWatch; one call per IDS_PER_LISTING ids, which
+        keeps the query short and the answer small in a busy project): VMs running, VMs in a state no create passes
+        through (ended), and VMs the listing does not show (absent: a failed create removes its VM). Pendings
+        this provider did not make are absent: only they can say how they end."""
+        wanted = {p.resource_id for p in pendings if isinstance(p, CrusoePending)}
+        foreign = {p.resource_id for p in pendings} - wanted
+        running: dict[str, Instance] = {}
+        ended: set[str] = set()
+        seen: set[str] = set()
+        ids = sorted(wanted)
+        with translated():
+            for vm in (vm for start in range(0, len(ids), IDS_PER_LISTING)
+                       for vm in self._client.list_instances(ids=ids[start:start + IDS_PER_LISTING])):
+                if vm.id not in wanted:
+                    continue
+                seen.add(vm.id)
+                state = instance_state(vm.state)
+                if state is InstanceState.RUNNING:
+                    running[vm.id] = self._instance(vm)
+                elif state in _NOT_CREATING:
+                    ended.add(vm.id)
+        return CreateRound(running, frozenset(ended), frozenset((wanted - seen) | foreign))
 
     # ------------------------------------------------------------------------------------------ create
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:

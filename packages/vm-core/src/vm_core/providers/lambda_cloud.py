@@ -4,7 +4,9 @@ How Lambda differs, and what this adapter does about it:
 - No stop/start in the API: LambdaProvider is not SupportsStopStart (the CLI says "not supported by Lambda Cloud").
   Reboot is Lambda's restart; there is no API for a hard (cold) reboot.
 - A launch answers with an instance id at once and the instance then boots: the Pending *is* the instance
-  (`id` = `resource_id` = instance id), resumable anywhere.
+  (`id` = `resource_id` = instance id), resumable anywhere. A fleet follows all its launches with one
+  `GET /instances` per `watch_interval` (SupportsCreateWatch) instead of one `GET /instances/{id}` per launch:
+  Lambda allows one request per second for the whole account.
 - Capacity is read from GET /instance-types before launching, never probed with launches (Lambda allows one
   launch per 12 s): a region without listed capacity is a CapacityError before any launch.
 - Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ..catalog import ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
 from ..model import CreateSpec, Instance, InstanceState, Offer
-from ..provider import Pending, ReservationInfo, Setting
+from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting
 from . import _lambda_map as lm
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
@@ -50,6 +52,9 @@ T = TypeVar("T")
 _INSTANCE_ID = re.compile(r"[0-9a-f]{32}")
 _MAX_NAME = 64
 _GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
+# Seconds between two listings that follow launches (times time_scale): a third of the account's 1 request/s,
+# so launches and other reads keep the rest.
+WATCH_INTERVAL = 3.0
 # The limiter paces calls this much wider than the configured (documented) limits: paced exactly, jitter in
 # arrival times makes about every other call of a burst arrive early and come back as a 429.
 _HEADROOM = 1.1
@@ -182,7 +187,7 @@ plugin = LambdaPlugin()
 # --------------------------------------------------------------------------------------------- provider
 class LambdaProvider:
     """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations + SupportsBatchDestroy + Paced
-    (not SupportsStopStart).
+    + SupportsCreateWatch (not SupportsStopStart).
 
     Thread-safe: the client's rate limiter is shared by every thread using this provider, so concurrent
     creates are spaced a launch interval apart instead of failing with 429s (a 429 is retried by the client).
@@ -274,6 +279,26 @@ class LambdaProvider:
                 region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
                 tags=spec.labels or None, reservation_id=reservation_id or None)
         return _Launch(self, operation, reservation_id)
+
+    @property
+    def watch_interval(self) -> float:
+        return WATCH_INTERVAL * self._scale
+
+    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
+        """One listing of the account (SupportsCreateWatch): launches active with an IP (as `wait` returns them),
+        launches that can no longer become active (ended: `wait` terminates an unhealthy one and says so), and
+        launches the listing does not show (absent). Pendings this provider did not make are absent: only they
+        can say how they end."""
+        from lambda_sdk.models import FAILED_STATUSES, InstanceStatus
+
+        launches = {p.resource_id: p for p in pendings if isinstance(p, _Launch)}
+        foreign = {p.resource_id for p in pendings} - launches.keys()
+        with translated():
+            natives = [n for page in self._client.list_instances().by_page() for n in page if n.id in launches]
+        active = [n for n in natives if n.status is InstanceStatus.ACTIVE and n.ip]
+        running = {n.id: launches[n.id].launched(i) for n, i in zip(active, self._to_instances(active), strict=True)}
+        ended = frozenset(n.id for n in natives if n.status in FAILED_STATUSES)
+        return CreateRound(running, ended, frozenset((launches.keys() - {n.id for n in natives}) | foreign))
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
         """The requested region if Lambda lists capacity there, else the first region that has some."""
@@ -518,7 +543,11 @@ class _Launch:
             if replacement is error:
                 raise
             raise replacement from error
-        instance = self._provider._to_instances([native])[0]
+        return self.launched(self._provider._to_instances([native])[0])
+
+    def launched(self, instance: Instance) -> Instance:
+        """The running instance as this launch reports it (a reserved one names the reservation it was sent to
+        where Lambda does not say)."""
         if instance.reserved and not instance.reservation_id:
             return replace(instance, reservation_id=self._reservation_id)
         return instance

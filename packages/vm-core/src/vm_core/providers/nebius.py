@@ -26,6 +26,9 @@ How the Nebius model maps onto vm-core:
 - **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
+- **Following creates** (SupportsCreateWatch): a fleet reads all its pending instances with one
+  `InstanceService.BatchGet` (up to 1000 ids a call) per `watch_interval` instead of polling each operation; a
+  STOPPED or failed instance sends the fleet to its operation's `wait()`, which says why and removes it.
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
   both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
@@ -46,18 +49,18 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
-from ..model import CreateSpec, Instance, Offer, ReservationMode
-from ..provider import Pending, Setting
+from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
+from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
-from ._nebius_map import NAME, SSH_USER, ErrorContext, reservation_policy, to_instance, translated
+from ._nebius_map import NAME, SSH_USER, ErrorContext, instance_state, reservation_policy, to_instance, translated
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
@@ -245,7 +248,7 @@ def _shapes() -> tuple[ShapeEntry, ...]:
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + Paced. Thread-safe.
+    + Paced + SupportsCreateWatch. Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -258,6 +261,7 @@ class NebiusProvider:
         self._config = config
         self._catalog = catalog or default_catalog()
         self._region_of = {project: region for region, project in config.projects.items()}
+        self._sold: dict[tuple[str, bool], tuple[float, set[str]]] = {}  # (region, preemptible) -> (read at, shapes)
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
@@ -314,6 +318,31 @@ class NebiusProvider:
             if native is not None:
                 return self._instance(native)
         return None
+
+    @property
+    def watch_interval(self) -> float:
+        """Seconds between two BatchGets that follow creates: the SDK's first poll interval (Nebius documents no
+        request limit)."""
+        return WATCH_INTERVAL * self._config.time_scale
+
+    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
+        """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
+        passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
+        Pendings this provider did not make are absent: only they can say how they end."""
+        ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
+        foreign = {p.resource_id for p in pendings} - set(ids)
+        with translated():
+            found = self._client.batch_get_instances(ids)
+        natives = {i: native for i, native in found.items() if not isinstance(native, Exception)}
+        running: dict[str, Instance] = {}
+        ended: set[str] = set()
+        for instance_id, native in natives.items():
+            state = instance_state(native)
+            if state is InstanceState.RUNNING:
+                running[instance_id] = self._instance(native)
+            elif state in _NOT_CREATING:
+                ended.add(instance_id)
+        return CreateRound(running, frozenset(ended), frozenset((set(ids) - natives.keys()) | foreign))
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -425,17 +454,24 @@ class NebiusProvider:
                            {b.id: b.price_per_gpu_hour for b in self._config.capacity_blocks.values()})
 
     def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:
-        """"platform/preset" of every preset the region's project may create (PlatformService.List); with
-        `preemptible`, only on platforms allowed for preemptible VMs."""
+        """"platform/preset" of every preset the region's project may create (PlatformService.List, read again
+        after PLATFORMS_TTL seconds times time_scale: a fleet's creates share one read); with `preemptible`,
+        only on platforms allowed for preemptible VMs."""
+        key = (region, preemptible)
+        read_at, sold = self._sold.get(key, (-math.inf, set()))
+        if time.monotonic() - read_at < PLATFORMS_TTL * self._config.time_scale:
+            return sold
         project = self._config.projects[region]
         with translated(ErrorContext(region=region, project=project)):
-            return {
+            sold = {
                 f"{p.metadata.name}/{preset.name}"
                 for p in self._client.list_platforms(project)
                 if p.metadata is not None
                 and (not preemptible or (p.status is not None and p.status.allowed_for_preemptibles))
                 for preset in (p.spec.presets if p.spec else ())
             }
+        self._sold[key] = (time.monotonic(), sold)
+        return sold
 
     def _shape_for(self, spec: CreateSpec) -> str:
         if spec.shape:
@@ -488,6 +524,13 @@ class NebiusProvider:
             error.suggestion = (f"Nebius kept instance {instance_id} after the failed create and it is not gone "
                                 f"yet ({cleanup.message}); remove it with `vm destroy {instance_id} --provider "
                                 "nebius`")
+
+
+WATCH_INTERVAL = 1.0
+PLATFORMS_TTL = 60.0  # seconds a PlatformService.List answer is reused (times time_scale)
+# Instance states a create never passes through on its way to running: the create has failed.
+_NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
+                           InstanceState.ERROR})
 
 
 def _about(instance_id: str) -> ErrorContext:

@@ -91,10 +91,11 @@ class VmHome:
         self.ok("providers", "-q")
 
     # ------------------------------------------------------------------------------------------ mocks
-    def serve(self, ports: dict[str, int]) -> None:
-        """Start the mock clouds of this home on fixed ports (the same state dir resumes its world)."""
+    def serve(self, ports: dict[str, int], scenario: Path | None = None) -> None:
+        """Start the mock clouds of this home on fixed ports (the same state dir resumes its world; `scenario`
+        seeds a fresh one)."""
         command = [sys.executable, "-m", "mock_clouds", "serve", "--detach", "--state-dir", str(self.mock_dir),
-                   "--time-scale", self.time_scale]
+                   "--time-scale", self.time_scale, *(["--scenario", str(scenario)] if scenario else [])]
         for provider, port in ports.items():
             command += [f"--{provider}-port", str(port)]
         done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=TIMEOUT, check=False)

@@ -41,12 +41,12 @@ def _raise_if(violations: list[validate.Violation]) -> None:
 
 # ------------------------------------------------------------------------------------------------ reads
 def get(call: Call, request: compute.GetInstanceRequest) -> compute.Instance:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         return render.instance(world, auth.instance(world, call.owner, request.id))
 
 
 def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Instance:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         if not request.name:
             raise errors.bad_request([("name", "name is required")])
@@ -57,7 +57,7 @@ def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Instanc
 
 
 def list_instances(call: Call, request: compute.ListInstancesRequest) -> compute.ListInstancesResponse:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         vms, token = paging.page(
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
@@ -80,7 +80,7 @@ def batch_get(call: Call, request: compute.BatchGetRequest) -> compute.BatchGetR
         raise errors.bad_request([("instance_ids", f"value must contain no more than {MAX_BATCH} item(s)")])
     Result = compute.BatchGetResponseBatchGetResult
     items: dict[str, compute.BatchGetResponseBatchGetResult] = {}
-    with call.world.tx() as world:
+    with call.world.read() as world:
         for instance_id in ids:
             try:
                 items[instance_id] = Result(
@@ -99,7 +99,7 @@ def list_by_nvl_instance_group(
     group = request.nvl_instance_group_id
     if not group:
         raise errors.bad_request([("nvl_instance_group_id", "value is required")])
-    with call.world.tx() as world:
+    with call.world.read() as world:
         members = [
             vm
             for vm in world.vms(NEBIUS)
@@ -115,7 +115,7 @@ def list_by_nvl_instance_group(
 def list_operations_by_parent(
     call: Call, request: compute.ListOperationsByParentRequest
 ) -> common.ListOperationsResponse:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         ops = world.operations(NEBIUS, scope=project.id)
         chosen, token = paging.page(ops, _op_key, request.page_size, request.page_token)

@@ -43,6 +43,9 @@ class Catalog:
         self.gpus = gpus
         self.shapes = shapes
         self._by_alias = {alias.upper(): g for g in gpus for alias in (g.name, *g.aliases)}
+        self._by_shape: dict[tuple[str, str], ShapeEntry] = {}
+        for entry in shapes:  # the first entry of a (provider, shape), as a scan would find it
+            self._by_shape.setdefault((entry.provider, entry.shape), entry)
 
     def gpu(self, name: str) -> GpuType:
         """The canonical GPU for a name or alias (case-insensitive); UsageError lists the known ones."""
@@ -91,7 +94,8 @@ class Catalog:
         return any(s.provider == provider for s in self.shapes)
 
     def lookup(self, provider: str, shape: str) -> ShapeEntry | None:
-        return next((s for s in self.shapes if s.provider == provider and s.shape == shape), None)
+        """The catalog entry of a provider's shape (one dict lookup: listings map thousands of VMs)."""
+        return self._by_shape.get((provider, shape))
 
 
 @functools.cache

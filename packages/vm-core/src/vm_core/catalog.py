@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 
 from .errors import UsageError
 
@@ -100,6 +98,10 @@ class Catalog:
 
 @functools.cache
 def default_catalog() -> Catalog:
+    """catalog.toml, parsed once per process on first use (about 6 ms: commands that need no shape skip it)."""
+    import tomllib
+    from importlib import resources
+
     data = tomllib.loads(resources.files("vm_core").joinpath("catalog.toml").read_text())
     gpus = [GpuType(g["name"], tuple(g.get("aliases", ())), int(g["memory_gb"])) for g in data["gpu"]]
     shapes = [ShapeEntry(**s) for s in data["shape"]]

@@ -233,8 +233,13 @@ class NebiusProvider:
     def __init__(self, client: NebiusClient, config: NebiusSettings, catalog: Catalog | None = None) -> None:
         self._client = client
         self._config = config
-        self._catalog = catalog or default_catalog()
+        self._given_catalog = catalog
         self._region_of = {project: region for region, project in config.projects.items()}
+
+    @property
+    def _catalog(self) -> Catalog:
+        """The catalog given, else the default one, parsed on first use (listing no VMs never needs it)."""
+        return self._given_catalog or default_catalog()
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"

@@ -16,7 +16,7 @@ import msgspec
 from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project, Provider, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
-from . import auth, catalog, errors, fieldmask, paging, render, updates, validate
+from . import auth, catalog, errors, fieldmask, paging, render, updates, validate, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -56,14 +56,15 @@ def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Instanc
         return render.instance(world, vm)
 
 
-def list_instances(call: Call, request: compute.ListInstancesRequest) -> compute.ListInstancesResponse:
+def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.EncodedInstances:
+    """A page of the project's instances, as a ListInstancesResponse on the wire."""
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         vms, token = paging.page(
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
         )
-        return compute.ListInstancesResponse(
-            items=[render.instance(world, vm) for vm in vms], next_page_token=token
+        return wire.EncodedInstances(
+            items=[render.instance_bytes(world, vm) for vm in vms], next_page_token=token
         )
 
 

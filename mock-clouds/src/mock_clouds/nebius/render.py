@@ -53,8 +53,9 @@ def timestamp(epoch: float) -> datetime.datetime:
 
 
 # ------------------------------------------------------------------------------------------------ instances
-# Speed only (not observable on the wire): each instance's encoded message per world, reused while everything it is rendered
-# from is unchanged, so listing thousands of instances does not re-encode each one in pure Python every time.
+# Speed only (not observable on the wire): each instance's encoded message per world, reused while
+# everything it is rendered from is unchanged, so listing thousands of instances does not re-encode each
+# one in pure Python every time.
 _ENCODED: weakref.WeakKeyDictionary[World, dict[str, tuple[bytes, bytes]]] = weakref.WeakKeyDictionary()
 
 

@@ -44,8 +44,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -254,11 +255,18 @@ class NebiusProvider:
 
     # ------------------------------------------------------------------------------------------ reads
     def list_instances(self) -> Iterator[Instance]:
-        """Every instance of every configured project (lazily paged)."""
-        for region, project in self._config.projects.items():
+        """Every instance of every configured project (lazily paged). When iteration starts, the first page of
+        every further project is asked for at once (in daemon threads), so regions cost one round trip, not one
+        each."""
+        projects = list(self._config.projects.items())
+        pages: list[Iterable[Any]] = [self._client.list_instances(project).by_page() if i == 0
+                                      else _Prefetched(self._client.list_instances(project).by_page())
+                                      for i, (_, project) in enumerate(projects)]
+        for (region, project), listing in zip(projects, pages, strict=True):
             with translated(ErrorContext(region=region, project=project)):
-                for native in self._client.list_instances(project):
-                    yield self._instance(native)
+                for page in listing:
+                    for native in page:
+                        yield self._instance(native)
 
     def get_instance(self, instance_id: str) -> Instance:
         """Raises NotFound when it does not exist (deleted instances are not found), UsageError for a
@@ -470,6 +478,34 @@ def _cloud_init(ssh_public_key: str | None) -> str:
 
 def _nothing(resource_id: str) -> None:
     return None
+
+
+class _Prefetched:
+    """The pages of a listing whose first page is fetched in a daemon thread from construction on; iterating
+    waits for it (raising its error), then fetches the rest in the iterating thread."""
+
+    def __init__(self, pages: Iterator[Any]) -> None:
+        self._pages = pages
+        self._done = threading.Event()
+        self._first: Any = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._fetch, daemon=True, name="vm-nebius-first-page").start()
+
+    def _fetch(self) -> None:
+        try:
+            self._first = next(self._pages, None)
+        except BaseException as exc:  # noqa: BLE001 - raised to the iterating thread by __iter__
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def __iter__(self) -> Iterator[Any]:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        if self._first is not None:
+            yield self._first
+        yield from self._pages
 
 
 class _OperationPending(Generic[T]):

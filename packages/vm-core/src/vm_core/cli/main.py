@@ -6,6 +6,7 @@ their command runs; `vm --help` and `vm --version` import click and this module 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import traceback
@@ -112,4 +113,9 @@ def _wants_json(args: Sequence[str]) -> bool:
 
 
 def main() -> None:
+    """The `vm` console script."""
+    # One command is a short process that allocates mostly acyclic objects (modules, messages, records): collecting
+    # the youngest generation every 700 allocations, Python's default, costs about 5 % of importing the SDKs and of
+    # decoding large listings. A higher threshold still collects cycles.
+    gc.set_threshold(20_000, 10, 10)
     sys.exit(run())

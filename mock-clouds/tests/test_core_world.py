@@ -206,3 +206,20 @@ def test_world_state_roundtrips_through_json(world: World) -> None:
     restored = msgspec.json.decode(world.snapshot(), type=WorldState)
     assert [v.name for v in restored.vms.values()] == ["persisted"]
     assert restored.credentials == world.state.credentials
+
+
+def test_a_read_persists_only_what_it_completed() -> None:
+    changes: list[int] = []
+    state = load_scenario()
+    state.time_scale = 1.0  # operations take their full scenario duration: none is due during this test
+    world = World(state, on_change=lambda: changes.append(1))
+    vm, op = create(world)
+    assert len(changes) == 1  # the create, a write
+    with world.read() as read:
+        assert read.vm(Provider.CRUSOE, vm.id) is vm
+    assert len(changes) == 1  # nothing was due: nothing to persist
+    world.now = lambda: op.due_at + 1.0  # type: ignore[method-assign]
+    with world.read():
+        pass
+    assert op.done and vm.state == VMState.RUNNING
+    assert len(changes) == 2  # the read completed the create: that is persisted

@@ -164,3 +164,26 @@ def test_idempotency_key_on_stop_and_delete(nebius):
     )
     replay = deleting.instances.delete(compute.DeleteInstanceRequest(id=created.resource_id))
     assert replay.id == delete.id and replay.status.code == 0
+
+
+def test_a_listing_shows_each_instance_exactly_as_get_also_after_it_changes(nebius):
+    """List reuses each instance's encoding while nothing it is rendered from changed (speed only): before and
+    after a change, every listed instance is byte for byte what Get returns."""
+    client = nebius.client
+    ops = [nebius.create(f"vm-{i}", CPU_STOPPED) for i in range(3)]
+    for op in ops:
+        client.wait(op)
+
+    def listed() -> dict[str, bytes]:
+        request = compute.ListInstancesRequest(parent_id=nebius.project)
+        return {i.metadata.id: bytes(i) for i in client.instances.list(request).items}
+
+    def got() -> dict[str, bytes]:
+        return {op.resource_id: bytes(nebius.get(op.resource_id)) for op in ops}
+
+    assert listed() == got()
+    started = ops[0].resource_id
+    client.wait(client.instances.start(compute.StartInstanceRequest(id=started)))
+    after = listed()
+    assert after == got()
+    assert nebius.get(started).status.state == compute.InstanceStatusInstanceState.RUNNING

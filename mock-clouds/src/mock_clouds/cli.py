@@ -72,7 +72,8 @@ def serve(state_dir: Path | None, scenario: Path | None, time_scale: float | Non
 
 def _serve_foreground(directory: Path, scenario: Path | None, time_scale: float | None, host: str,
                       ports: dict[str, int]) -> None:
-    from .runner import ENDPOINTS_FILE, MockClouds
+    from .control import ENDPOINTS_FILE
+    from .runner import MockClouds
     from .scenario import ScenarioError
 
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)

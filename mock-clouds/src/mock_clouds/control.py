@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from .runner import ENDPOINTS_FILE
+ENDPOINTS_FILE = "endpoints.json"  # written by the server (runner.MockClouds) into its state directory
 
 
 class NotRunning(Exception):

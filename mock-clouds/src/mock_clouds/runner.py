@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from .control import ENDPOINTS_FILE
 from .core.models import Credential, Provider, WorldState
 from .core.store import Snapshotter, load_state, write_atomic
 from .core.world import World
 from .scenario import load_scenario
 
-ENDPOINTS_FILE = "endpoints.json"
 _FRONT_ENDS = {
     "crusoe": "mock_clouds.crusoe.server",
     "lambda": "mock_clouds.lambda_cloud.server",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import nebius_sdk
 import pytest
@@ -74,6 +75,55 @@ def test_pager_loop_guard_catches_a_token_pointing_at_itself() -> None:
     pager = Pager(_pages({"": ([1], "a"), "a": ([2], "a")}, []))
     with pytest.raises(errors.PaginationLoop):
         list(pager)
+
+
+def _encoded(pages: dict[str, tuple[list[int], str]], log: list[str], asked_next: threading.Event):
+    """A fetch of encoded pages (each item a str) that records its tokens; fetching "t1" sets `asked_next`."""
+
+    def fetch(token: str) -> tuple[list[str], str]:
+        log.append(token)
+        if token == "t1":
+            asked_next.set()
+        items, next_token = pages[token]
+        return [str(i) for i in items], next_token
+
+    return fetch
+
+
+def test_pager_with_decode_asks_for_the_next_page_before_decoding_this_one() -> None:
+    fetched: list[str] = []
+    asked_next = threading.Event()
+    decoded: list[bool] = []  # per page: had the next page been asked for when it was decoded?
+
+    def decode(items: list[str]) -> list[int]:
+        decoded.append(asked_next.wait(5))
+        return [int(i) for i in items]
+
+    pager = Pager(_encoded({"": ([1, 2], "t1"), "t1": ([3], "")}, fetched, asked_next), decode=decode)
+    assert fetched == []
+    assert list(pager) == [1, 2, 3]
+    assert fetched == ["", "t1"]
+    assert decoded[0] is True
+
+
+def test_pager_with_decode_raises_a_failed_page_where_it_is_read() -> None:
+    def fetch(token: str) -> tuple[list[str], str]:
+        if token == "t1":
+            raise ConnectionError("page 2 failed")
+        return ["1"], "t1"
+
+    pages = Pager(fetch, decode=lambda items: [int(i) for i in items]).by_page()
+    assert next(pages).items == [1]
+    with pytest.raises(ConnectionError, match="page 2 failed"):
+        next(pages)
+
+
+def test_pager_with_decode_keeps_the_loop_guard() -> None:
+    pager = Pager(_encoded({"": ([1], "a"), "a": ([2], "b"), "b": ([3], "a")}, [], threading.Event()),
+                  decode=lambda items: [int(i) for i in items])
+    with pytest.raises(errors.PaginationLoop) as info:
+        list(pager)
+    assert info.value.token == "a"
 
 
 # ------------------------------------------------------------------------------------------------ targets

@@ -152,6 +152,18 @@ def test_a_project_of_another_tenant_is_an_auth_error(mock_clouds: Any, connect:
         list(provider.list_instances())
 
 
+def test_a_later_project_that_fails_is_named_after_the_earlier_ones_are_listed(
+        mock_clouds: Any, connect: Callable[..., Any]) -> None:
+    """Further projects' first pages are asked for at once; each answer (here an error) reaches the caller in
+    project order, translated like any other."""
+    provider = connect(mock_clouds, "nebius", projects={"eu-north1": EU_NORTH1, "eu-west1": OTHER_TENANT})
+    vm = provider.begin_create(spec("north", region="eu-north1")).wait(WAIT)
+    listed = []
+    with pytest.raises(AuthError, match=OTHER_TENANT):
+        listed.extend(i.id for i in provider.list_instances())
+    assert listed == [vm.id]
+
+
 # ------------------------------------------------------------------------------------------------ reservations
 def test_auto_lands_in_the_capacity_block(nebius: NebiusProvider) -> None:
     vm = nebius.begin_create(spec("in-block", reservation=ReservationRequest(ReservationMode.AUTO))).wait(WAIT)

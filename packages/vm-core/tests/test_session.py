@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,46 @@ def broken_plugin_dist(site: Path) -> Path:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-broken-provider\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[vm_core.providers]\nbroken = vm_broken_provider:plugin\n")
     (site / "vm_broken_provider.py").write_text('raise RuntimeError("broken on purpose")\n')
+    return site
+
+
+PAIRED_PLUGINS = '''
+import threading
+
+slow_connecting = threading.Event()
+fast_connected = threading.Event()
+
+
+class Slow:
+    """Connects only once the other provider has connected (as if importing a large SDK meanwhile)."""
+
+    name, title, settings = "slow", "Slow", ()
+
+    def connect(self, settings):
+        slow_connecting.set()
+        return "slow provider" if fast_connected.wait(10) else "the other connect waited for this one"
+
+
+class Fast:
+    name, title, settings = "fast", "Fast", ()
+
+    def connect(self, settings):
+        fast_connected.set()
+        return "fast provider"
+
+
+slow, fast = Slow(), Fast()
+'''
+
+
+def paired_plugins_dist(site: Path) -> Path:
+    """An installed distribution of two provider plugins, `slow` and `fast` (see PAIRED_PLUGINS)."""
+    info = site / "vm_paired_providers-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-paired-providers\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vm_core.providers]\nslow = vm_paired_providers:slow\n"
+                                           "fast = vm_paired_providers:fast\n")
+    (site / "vm_paired_providers.py").write_text(PAIRED_PLUGINS)
     return site
 
 
@@ -101,3 +143,19 @@ def test_broken_plugin_is_reported_and_skipped(tmp_path: Path, monkeypatch: pyte
     assert reports["crusoe"].problem == "" and reports["crusoe"].stop_start is True
     with pytest.raises(UsageError, match="provider 'broken' is installed but broken"):
         s.plugin("broken")
+
+
+def test_connecting_one_provider_does_not_wait_for_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each provider connects under its own lock, so a slow connect (an SDK being imported) never holds up
+    another provider's, and concurrent listings overlap one provider's imports with another's network calls."""
+    monkeypatch.syspath_prepend(str(paired_plugins_dist(tmp_path / "site")))
+    s = session(tmp_path, Profile("p", providers={"slow": {}, "fast": {}}))
+    plugins = importlib.import_module("vm_paired_providers")
+    connected: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: connected.update(slow=s.provider("slow")), daemon=True)
+    thread.start()
+    assert plugins.slow_connecting.wait(10)
+    assert s.provider("fast") == "fast provider"
+    thread.join(15)
+    assert connected == {"slow": "slow provider"}
+    assert s.provider("slow") == "slow provider"  # cached: connected once

@@ -77,6 +77,16 @@ class World:
             yield self
             self._on_change()
 
+    @contextlib.contextmanager
+    def read(self) -> Iterator[World]:
+        """`tx()` for a caller that changes nothing: the world is persisted only when applying due operations
+        (or purging expired records) changed it, so a stream of reads does not rewrite the snapshot."""
+        with self._lock:
+            changed = self.advance()
+            yield self
+            if changed:
+                self._on_change()
+
     def now(self) -> float:
         return time.time()
 
@@ -97,12 +107,13 @@ class World:
     def scaled(self, seconds: float) -> float:
         return seconds * self.state.time_scale
 
-    def advance(self) -> None:
+    def advance(self) -> bool:
+        """Complete the operations that are due and purge expired records; True when anything changed."""
         now = self.now()
         due = [op for op in self.state.operations.values() if not op.done and op.due_at <= now]
         for op in sorted(due, key=lambda o: o.due_at):
             self._complete(op, op.due_at)
-        self._purge(now)
+        return self._purge(now) or bool(due)
 
     # ----------------------------------------------------------------- configuration reads
     def config(self, provider: Provider) -> ProviderConfig:
@@ -463,14 +474,16 @@ class World:
         shape = self.shape(vm.provider, vm.shape)
         return shape.family if shape else ""
 
-    def _purge(self, now: float) -> None:
+    def _purge(self, now: float) -> bool:
+        """Forget deleted VMs and finished operations older than the retention; True when any were."""
         cutoff = now - RETENTION_SECONDS
-        for key, vm in list(self.state.vms.items()):
-            if vm.state == VMState.DELETED and vm.deleted_at < cutoff:
-                del self.state.vms[key]
-        for key, op in list(self.state.operations.items()):
-            if op.done and op.finished_at < cutoff:
-                del self.state.operations[key]
+        vms = [key for key, vm in self.state.vms.items() if vm.state == VMState.DELETED and vm.deleted_at < cutoff]
+        ops = [key for key, op in self.state.operations.items() if op.done and op.finished_at < cutoff]
+        for key in vms:
+            del self.state.vms[key]
+        for key in ops:
+            del self.state.operations[key]
+        return bool(vms or ops)
 
 
 def region_matches(region: str, allowed: list[str]) -> bool:

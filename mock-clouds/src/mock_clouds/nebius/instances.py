@@ -16,7 +16,7 @@ import msgspec
 from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project, Provider, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
-from . import auth, catalog, errors, fieldmask, paging, render, updates, validate
+from . import auth, catalog, errors, fieldmask, paging, render, updates, validate, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -41,12 +41,12 @@ def _raise_if(violations: list[validate.Violation]) -> None:
 
 # ------------------------------------------------------------------------------------------------ reads
 def get(call: Call, request: compute.GetInstanceRequest) -> compute.Instance:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         return render.instance(world, auth.instance(world, call.owner, request.id))
 
 
 def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Instance:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         if not request.name:
             raise errors.bad_request([("name", "name is required")])
@@ -56,14 +56,15 @@ def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Instanc
         return render.instance(world, vm)
 
 
-def list_instances(call: Call, request: compute.ListInstancesRequest) -> compute.ListInstancesResponse:
-    with call.world.tx() as world:
+def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.EncodedInstances:
+    """A page of the project's instances, as a ListInstancesResponse on the wire."""
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         vms, token = paging.page(
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
         )
-        return compute.ListInstancesResponse(
-            items=[render.instance(world, vm) for vm in vms], next_page_token=token
+        return wire.EncodedInstances(
+            items=[render.instance_bytes(world, vm) for vm in vms], next_page_token=token
         )
 
 
@@ -80,7 +81,7 @@ def batch_get(call: Call, request: compute.BatchGetRequest) -> compute.BatchGetR
         raise errors.bad_request([("instance_ids", f"value must contain no more than {MAX_BATCH} item(s)")])
     Result = compute.BatchGetResponseBatchGetResult
     items: dict[str, compute.BatchGetResponseBatchGetResult] = {}
-    with call.world.tx() as world:
+    with call.world.read() as world:
         for instance_id in ids:
             try:
                 items[instance_id] = Result(
@@ -99,7 +100,7 @@ def list_by_nvl_instance_group(
     group = request.nvl_instance_group_id
     if not group:
         raise errors.bad_request([("nvl_instance_group_id", "value is required")])
-    with call.world.tx() as world:
+    with call.world.read() as world:
         members = [
             vm
             for vm in world.vms(NEBIUS)
@@ -115,7 +116,7 @@ def list_by_nvl_instance_group(
 def list_operations_by_parent(
     call: Call, request: compute.ListOperationsByParentRequest
 ) -> common.ListOperationsResponse:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         ops = world.operations(NEBIUS, scope=project.id)
         chosen, token = paging.page(ops, _op_key, request.page_size, request.page_token)

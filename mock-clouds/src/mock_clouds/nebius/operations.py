@@ -11,13 +11,13 @@ NEBIUS = Provider.NEBIUS
 
 
 def get(call: Call, request: common.GetOperationRequest) -> common.Operation:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         return render.operation(auth.operation(world, call.owner, request.id))
 
 
 def list_operations(call: Call, request: common.ListOperationsRequest) -> common.ListOperationsResponse:
     """Operations of one resource (also after it was deleted, while the records are retained)."""
-    with call.world.tx() as world:
+    with call.world.read() as world:
         if not request.resource_id:
             raise errors.bad_request([("resource_id", "resource_id is required")])
         vm = world.vm(NEBIUS, request.resource_id, include_deleted=True)

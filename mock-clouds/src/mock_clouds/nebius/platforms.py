@@ -9,7 +9,7 @@ from .call import Call
 
 
 def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Platform:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         if not request.name:
             raise errors.bad_request([("name", "name is required")])
@@ -20,7 +20,7 @@ def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Platfor
 
 
 def list_platforms(call: Call, request: compute.ListPlatformsRequest) -> compute.ListPlatformsResponse:
-    with call.world.tx() as world:
+    with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         names = list(catalog.platforms(world, project.region).items())
         chosen, token = paging.page(names, lambda item: (0.0, item[0]), request.page_size, request.page_token)

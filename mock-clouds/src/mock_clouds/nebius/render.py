@@ -1,4 +1,4 @@
-"""Core records -> Nebius messages (Instance, Operation, Platform). Call inside `world.tx()`.
+"""Core records -> Nebius messages (Instance, Operation, Platform). Call inside `world.tx()` or `world.read()`.
 
 Instance states follow research §5: a new instance shows STOPPED with reconciling=true, then STARTING, then
 RUNNING when the create operation succeeds; a create or start that finds no capacity leaves it STOPPED with
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import weakref
 
 import grpc
+import msgspec
 
 from ..core.models import VM, Operation, OpError, OpKind, Provider, Shape, VMState
 from ..core.world import World
@@ -51,6 +53,26 @@ def timestamp(epoch: float) -> datetime.datetime:
 
 
 # ------------------------------------------------------------------------------------------------ instances
+# Speed only (not observable on the wire): each instance's encoded message per world, reused while
+# everything it is rendered from is unchanged, so listing thousands of instances does not re-encode each
+# one in pure Python every time.
+_ENCODED: weakref.WeakKeyDictionary[World, dict[str, tuple[bytes, bytes]]] = weakref.WeakKeyDictionary()
+
+
+def instance_bytes(world: World, vm: VM) -> bytes:
+    """`bytes(instance(world, vm))`. The rendering depends only on the VM record, the state shown and whether
+    an operation is pending, so the encoding is kept per VM under exactly that key."""
+    pending = world.pending_operation(NEBIUS, vm.id)
+    key = msgspec.json.encode((vm, instance_state(world, vm, pending), pending is not None))
+    cache = _ENCODED.setdefault(world, {})
+    cached = cache.get(vm.id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    encoded = bytes(instance(world, vm))
+    cache[vm.id] = (key, encoded)
+    return encoded
+
+
 def instance(world: World, vm: VM) -> compute.Instance:
     record = InstanceRecord.of(vm)
     spec = record.instance_spec()

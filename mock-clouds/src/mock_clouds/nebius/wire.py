@@ -8,6 +8,7 @@ INVALID_ARGUMENT for anything malformed. Unknown field numbers are allowed, as i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeVar
 
 import betterproto2
@@ -126,3 +127,12 @@ def _wire_type_of(proto_type: str) -> int:
     if proto_type in betterproto2.WIRE_FIXED_64_TYPES:
         return _FIXED64
     return _LEN
+
+
+@dataclass(eq=False, repr=False)
+class EncodedInstances(betterproto2.Message):
+    """A `ListInstancesResponse` built from instances that are already encoded: an embedded message and a bytes
+    field are the same on the wire, so its encoding is byte for byte the response's."""
+
+    items: list[bytes] = betterproto2.field(1, betterproto2.TYPE_BYTES, repeated=True)
+    next_page_token: str = betterproto2.field(2, betterproto2.TYPE_STRING)

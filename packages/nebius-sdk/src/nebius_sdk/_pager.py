@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .errors import PaginationLoop
 
@@ -12,6 +13,8 @@ T = TypeVar("T")
 
 # Fetches one page: given a page token ("" for the first page), returns the items and the next token.
 FetchPage = Callable[[str], tuple[list[T], str]]
+# With a `decode`, fetches one page still encoded: given a page token, returns the page and the next token.
+FetchRaw = Callable[[str], tuple[Any, str]]
 
 
 @dataclass(frozen=True)
@@ -28,15 +31,45 @@ class Page(Generic[T]):
         return len(self.items)
 
 
+class _Ahead:
+    """One page fetch running in a daemon thread (so an abandoned listing never delays the exit)."""
+
+    def __init__(self, fetch: FetchRaw, token: str) -> None:
+        self._done = threading.Event()
+        self._page: tuple[Any, str] | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._run, args=(fetch, token), daemon=True, name="nebius-sdk-page").start()
+
+    def _run(self, fetch: FetchRaw, token: str) -> None:
+        try:
+            self._page = fetch(token)
+        except BaseException as exc:  # noqa: BLE001 - raised to the iterating thread by result()
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> tuple[Any, str]:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._page is not None
+        return self._page
+
+
 class Pager(Generic[T]):
     """Iterating yields every item across pages; nothing is fetched before iteration starts.
 
     Each iteration starts a fresh listing. Only an empty `next_page_token` ends it; a token seen before raises
     `PaginationLoop` instead of looping forever. Errors of a page fetch propagate (after the SDK's retries).
+
+    With `decode`, `fetch` returns each page still encoded and `decode` turns it into items: the next page is
+    then requested (in a daemon thread) as soon as a page arrives, before it is decoded, so the server works on
+    page k+1 while the client decodes page k. At most one page is fetched ahead of the one being read.
     """
 
-    def __init__(self, fetch: FetchPage[T]) -> None:
+    def __init__(self, fetch: FetchPage[T] | FetchRaw, decode: Callable[[Any], list[T]] | None = None) -> None:
         self._fetch = fetch
+        self._decode = decode
 
     def __iter__(self) -> Iterator[T]:
         for page in self.by_page():
@@ -46,12 +79,14 @@ class Pager(Generic[T]):
         """Yield whole pages, starting at `continuation_token` (a `next_page_token` from an earlier page)."""
         token = continuation_token
         seen = {token} if token else set()
+        raw, next_token = self._fetch(token)
         while True:
-            items, next_token = self._fetch(token)
-            yield Page(items, next_token)
+            ahead = (_Ahead(self._fetch, next_token)
+                     if self._decode is not None and next_token and next_token not in seen else None)
+            yield Page(self._decode(raw) if self._decode is not None else raw, next_token)
             if not next_token:
                 return
             if next_token in seen:
                 raise PaginationLoop(next_token)
             seen.add(next_token)
-            token = next_token
+            raw, next_token = ahead.result() if ahead is not None else self._fetch(next_token)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import betterproto2
 import grpc
 
 from . import specs
@@ -58,6 +60,16 @@ DEFAULT_RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, multiplier=2.0)
 DEFAULT_POLL_BACKOFF = Backoff(initial=1.0, maximum=15.0, multiplier=1.5)
 
 
+@dataclass(eq=False, repr=False)
+class _EncodedInstancesPage(betterproto2.Message):
+    """`ListInstancesResponse` with each instance still encoded. The wire format is the same (an embedded
+    message is length-delimited bytes), so the pager learns `next_page_token` and asks for the next page before
+    it decodes this one's instances (which costs as long as the server takes to send a page)."""
+
+    items: list[bytes] = betterproto2.field(1, betterproto2.TYPE_BYTES, repeated=True)
+    next_page_token: str = betterproto2.field(2, betterproto2.TYPE_STRING)
+
+
 class NebiusClient:
     """Client of one Nebius compute endpoint. Thread-safe; close it (or use `with`) to release the channel.
 
@@ -97,6 +109,12 @@ class NebiusClient:
             backoff=retry_backoff,
         )
         self._instances = InstanceServiceStub(self._transport.channel)
+        # InstanceService.List with the instances left encoded (see _EncodedInstancesPage)
+        self._list_encoded = self._transport.channel.unary_unary(
+            "/nebius.compute.v1.InstanceService/List",
+            ListInstancesRequest.SerializeToString,
+            _EncodedInstancesPage.FromString,
+        )
         self._operations = OperationServiceStub(self._transport.channel)
         self._platforms = PlatformServiceStub(self._transport.channel)
 
@@ -150,12 +168,12 @@ class NebiusClient:
         """A lazy pager over the project's instances (nothing is fetched until you iterate)."""
         parent = self._parent(parent_id)
 
-        def fetch(token: str) -> tuple[list[Instance], str]:
+        def fetch(token: str) -> tuple[list[bytes], str]:
             request = ListInstancesRequest(parent_id=parent, page_size=page_size, page_token=token)
-            response = self._transport.call(self._instances.list, request)
-            return list(response.items), response.next_page_token
+            response = self._transport.call(self._list_encoded, request)
+            return response.items, response.next_page_token
 
-        return Pager(fetch)
+        return Pager(fetch, decode=lambda encoded: [Instance.FromString(item) for item in encoded])
 
     # ------------------------------------------------------------------ instances: operations
     def begin_create_instance(

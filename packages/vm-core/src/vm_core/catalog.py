@@ -9,14 +9,14 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,9 @@ class Catalog:
         self.gpus = gpus
         self.shapes = shapes
         self._by_alias = {alias.upper(): g for g in gpus for alias in (g.name, *g.aliases)}
+        self._by_shape: dict[tuple[str, str], ShapeEntry] = {}
+        for entry in shapes:  # the first entry of a (provider, shape), as a scan would find it
+            self._by_shape.setdefault((entry.provider, entry.shape), entry)
 
     def gpu(self, name: str) -> GpuType:
         """The canonical GPU for a name or alias (case-insensitive); UsageError lists the known ones."""
@@ -97,19 +100,26 @@ class Catalog:
         return any(s.provider == provider for s in self.shapes)
 
     def lookup(self, provider: str, shape: str) -> ShapeEntry | None:
-        return next((s for s in self.shapes if s.provider == provider and s.shape == shape), None)
+        """The catalog entry of a provider's shape (one dict lookup: listings map thousands of VMs)."""
+        return self._by_shape.get((provider, shape))
 
 
 def read_shapes(provider: str, source: Traversable) -> tuple[ShapeEntry, ...]:
     """The `[[shape]]` tables of a TOML file (keys: gpu, shape, gpu_count, optional price_per_hour and
     spot_price_per_hour) as `provider`'s shapes: what a plugin may return as its `shapes`."""
+    import tomllib
+
     return tuple(ShapeEntry(provider, **row) for row in tomllib.loads(source.read_text())["shape"])
 
 
 @functools.cache
 def default_catalog() -> Catalog:
     """The catalog's GPUs with the shapes of every installed provider plugin (also disabled ones, so the catalog
-    is the same whatever VM_DISABLE_PROVIDERS says)."""
+    is the same whatever VM_DISABLE_PROVIDERS says), parsed once per process on first use (commands that need no
+    shape skip it)."""
+    import tomllib
+    from importlib import resources
+
     from .plugins import PROVIDER_ATTRIBUTES, PROVIDERS_GROUP, PluginSet
 
     data = tomllib.loads(resources.files("vm_core").joinpath("catalog.toml").read_text())

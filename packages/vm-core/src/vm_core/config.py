@@ -21,7 +21,6 @@ others may read or write is refused, since it may hold credentials. Nothing here
 from __future__ import annotations
 
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +87,8 @@ def load_config(path: Path) -> Config:
     except FileNotFoundError:
         return implicit_config()
     check_private(path, mode)
+    import tomllib  # only with a config file (3 ms)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -44,6 +44,7 @@ class Session:
         self.secrets: set[str] = set()  # every secret setting value seen, for redacting logs
         self._providers: dict[str, Provider] = {}
         self._endpoints: dict[str, dict[str, Any]] = {}  # embedded clouds' name -> their endpoints
+        self._connecting: dict[str, threading.Lock] = {}  # one per provider: connects of two never wait on each other
         self._lock = threading.RLock()
 
     def plugin(self, name: str) -> Any:
@@ -70,8 +71,13 @@ class Session:
 
     def provider(self, name: str) -> Provider:
         """The connected provider (cached; no network call except starting embedded mock clouds).
-        Raises UsageError for an unknown provider, ConfigError when it is not configured or lacks a setting."""
+        Raises UsageError for an unknown provider, ConfigError when it is not configured or lacks a setting.
+
+        Thread-safe, and connecting one provider (which imports its SDK) never waits for another's connect, so
+        concurrent commands overlap one provider's imports with another's network calls."""
         with self._lock:
+            connecting = self._connecting.setdefault(name, threading.Lock())
+        with connecting:
             if name not in self._providers:
                 plugin = self.plugin(name)
                 if not self.is_configured(name):
@@ -88,7 +94,7 @@ class Session:
         values = {key: value for key, (value, _) in self.sources(name).items()}
         if missing := [s for s in declared.values() if s.required and values.get(s.key) in (None, "")]:
             raise ConfigError(self._missing(name, missing))
-        self.secrets.update(str(values[k]) for k, s in declared.items() if s.secret and values.get(k))
+        self.secrets.update([str(values[k]) for k, s in declared.items() if s.secret and values.get(k)])
         return values
 
     def sources(self, name: str, *, start: bool = True) -> dict[str, tuple[Any, str]]:

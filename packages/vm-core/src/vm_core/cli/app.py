@@ -62,7 +62,7 @@ class App:
 
     def redact(self, text: str) -> str:
         """`text` without any secret value the session has seen."""
-        for secret in getattr(self._session, "secrets", ()):
+        for secret in tuple(getattr(self._session, "secrets", ())):  # a copy: providers connect in other threads
             if len(secret) >= 4:
                 text = text.replace(secret, "<redacted>")
         return text

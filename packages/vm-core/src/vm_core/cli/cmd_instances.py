@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -44,35 +45,53 @@ def list_command(app: App, provider: str | None, fleet: str | None, state: str |
     if provider is not None:
         session.plugin(provider)
     names = [provider] if provider else session.configured_names()
+    fleets = _FleetNames(session)  # read from the store while the providers answer
     outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names)
     failures = [(o.key, o.error) for o in outcomes if o.error]
     if names and len(failures) == len(names):
         app.finish(failures, len(names), "providers", as_warnings=True)
-    found: list[Instance] = _with_fleets(session, [i for o in outcomes if o.value for i in o.value],
-                                         app.output.warn)
+    found = fleets.apply([i for o in outcomes if o.value for i in o.value], app.output.warn)
     wanted = [i for i in found if (fleet is None or i.fleet == fleet) and (state is None or i.state == state)
               and (region is None or i.region == region) and (name is None or i.name == name)]
     views.instances(app.output, sorted(wanted, key=lambda i: (i.provider, i.name, i.id)), raw=raw)
     app.finish(failures, len(names), "providers", as_warnings=True)
 
 
-def _with_fleets(session: Any, instances: list[Instance], warn: Any) -> list[Instance]:
-    """Instances with `fleet` set from the fleet store (when there is one). A store that cannot be read (a team
-    database that is down) costs only the fleet names: `warn` says so."""
-    from ..errors import VmError
-    from ..fleet.location import existing_store
-    from ..fleet.store import MAY_EXIST, MemberState
+class _FleetNames:
+    """The fleet of each instance that is a fleet member, read from the fleet store (when there is one) in a
+    daemon thread started at construction, so the read overlaps the providers' network calls."""
 
-    try:
-        store = existing_store(session)
-        if store is None:
+    def __init__(self, session: Any) -> None:
+        self._owner: dict[tuple[str, str], str] = {}
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, args=(session,), daemon=True, name="vm-fleet-names")
+        self._thread.start()
+
+    def apply(self, instances: list[Instance], warn: Any) -> list[Instance]:
+        """`instances` with `fleet` set from the store. A store that cannot be read (a team database that is
+        down) costs only the fleet names: `warn` says so. Any other failure of the read is raised here."""
+        from ..errors import VmError
+
+        self._thread.join()
+        if isinstance(self._failure, VmError):
+            warn(f"fleet names not shown: {self._failure.message}")
             return instances
-        owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets() for m in store.members(f.name)
-                 if m.instance_id and (m.state in MAY_EXIST or m.state is MemberState.RELEASED)}
-    except VmError as exc:
-        warn(f"fleet names not shown: {exc.message}")
-        return instances
-    return [replace(i, fleet=owner.get((i.provider, i.id), i.fleet)) for i in instances]
+        if self._failure is not None:
+            raise self._failure
+        return [replace(i, fleet=self._owner.get((i.provider, i.id), i.fleet)) for i in instances]
+
+    def _read(self, session: Any) -> None:
+        from ..fleet.location import existing_store
+        from ..fleet.store import MAY_EXIST, MemberState
+
+        try:
+            store = existing_store(session)
+            if store is not None:
+                self._owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets()
+                               for m in store.members(f.name)
+                               if m.instance_id and (m.state in MAY_EXIST or m.state is MemberState.RELEASED)}
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread by apply()
+            self._failure = exc
 
 
 @click.command()
@@ -91,4 +110,4 @@ def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
     session = app.session()
     instance_id = validate.instance_id(session.plugin(provider), provider, instance_id)
     found = session.provider(provider).get_instance(instance_id)
-    views.instance(app.output, _with_fleets(session, [found], app.output.warn)[0], raw=raw)
+    views.instance(app.output, _FleetNames(session).apply([found], app.output.warn)[0], raw=raw)

@@ -88,9 +88,7 @@ class FleetInspector:
             record = self._mark_interrupted(recorded_fleet(self.store, name))
             live = [m for m in self.store.members(name) if m.state in SHOWN]
             listed = self._listings({m.provider for m in live})
-            identity = identity_of(record)
-            with ThreadPoolExecutor(max_workers=max(min(len(live), PARALLEL), 1)) as pool:
-                views = list(pool.map(lambda m: self._refresh(identity, m, listed.get(m.provider)), live))
+            views = self._refreshed(identity_of(record), live, listed)
             members = [v for v, _ in views]
             fleet = with_derived_state(recorded_fleet(self.store, name), sum(1 for v in members if v.running))
             return FleetView(fleet, members, [p for _, p in views if p])
@@ -118,6 +116,22 @@ class FleetInspector:
         with ThreadPoolExecutor(max_workers=max(len(providers), 1)) as pool:
             found = dict(zip(providers, pool.map(listing, providers.values()), strict=True))
         return {name: listing for name, listing in found.items() if listing is not None}
+
+    def _refreshed(self, identity: FleetIdentity, live: Sequence[MemberRecord],
+                   listed: Mapping[str, Mapping[str, Instance]]) -> list[tuple[MemberView, str]]:
+        """`_refresh` of every member, in order: members found in their provider's listing at once, the others
+        (asked for one by one) concurrently."""
+        views: list[tuple[MemberView, str] | None] = [
+            (MemberView(m, listed[m.provider][m.instance_id]), "")
+            if m.provider in listed and m.instance_id in listed[m.provider] else None for m in live]
+        unlisted = [i for i, view in enumerate(views) if view is None]
+        if unlisted:
+            with ThreadPoolExecutor(max_workers=min(len(unlisted), PARALLEL)) as pool:
+                refreshed = pool.map(lambda i: self._refresh(identity, live[i], listed.get(live[i].provider)),
+                                     unlisted)
+                for i, view in zip(unlisted, refreshed, strict=True):
+                    views[i] = view
+        return [view for view in views if view is not None]
 
     def _refresh(self, identity: FleetIdentity, member: MemberRecord,
                  listed: Mapping[str, Instance] | None) -> tuple[MemberView, str]:

@@ -213,8 +213,13 @@ class CrusoeProvider:
         self._client = client
         self._poll_interval = poll_interval
         self._ssh_public_key = ssh_public_key
-        self._catalog = catalog or default_catalog()
+        self._given_catalog = catalog
         self._prices: dict[str, float | None] = {}  # reservation id -> $/GPU-h (contract prices do not move)
+
+    @property
+    def _catalog(self) -> Catalog:
+        """The catalog given, else the default one, parsed on first use (listing no VMs never needs it)."""
+        return self._given_catalog or default_catalog()
 
     def __repr__(self) -> str:
         return f"CrusoeProvider({self._client!r})"

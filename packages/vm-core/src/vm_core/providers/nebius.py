@@ -48,8 +48,9 @@ import functools
 import json
 import math
 import os
+import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -259,9 +260,14 @@ class NebiusProvider:
     def __init__(self, client: NebiusClient, config: NebiusSettings, catalog: Catalog | None = None) -> None:
         self._client = client
         self._config = config
-        self._catalog = catalog or default_catalog()
+        self._given_catalog = catalog
         self._region_of = {project: region for region, project in config.projects.items()}
         self._sold: dict[tuple[str, bool], tuple[float, set[str]]] = {}  # (region, preemptible) -> (read at, shapes)
+
+    @property
+    def _catalog(self) -> Catalog:
+        """The catalog given, else the default one, parsed on first use (listing no VMs never needs it)."""
+        return self._given_catalog or default_catalog()
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
@@ -276,11 +282,18 @@ class NebiusProvider:
 
     # ------------------------------------------------------------------------------------------ reads
     def list_instances(self) -> Iterator[Instance]:
-        """Every instance of every configured project (lazily paged)."""
-        for region, project in self._config.projects.items():
+        """Every instance of every configured project (lazily paged). When iteration starts, the first page of
+        every further project is asked for at once (in daemon threads), so regions cost one round trip, not one
+        each."""
+        projects = list(self._config.projects.items())
+        pages: list[Iterable[Any]] = [self._client.list_instances(project).by_page() if i == 0
+                                      else _Prefetched(self._client.list_instances(project).by_page())
+                                      for i, (_, project) in enumerate(projects)]
+        for (region, project), listing in zip(projects, pages, strict=True):
             with translated(ErrorContext(region=region, project=project)):
-                for native in self._client.list_instances(project):
-                    yield self._instance(native)
+                for page in listing:
+                    for native in page:
+                        yield self._instance(native)
 
     def get_instance(self, instance_id: str) -> Instance:
         """Raises NotFound when it does not exist (deleted instances are not found), UsageError for a
@@ -552,6 +565,34 @@ def _cloud_init(ssh_public_key: str | None) -> str:
 
 def _nothing(resource_id: str) -> None:
     return None
+
+
+class _Prefetched:
+    """The pages of a listing whose first page is fetched in a daemon thread from construction on; iterating
+    waits for it (raising its error), then fetches the rest in the iterating thread."""
+
+    def __init__(self, pages: Iterator[Any]) -> None:
+        self._pages = pages
+        self._done = threading.Event()
+        self._first: Any = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._fetch, daemon=True, name="vm-nebius-first-page").start()
+
+    def _fetch(self) -> None:
+        try:
+            self._first = next(self._pages, None)
+        except BaseException as exc:  # noqa: BLE001 - raised to the iterating thread by __iter__
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def __iter__(self) -> Iterator[Any]:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        if self._first is not None:
+            yield self._first
+        yield from self._pages
 
 
 class _OperationPending(Generic[T]):

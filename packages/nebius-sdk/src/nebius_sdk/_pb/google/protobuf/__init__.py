@@ -13,7 +13,6 @@ import typing
 from dataclasses import dataclass
 
 import betterproto2
-import dateutil.parser
 from typing_extensions import Self
 
 from ...message_pool import default_message_pool
@@ -337,6 +336,7 @@ class Timestamp(betterproto2.Message):
     @classmethod
     def from_dict(cls, value, *, ignore_unknown_fields: bool = False) -> Self:
         if isinstance(value, str):
+            import dateutil.parser
             dt = dateutil.parser.isoparse(value)
             dt = dt.astimezone(datetime.timezone.utc)
             return cls.from_datetime(dt)

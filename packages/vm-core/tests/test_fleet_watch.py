@@ -101,10 +101,7 @@ def test_a_watcher_that_loses_its_listings_neither_loses_nor_doubles_a_vm(mock_c
     providers = {name: connect(clouds, name) for name in BUILT_IN}
     store = SqliteFleetStore(tmp_path / "vm.db")
     spec = FleetSpec(name="blind", gpu="H100", gpu_count=8, count=6, min_count=6)
-    result: dict[str, Any] = {}
-    creating = threading.Thread(target=lambda: result.update(report=FleetCreator(store, providers, spread,
-                                                                                   timeout=120).create(spec)))
-    creating.start()
+    creating, result = _create_in_background(store, providers, spec)
     try:
         _until(lambda: len([m for m in store.members("blind") if m.instance_id]) == 6, "all creates accepted")
         for provider in Provider:  # every request fails: listings, batch reads and operation reads alike
@@ -127,6 +124,16 @@ def test_a_watcher_that_loses_its_listings_neither_loses_nor_doubles_a_vm(mock_c
     assert len(members) == 6 and all(m.state is MemberState.RUNNING for m in members)
     assert sorted(m.slot for m in members) == list(range(6))
     assert {m.instance_id for m in members} == cloud_ids(clouds, "blind")
+
+
+def _create_in_background(store: SqliteFleetStore, providers: dict[str, Any],
+                          spec: FleetSpec) -> tuple[threading.Thread, dict[str, Any]]:
+    """A started thread creating the fleet `spec`, and the dict its report lands in (key "report")."""
+    result: dict[str, Any] = {}
+    creating = threading.Thread(target=lambda: result.update(report=FleetCreator(store, providers, spread,
+                                                                                   timeout=120).create(spec)))
+    creating.start()
+    return creating, result
 
 
 def _running_in_cloud(clouds: Any, prefix: str) -> int:
@@ -154,10 +161,7 @@ def test_a_failed_slot_is_placed_again_while_the_rest_still_boots(mock_clouds_fa
     providers = {name: connect(clouds, name) for name in BUILT_IN}
     store = SqliteFleetStore(tmp_path / "vm.db")
     spec = FleetSpec(name="eager", gpu="H100", gpu_count=8, count=6, min_count=6)
-    result: dict[str, Any] = {}
-    creating = threading.Thread(target=lambda: result.update(report=FleetCreator(store, providers, spread,
-                                                                                   timeout=120).create(spec)))
-    creating.start()
+    creating, result = _create_in_background(store, providers, spec)
     try:
         _until(lambda: any(m.attempt > 1 for m in store.members("eager")), "a failed slot placed again")
         first_wave = [m for m in store.members("eager") if m.attempt == 1 and m.provider == "lambda"]

@@ -118,6 +118,7 @@ class Transient(VmError):
 
 class RateLimited(Transient):
     code = "rate_limited"
+    retry_after: float | None = None  # the cloud's hint in seconds, where it sent one
 
 
 class Timeout(VmError):

@@ -6,9 +6,7 @@ first translation or the first create (so `import vm_core.providers.crusoe` stay
 
 from __future__ import annotations
 
-import contextlib
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,13 +16,13 @@ from ..errors import (
     CapacityError,
     NotFound,
     QuotaError,
-    RateLimited,
     Scope,
     Timeout,
     Transient,
     Unsupported,
     VmError,
 )
+from ..kit.errors import ErrorTable, Factory, rate_limited, rule
 from ..model import InstanceState, ReservationMode, ReservationRequest
 
 NAME = "crusoe"
@@ -108,9 +106,6 @@ class ErrorContext:
     gpu: str = ""  # the GPU type of a create, for the hint of a capacity error
 
 
-Factory = Callable[[Any, ErrorContext], VmError]
-
-
 def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     where = f" in {ctx.region}" if ctx.region else ""
     offers = f"`vm offers --gpu {ctx.gpu} --provider crusoe` lists capacity" if ctx.gpu else "or later"
@@ -126,44 +121,29 @@ def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
                    suggestion=f"follow it with {follow} (operation id {exc.operation_id})")
 
 
-def _plain(cls: type[VmError], what: str) -> Factory:
-    return lambda exc, ctx: cls(f"{what}: {exc}", provider=NAME)
+def _plain(cls: type[VmError], what: str) -> Factory[ErrorContext]:
+    return rule(cls, what + ": {exc}", provider=NAME)
 
 
-@functools.cache
-def translations() -> tuple[tuple[type[BaseException], Factory], ...]:
-    """SDK exception type -> vm-core error factory, most specific first (the first isinstance match wins)."""
+def _table() -> dict[type[BaseException], Factory[ErrorContext]]:
+    """SDK exception type -> vm-core error factory (the most specific class of an exception wins)."""
     from crusoe_sdk import errors as e
 
-    return (
-        (e.CapacityError, _capacity),
-        (e.QuotaError, _plain(QuotaError, "Crusoe quota exceeded")),
-        (e.OperationUnavailable, _plain(NotFound, "Crusoe no longer reports this operation; read the instance")),
-        (e.AuthError, _plain(AuthError, "Crusoe refused the credentials (check access_key_id/secret_key)")),
-        (e.NotFound, _plain(NotFound, "not found on Crusoe")),
-        (e.RateLimited, _plain(RateLimited, "Crusoe rate limit")),
-        (e.ServerError, _plain(Transient, "Crusoe server error, the action may or may not have happened")),
-        (e.NoResponse, _plain(Transient, "no response from Crusoe, the action may or may not have happened")),
-        (e.RequestNotSent, _plain(Transient, "could not reach Crusoe")),
-        (e.OperationTimeout, _timeout),
-        (e.CrusoeError, _plain(VmError, "Crusoe error")),
-    )
+    return {
+        e.CapacityError: _capacity,
+        e.QuotaError: _plain(QuotaError, "Crusoe quota exceeded"),
+        e.OperationUnavailable: _plain(NotFound, "Crusoe no longer reports this operation; read the instance"),
+        e.AuthError: _plain(AuthError, "Crusoe refused the credentials (check access_key_id/secret_key)"),
+        e.NotFound: _plain(NotFound, "not found on Crusoe"),
+        e.RateLimited: rate_limited("Crusoe rate limit: {exc}", provider=NAME),
+        e.ServerError: _plain(Transient, "Crusoe server error, the action may or may not have happened"),
+        e.NoResponse: _plain(Transient, "no response from Crusoe, the action may or may not have happened"),
+        e.RequestNotSent: _plain(Transient, "could not reach Crusoe"),
+        e.OperationTimeout: _timeout,
+        e.CrusoeError: _plain(VmError, "Crusoe error"),
+    }
 
 
-def translate(exc: BaseException, ctx: ErrorContext) -> VmError | None:
-    """The vm-core error for an SDK error, or None when `exc` is not one."""
-    return next((factory(exc, ctx) for cls, factory in translations() if isinstance(exc, cls)), None)
-
-
-@contextlib.contextmanager
-def translated(ctx: ErrorContext = ErrorContext()) -> Iterator[None]:
-    """Re-raise crusoe_sdk errors raised inside the block as vm-core errors; others pass unchanged."""
-    try:
-        yield
-    except VmError:
-        raise
-    except Exception as exc:
-        error = translate(exc, ctx)
-        if error is None:
-            raise
-        raise error from exc
+ERRORS = ErrorTable(_table, ErrorContext())
+translate = ERRORS.translate  # the vm-core error for an SDK error, or None when `exc` is not one
+translated = ERRORS.translated  # re-raise crusoe_sdk errors raised inside the block as vm-core errors

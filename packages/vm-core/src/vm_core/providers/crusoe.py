@@ -41,15 +41,15 @@ private half of. It satisfies the API (and the mocks); set your own key to log i
 from __future__ import annotations
 
 import functools
-import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
+from ..kit import OperationPending, optional_text, parse_settings, positive_number, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting
@@ -79,15 +79,23 @@ _NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, Instan
                            InstanceState.TERMINATED, InstanceState.ERROR})
 PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("access_key_id", env="CRUSOE_ACCESS_KEY_ID", help="Crusoe API access key id"),
-    Setting("secret_key", env="CRUSOE_SECRET_KEY", secret=True, help="Crusoe API secret key"),
-    Setting("project_id", env="CRUSOE_DEFAULT_PROJECT", help="project that owns the VMs"),
-    Setting("api_endpoint", env="CRUSOE_API_ENDPOINT", required=False,
-            help="API base URL (default https://api.cloud.crusoe.ai/v1alpha5)"),
-    Setting("ssh_public_key", required=False, help="public key installed on new VMs (default: a placeholder)"),
-    Setting("time_scale", required=False, help="multiplies poll intervals (mock clouds only; default 1.0)"),
-)
+
+@dataclass(frozen=True)
+class CrusoeSettings:
+    """The settings of a Crusoe profile, validated (kit.settings)."""
+
+    access_key_id: str = setting(env="CRUSOE_ACCESS_KEY_ID", help="Crusoe API access key id")
+    secret_key: str = setting(env="CRUSOE_SECRET_KEY", secret=True, help="Crusoe API secret key")
+    project_id: str = setting(env="CRUSOE_DEFAULT_PROJECT", help="project that owns the VMs")
+    api_endpoint: str | None = setting(env="CRUSOE_API_ENDPOINT", default=None, parse=optional_text,
+                                       help="API base URL (default https://api.cloud.crusoe.ai/v1alpha5)")
+    ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
+                                         help="public key installed on new VMs (default: a placeholder)")
+    time_scale: float = setting(default=1.0, parse=positive_number,
+                                help="multiplies poll intervals (mock clouds only; default 1.0)")
+
+
+SETTINGS = settings_of(CrusoeSettings)
 
 
 @dataclass(frozen=True)
@@ -117,18 +125,17 @@ class CrusoePlugin:
 
         Raises ConfigError naming a missing setting and its env var, or a malformed secret/time_scale.
         """
-        values = {s.key: _setting(settings, s) for s in SETTINGS}
+        config = parse_settings(CrusoeSettings, settings, title=TITLE, provider=NAME)
         from crusoe_sdk import CrusoeClient
 
-        scale = _time_scale(values["time_scale"])
-        poll, retry = policies(scale)
+        poll, retry = policies(config.time_scale)
         try:
-            client = CrusoeClient(values["access_key_id"], values["secret_key"], project_id=values["project_id"],
-                                  base_url=values["api_endpoint"] or None, poll=poll, retry=retry)
+            client = CrusoeClient(config.access_key_id, config.secret_key, project_id=config.project_id,
+                                  base_url=config.api_endpoint, poll=poll, retry=retry)
         except ValueError as exc:  # the SDK's message never contains the secret
             raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
-        key = public_key_setting(values["ssh_public_key"], NAME)
-        return CrusoeProvider(client, ssh_public_key=key or PLACEHOLDER_SSH_KEY, poll_interval=POLL_INTERVAL * scale)
+        return CrusoeProvider(client, ssh_public_key=config.ssh_public_key or PLACEHOLDER_SSH_KEY,
+                              poll_interval=POLL_INTERVAL * config.time_scale)
 
 
 plugin = CrusoePlugin()
@@ -150,52 +157,13 @@ def policies(time_scale: float) -> tuple[Any, Any]:
     )
 
 
-def _setting(settings: Mapping[str, Any], setting: Setting) -> str:
-    """The profile's value, else the env var's ("" when neither is set); ConfigError if required and unset."""
-    raw = settings.get(setting.key)
-    if raw is None or raw == "":
-        raw = os.environ.get(setting.env, "") if setting.env else ""
-    value = str(raw).strip()
-    if setting.required and not value:
-        raise ConfigError(f"Crusoe setting {setting.key!r} is missing: set it in the profile or export "
-                          f"{setting.env}", provider=NAME)
-    return value
-
-
-def _time_scale(raw: str) -> float:
-    try:
-        scale = float(raw) if raw else 1.0
-    except ValueError:
-        scale = 0.0
-    if not scale > 0:
-        raise ConfigError(f"Crusoe setting 'time_scale' must be a positive number, not {raw!r}", provider=NAME)
-    return scale
-
-
-class CrusoePending(Generic[T]):
-    """A Crusoe operation as a vm-core Pending: every call translates SDK errors to vm-core errors."""
+class CrusoePending(OperationPending[T]):
+    """A Crusoe operation as a vm-core Pending (every call translates SDK errors). `id` is the operation id, or
+    the instance id when nothing had to be done (deleting a gone VM)."""
 
     def __init__(self, operation: Any, convert: Callable[[Any], T], context: ErrorContext) -> None:
-        self._operation = operation
-        self._convert = convert
-        self._context = context
-
-    @property
-    def id(self) -> str:
-        """The operation id (the instance id when nothing had to be done, e.g. deleting a gone VM)."""
-        return str(self._operation.id or self._operation.resource_id)
-
-    @property
-    def resource_id(self) -> str:
-        return str(self._operation.resource_id)
-
-    def done(self) -> bool:
-        with translated(self._context):
-            return bool(self._operation.done())
-
-    def wait(self, timeout: float) -> T:
-        with translated(self._context):
-            return self._convert(self._operation.result(timeout))
+        super().__init__(operation, lambda: translated(context), id=str(operation.id or operation.resource_id),
+                         resource_id=str(operation.resource_id), block=operation.result, finish=convert)
 
 
 class CrusoeProvider:

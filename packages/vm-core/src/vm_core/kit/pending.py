@@ -1,0 +1,98 @@
+"""Pending building blocks: one over an SDK operation, one for an action already finished.
+
+Both satisfy vm_core.provider.Pending. Adapters subclass `OperationPending` (without adding behaviour) when they
+need to recognise their own Pendings, e.g. in `poll_creates`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, Generic, Protocol, TypeVar
+
+from ..errors import VmError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Operation(Protocol):
+    """What `OperationPending` needs of an SDK operation."""
+
+    def done(self) -> bool: ...
+
+
+class OperationPending(Generic[T]):
+    """A Pending over one SDK operation; every call runs inside `errors()` (the adapter's error translation).
+
+    `wait(timeout)` calls `block(timeout)` (the SDK's wait, which raises on failure or timeout) and gives its
+    answer to `finish` for the Pending's result. When `block` raises a VmError, `failed(error, deadline)` (if
+    given) runs first, and the error it returns is raised (chained to the original when it is another one):
+    this is where an adapter cleans up after a failed create.
+    """
+
+    def __init__(self, operation: Operation, errors: Callable[[], AbstractContextManager[None]], *,
+                 id: str, resource_id: str, block: Callable[[float], Any], finish: Callable[[Any], T],
+                 failed: Callable[[VmError, float], VmError] | None = None) -> None:
+        self.operation = operation
+        self._errors = errors
+        self._id = id
+        self._resource_id = resource_id
+        self._block = block
+        self._finish = finish
+        self._failed = failed
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._id} on {self._resource_id}>"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def resource_id(self) -> str:
+        return self._resource_id
+
+    def done(self) -> bool:
+        with self._errors():
+            return bool(self.operation.done())
+
+    def wait(self, timeout: float) -> T:
+        deadline = time.monotonic() + timeout
+        try:
+            with self._errors():
+                answer = self._block(timeout)
+        except VmError as error:
+            replacement = error if self._failed is None else self._failed(error, deadline)
+            if replacement is error:
+                raise
+            raise replacement from error
+        with self._errors():
+            return self._finish(answer)
+
+
+class Finished(Generic[T]):
+    """An action that had finished when it was asked for (a delete of a VM already gone): `done()` is True and
+    `wait` returns `value` at once. `id` and `resource_id` are the resource's id."""
+
+    def __init__(self, resource_id: str, value: T) -> None:
+        self._resource_id = resource_id
+        self._value = value
+
+    def __repr__(self) -> str:
+        return f"<Finished {self._resource_id}>"
+
+    @property
+    def id(self) -> str:
+        return self._resource_id
+
+    @property
+    def resource_id(self) -> str:
+        return self._resource_id
+
+    def done(self) -> bool:
+        return True
+
+    def wait(self, timeout: float) -> T:
+        return self._value

@@ -1,0 +1,40 @@
+"""One polling loop with a deadline, for every wait that has no operation of its own to block on."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Delays between polls: `initial`, multiplied by `factor` after each poll, at most `maximum` (seconds)."""
+
+    initial: float
+    maximum: float
+    factor: float = 2.0
+
+    def delays(self) -> Iterator[float]:
+        return (min(self.maximum, self.initial * self.factor ** n) for n in itertools.count())
+
+
+def poll_until(check: Callable[[], tuple[bool, T]], timeout: float, interval: Backoff, *,
+               on_timeout: Callable[[], Exception], sleep: Callable[[float], None] = time.sleep) -> T:
+    """Call `check` until it says (True, result), then return the result; never sleep past the deadline
+    (`timeout` seconds from now), where `on_timeout()` is raised. `check` is called at least once, and what it
+    raises propagates (a check that tolerates failed reads catches them itself)."""
+    deadline = time.monotonic() + timeout
+    delays = interval.delays()
+    while True:
+        finished, result = check()
+        if finished:
+            return result
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise on_timeout()
+        sleep(min(next(delays), remaining))

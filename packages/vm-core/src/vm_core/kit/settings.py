@@ -1,0 +1,104 @@
+"""Typed provider settings, declared once: a frozen dataclass whose fields carry `setting(...)` metadata.
+
+    @dataclass(frozen=True)
+    class MySettings:
+        api_key: str = setting(env="MY_API_KEY", secret=True, help="API key")
+        time_scale: float = setting(default=1.0, parse=positive_number, help="multiplies poll intervals")
+
+`settings_of(MySettings)` is the plugin's `settings` tuple (key, env var, secret, required, help), and
+`parse_settings(MySettings, values, title=..., provider=...)` its `connect`'s validation: each value comes from
+`values`, else from the field's env var; a field without a default is required. A missing required value or one
+its parser refuses is a ConfigError (exit 4) naming the key and its env var, never echoing the value of a secret.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from ..errors import ConfigError
+from ..provider import Setting
+
+S = TypeVar("S")
+Parser = Callable[[Any], Any]  # raises ValueError (its message says what is wanted) for a bad value
+
+_META = "vm_core.setting"
+
+
+def text(raw: Any) -> str:
+    """A setting as stripped text ("" when unset)."""
+    return "" if raw is None else str(raw).strip()
+
+
+def optional_text(raw: Any) -> str | None:
+    """Stripped text, None when unset or blank."""
+    return text(raw) or None
+
+
+def number(raw: Any, *, minimum: float = 0.0, strict: bool = False) -> float:
+    """A finite float from a number or numeric string (not a bool) >= `minimum` (> with `strict`)."""
+    value = math.nan if isinstance(raw, bool) else raw
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        result = math.nan
+    if not math.isfinite(result) or result < minimum or (strict and result == minimum):
+        raise ValueError("a positive number" if strict else "a number of seconds (0 or more)")
+    return result
+
+
+def positive_number(raw: Any) -> float:
+    return number(raw, strict=True)
+
+
+def seconds(raw: Any) -> float:
+    return number(raw)
+
+
+def setting(*, env: str = "", secret: bool = False, help: str = "", default: Any = dataclasses.MISSING,
+            parse: Parser = text, missing_hint: str | None = None) -> Any:
+    """A dataclass field that is a provider setting. A value that is unset (None or blank) takes `default`,
+    without parsing; without a default the setting is required (`missing_hint`: the error's suggestion)."""
+    meta = {_META: (env, secret, help, parse, missing_hint)}
+    if default is dataclasses.MISSING:
+        return dataclasses.field(metadata=meta, repr=not secret)
+    return dataclasses.field(default=default, metadata=meta, repr=not secret)
+
+
+def _fields(cls: type) -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(cls) if _META in f.metadata]
+
+
+def settings_of(cls: type) -> tuple[Setting, ...]:
+    """The plugin's `settings` declaration, in field order."""
+    return tuple(Setting(f.name, env=f.metadata[_META][0], secret=f.metadata[_META][1],
+                         required=f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                         help=f.metadata[_META][2]) for f in _fields(cls))
+
+
+def parse_settings(cls: type[S], values: Mapping[str, Any], *, title: str, provider: str) -> S:
+    """An instance of the settings dataclass `cls` from `values` (profile and session layers), each unset key
+    falling back to its env var. Raises ConfigError naming the first key missing or malformed."""
+    parsed: dict[str, Any] = {}
+    for field in _fields(cls):
+        env, secret, _help, parse, hint = field.metadata[_META]
+        raw = values.get(field.name)
+        if (raw is None or raw == "") and env:
+            raw = os.environ.get(env)
+        unset = raw is None or (isinstance(raw, str) and not raw.strip())
+        if unset and field.default is not dataclasses.MISSING:
+            continue
+        if unset:
+            where = f" or export {env}" if env else ""
+            raise ConfigError(f"{title} setting {field.name!r} is missing: set it in the profile{where}",
+                              provider=provider, suggestion=hint)
+        try:
+            parsed[field.name] = parse(raw)
+        except ValueError as exc:
+            shown = "" if secret else f", not {raw!r}"
+            via = f" (or {env})" if env else ""
+            raise ConfigError(f"{title} setting {field.name!r}{via} must be {exc}{shown}", provider=provider) from None
+    return cls(**parsed)

@@ -24,14 +24,19 @@ class Backoff:
 
 
 def poll_until(check: Callable[[], tuple[bool, T]], timeout: float, interval: Backoff, *,
-               on_timeout: Callable[[], Exception], sleep: Callable[[float], None] = time.sleep) -> T:
+               on_timeout: Callable[[], Exception], tolerate: tuple[type[Exception], ...] = (),
+               sleep: Callable[[float], None] = time.sleep) -> T:
     """Call `check` until it says (True, result), then return the result; never sleep past the deadline
-    (`timeout` seconds from now), where `on_timeout()` is raised. `check` is called at least once, and what it
-    raises propagates (a check that tolerates failed reads catches them itself)."""
+    (`timeout` seconds from now), where `on_timeout()` is raised. `check` is called at least once. An exception
+    of a `tolerate` class counts as "not finished" (a failed read says nothing about the action); any other
+    propagates."""
     deadline = time.monotonic() + timeout
     delays = interval.delays()
     while True:
-        finished, result = check()
+        try:
+            finished, result = check()
+        except tolerate:
+            finished = False
         if finished:
             return result
         remaining = deadline - time.monotonic()

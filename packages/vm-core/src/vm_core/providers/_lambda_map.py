@@ -7,9 +7,8 @@ importing the adapter (and loading its plugin) stays cheap. Pure functions: no A
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,6 @@ from ..errors import (
     CapacityError,
     NotFound,
     QuotaError,
-    RateLimited,
     Scope,
     Timeout,
     Transient,
@@ -27,6 +25,7 @@ from ..errors import (
     UsageError,
     VmError,
 )
+from ..kit.errors import ErrorTable, Factory, rate_limited, rule
 from ..model import Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import ReservationInfo
 
@@ -50,62 +49,47 @@ class Where:
 
 
 # ------------------------------------------------------------------------------------------------- errors
-@contextlib.contextmanager
-def translated(where: Where = Where()) -> Iterator[None]:  # noqa: B008 - frozen dataclass
-    """Re-raise any lambda_sdk error inside the block as its vm-core error; other exceptions pass untouched."""
-    try:
-        yield
-    except Exception as exc:
-        error = to_vm_error(exc, where)
-        if error is None:
-            raise
-        raise error from exc
-
-
-def to_vm_error(exc: BaseException, where: Where = Where()) -> VmError | None:  # noqa: B008
-    """The vm-core error for a lambda_sdk error (its most specific class in the table wins); None otherwise."""
-    table = _error_table()
-    for cls in type(exc).__mro__:
-        factory = table.get(cls)
-        if factory is not None:
-            return factory(exc, where)
-    return None
-
-
-ErrorFactory = Callable[[Any, Where], VmError]
-
-
-@functools.cache
-def _error_table() -> dict[type, ErrorFactory]:
+def _table() -> dict[type[BaseException], Factory[Where]]:
+    """lambda_sdk exception type -> vm-core error factory (the most specific class of an exception wins)."""
     import lambda_sdk as sdk
 
+    given = _given_suggestion
     return {
         sdk.CapacityError: _capacity,
-        sdk.QuotaError: lambda e, w: QuotaError(f"Lambda Cloud quota exceeded: {e.message}", provider=NAME,
-                                                suggestion=e.suggestion or "Contact Lambda Support."),
+        sdk.QuotaError: rule(QuotaError, "Lambda Cloud quota exceeded: {exc.message}", provider=NAME,
+                             suggestion=lambda e, w: e.suggestion or "Contact Lambda Support."),
         sdk.AuthError: _auth,
-        sdk.Forbidden: lambda e, w: AuthError(f"Lambda Cloud refused the request: {e.message}", provider=NAME,
-                                              suggestion=e.suggestion or None),
+        sdk.Forbidden: rule(AuthError, "Lambda Cloud refused the request: {exc.message}", provider=NAME,
+                            suggestion=given),
         sdk.ReservedInstanceError: _reserved,
         sdk.NotFound: _not_found,
-        sdk.InvalidParameters: lambda e, w: UsageError(f"Lambda Cloud rejected the request: {e.message}",
-                                                       provider=NAME, suggestion=e.suggestion or None),
-        sdk.Conflict: lambda e, w: VmError(f"Lambda Cloud refused this in the current state: {e.message}",
-                                           provider=NAME, suggestion="wait until the instance is running"),
-        sdk.RateLimited: lambda e, w: RateLimited(f"Lambda Cloud rate limit hit, retries exhausted: {e.message}",
-                                                  provider=NAME, suggestion="try again in a minute"),
-        sdk.ServerError: lambda e, w: Transient(f"Lambda Cloud server error {e.status}: {e.message}",
-                                                provider=NAME, suggestion="try again later"),
-        sdk.RequestNotSent: lambda e, w: Transient(f"cannot reach Lambda Cloud: {e}", provider=NAME,
-                                                   suggestion="check the network and api_endpoint"),
+        sdk.InvalidParameters: rule(UsageError, "Lambda Cloud rejected the request: {exc.message}", provider=NAME,
+                                    suggestion=given),
+        sdk.Conflict: rule(VmError, "Lambda Cloud refused this in the current state: {exc.message}", provider=NAME,
+                           suggestion="wait until the instance is running"),
+        sdk.RateLimited: rate_limited("Lambda Cloud rate limit hit, retries exhausted: {exc.message}", provider=NAME,
+                                      suggestion="try again in a minute"),
+        sdk.ServerError: rule(Transient, "Lambda Cloud server error {exc.status}: {exc.message}", provider=NAME,
+                              suggestion="try again later"),
+        sdk.RequestNotSent: rule(Transient, "cannot reach Lambda Cloud: {exc}", provider=NAME,
+                                 suggestion="check the network and api_endpoint"),
         sdk.ResponseNotReceived: _lost_response,
         sdk.OperationTimeout: _timeout,
         sdk.OperationFailed: lambda e, w: VmError(
             f"Lambda instance {e.instance_id} ended {e.status.value if e.status else 'gone'} instead of active",
             provider=NAME),
-        sdk.APIError: lambda e, w: VmError(f"Lambda Cloud error: {e}", provider=NAME),
-        sdk.LambdaError: lambda e, w: VmError(f"Lambda Cloud client error: {e}", provider=NAME),
+        sdk.APIError: rule(VmError, "Lambda Cloud error: {exc}", provider=NAME),
+        sdk.LambdaError: rule(VmError, "Lambda Cloud client error: {exc}", provider=NAME),
     }
+
+
+def _given_suggestion(exc: Any, where: Where) -> str:
+    return str(exc.suggestion or "")
+
+
+ERRORS = ErrorTable(_table, Where())
+translated = ERRORS.translated  # re-raise any lambda_sdk error inside the block as its vm-core error
+to_vm_error = ERRORS.translate  # the vm-core error for a lambda_sdk error; None otherwise
 
 
 def _capacity(exc: Any, where: Where) -> CapacityError:

@@ -25,20 +25,29 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
-import math
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..catalog import ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
+from ..kit import (
+    Backoff,
+    Finished,
+    OperationPending,
+    optional_text,
+    parse_settings,
+    poll_until,
+    positive_number,
+    seconds,
+    setting,
+    settings_of,
+)
 from ..model import CreateSpec, Instance, InstanceState, Offer
-from ..provider import CreateRound, Pending, ReservationInfo, Setting
+from ..provider import CreateRound, Pending, ReservationInfo
 from ..sshkeys import public_key_setting
 from . import _lambda_map as lm
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
@@ -68,56 +77,24 @@ _POLL_REQUESTS = 2
 
 # ----------------------------------------------------------------------------------------------- plugin
 @dataclass(frozen=True)
-class _Config:
-    api_key: str = field(repr=False)
-    api_endpoint: str | None
-    ssh_key_name: str | None
-    ssh_public_key: str | None
-    request_interval: float
-    launch_interval: float
-    time_scale: float
+class LambdaSettings:
+    """The settings of a Lambda profile, validated (kit.settings)."""
 
-    @classmethod
-    def parse(cls, settings: Mapping[str, Any]) -> _Config:
-        """Raises ConfigError naming the setting that is missing or malformed (never echoing the key)."""
-        api_key = str(settings.get("api_key") or "").strip()
-        if not api_key:
-            raise ConfigError(f"no Lambda Cloud API key: set {API_KEY_ENV} or api_key in the profile",
-                              provider=NAME, suggestion="create a key at https://cloud.lambda.ai/api-keys")
-        return cls(api_key=api_key, api_endpoint=_text(settings, "api_endpoint"),
-                   ssh_key_name=_text(settings, "ssh_key_name"),
-                   ssh_public_key=public_key_setting(settings.get("ssh_public_key"), NAME),
-                   request_interval=_seconds(settings, "request_interval", 1.0),
-                   launch_interval=_seconds(settings, "launch_interval", 12.0),
-                   time_scale=_seconds(settings, "time_scale", 1.0, positive=True))
-
-
-def _text(settings: Mapping[str, Any], key: str) -> str | None:
-    value = settings.get(key)
-    text = "" if value is None else str(value).strip()
-    return text or None
-
-
-def _seconds(settings: Mapping[str, Any], key: str, default: float, *, positive: bool = False) -> float:
-    value = settings.get(key)
-    if value is None or value == "":
-        return default
-    number = _number(value)
-    if number is None or number < 0 or (positive and number == 0):
-        need = "a positive number" if positive else "a number of seconds (0 or more)"
-        raise ConfigError(f"Lambda setting {key} must be {need}, not {value!r}", provider=NAME)
-    return number
-
-
-def _number(value: Any) -> float | None:
-    """A finite float from a number or a numeric string (profiles and env vars give strings), else None."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+    api_key: str = setting(env=API_KEY_ENV, secret=True, help="API key (https://cloud.lambda.ai/api-keys)",
+                           missing_hint="create a key at https://cloud.lambda.ai/api-keys")
+    api_endpoint: str | None = setting(default=None, parse=optional_text,
+                                       help="API base URL (default https://cloud.lambda.ai/api/v1)")
+    ssh_key_name: str | None = setting(default=None, parse=optional_text,
+                                       help="SSH key launches use (default: the account's first key)")
+    ssh_public_key: str | None = setting(
+        default=None, parse=lambda raw: public_key_setting(raw, NAME),
+        help="public key launches use, added to the account's SSH keys if missing (wins over ssh_key_name)")
+    request_interval: float = setting(default=1.0, parse=seconds,
+                                      help="Lambda's limit, seconds per API call (documented: 1)")
+    launch_interval: float = setting(default=12.0, parse=seconds,
+                                     help="Lambda's limit, seconds per launch (documented: 12)")
+    time_scale: float = setting(default=1.0, parse=positive_number,
+                                help="multiplies poll and retry intervals (fast mock clouds)")
 
 
 class LambdaPlugin:
@@ -125,16 +102,7 @@ class LambdaPlugin:
 
     name = NAME
     title = "Lambda Cloud"
-    settings = (
-        Setting("api_key", env=API_KEY_ENV, secret=True, help="API key (https://cloud.lambda.ai/api-keys)"),
-        Setting("api_endpoint", required=False, help="API base URL (default https://cloud.lambda.ai/api/v1)"),
-        Setting("ssh_key_name", required=False, help="SSH key launches use (default: the account's first key)"),
-        Setting("ssh_public_key", required=False,
-                help="public key launches use, added to the account's SSH keys if missing (wins over ssh_key_name)"),
-        Setting("request_interval", required=False, help="Lambda's limit, seconds per API call (documented: 1)"),
-        Setting("launch_interval", required=False, help="Lambda's limit, seconds per launch (documented: 12)"),
-        Setting("time_scale", required=False, help="multiplies poll and retry intervals (fast mock clouds)"),
-    )
+    settings = settings_of(LambdaSettings)
     instance_id_pattern = r"[0-9a-f]{32}"
     instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
@@ -153,7 +121,7 @@ class LambdaPlugin:
 
     def connect(self, settings: Mapping[str, Any]) -> LambdaProvider:
         """A provider for one Lambda account; no network call. Raises ConfigError for bad settings."""
-        config = _Config.parse(settings)
+        config = parse_settings(LambdaSettings, settings, title=self.title, provider=NAME)
         from lambda_sdk import LambdaClient, PollPolicy, RateLimit, RetryPolicy
 
         scale = config.time_scale
@@ -378,8 +346,8 @@ class LambdaProvider:
         with translated(Where(instance_id=instance_id)):
             terminated = self._client.terminate_instance(instance_id)
         watch = self._termination(instance_id)
-        if terminated is None and watch.check()[0]:
-            return _Done(instance_id, None)
+        if terminated is None and watch.finished():
+            return Finished(instance_id, None)
         return watch
 
     def begin_destroy_many(self, instance_ids: Sequence[str]) -> dict[str, Pending[None] | VmError]:
@@ -441,7 +409,7 @@ class LambdaProvider:
     def _terminated(self, ids: list[str], terminated: list[NativeInstance]) -> dict[str, Pending[None] | VmError]:
         """Ids Lambda answered `terminating` are followed; the others were already gone."""
         going = {n.id for n in terminated}
-        return {i: self._termination(i) if i in going else _Done(i, None) for i in ids}
+        return {i: self._termination(i) if i in going else Finished(i, None) for i in ids}
 
     @staticmethod
     def _call_failed(ids: list[str], exc: Exception, where: Where = Where()) -> dict[str, Pending[None] | VmError]:  # noqa: B008
@@ -512,38 +480,16 @@ class LambdaProvider:
 
 
 # ---------------------------------------------------------------------------------------------- pendings
-class _Launch:
-    """A launched instance on its way to running (the SDK's LaunchOperation, translated)."""
+class _Launch(OperationPending[Instance]):
+    """A launched instance on its way to running (the SDK's LaunchOperation, translated). `wait` raises Timeout
+    (the launch goes on), or VmError when it ended unhealthy (then it is terminated) or vanished."""
 
     def __init__(self, provider: LambdaProvider, operation: LaunchOperation, reservation_id: str) -> None:
-        self._provider = provider
-        self._operation = operation
+        super().__init__(operation, lambda: translated(Where(instance_id=operation.instance_id)),
+                         id=operation.instance_id, resource_id=operation.instance_id, block=operation.wait,
+                         finish=lambda native: self.launched(provider._to_instances([native])[0]),
+                         failed=lambda error, _deadline: provider._after_failed_launch(operation.instance, error))
         self._reservation_id = reservation_id
-
-    @property
-    def id(self) -> str:
-        return self._operation.instance_id
-
-    @property
-    def resource_id(self) -> str:
-        return self._operation.instance_id
-
-    def done(self) -> bool:
-        with translated(Where(instance_id=self.id)):
-            return self._operation.done()
-
-    def wait(self, timeout: float) -> Instance:
-        """The running instance. Raises Timeout (the launch goes on), or VmError when it ended unhealthy (then
-        it is terminated) or vanished."""
-        try:
-            with translated(Where(instance_id=self.id)):
-                native = self._operation.wait(timeout)
-        except VmError as error:
-            replacement = self._provider._after_failed_launch(self._operation.instance, error)
-            if replacement is error:
-                raise
-            raise replacement from error
-        return self.launched(self._provider._to_instances([native])[0])
 
     def launched(self, instance: Instance) -> Instance:
         """The running instance as this launch reports it (a reserved one names the reservation it was sent to
@@ -553,20 +499,6 @@ class _Launch:
         return instance
 
 
-class _Done(Generic[T]):
-    """An action that was already finished when it was asked for."""
-
-    def __init__(self, instance_id: str, value: T) -> None:
-        self.id = self.resource_id = instance_id
-        self._value = value
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self, timeout: float) -> T:
-        return self._value
-
-
 class _Watch(Generic[T]):
     """An action Lambda has no operation for: `probe` reads the instance and says (finished, result)."""
 
@@ -574,31 +506,24 @@ class _Watch(Generic[T]):
         self.id = self.resource_id = instance_id
         self._probe = probe
         self._what = what
-        self._delays = (min(15.0, 2.0**n) * scale for n in itertools.count())
+        self._interval = Backoff(1.0 * scale, 15.0 * scale)
 
     def done(self) -> bool:
         return self._probe()[0]
 
     def wait(self, timeout: float) -> T:
-        """Polls with backoff; failed reads are retried until the deadline, then Timeout (the action goes on)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            finished, value = self.check()
-            if finished:
-                return value  # type: ignore[return-value]
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise Timeout(f"the {self._what} of Lambda instance {self.id} has not finished after {timeout:g}s; "
-                              "it continues in the cloud", provider=NAME,
-                              suggestion=f"follow it with `vm get {self.id} --provider lambda`")
-            time.sleep(min(next(self._delays), remaining))
+        """Polls with backoff; failed reads (Transient) are retried until the deadline, then Timeout (the action
+        goes on)."""
+        return poll_until(self._probe, timeout, self._interval, tolerate=(Transient,), on_timeout=lambda: Timeout(
+            f"the {self._what} of Lambda instance {self.id} has not finished after {timeout:g}s; it continues in "
+            "the cloud", provider=NAME, suggestion=f"follow it with `vm get {self.id} --provider lambda`"))
 
-    def check(self) -> tuple[bool, T | None]:
+    def finished(self) -> bool:
         """One probe; a failed read (Transient) counts as not finished."""
         try:
-            return self._probe()
+            return self._probe()[0]
         except Transient:  # a failed read says nothing about the action
-            return False, None
+            return False
 
 
 # --------------------------------------------------------------------------------------- input checks

@@ -1,6 +1,6 @@
 """Typed provider settings, declared once: a frozen dataclass whose fields carry `setting(...)` metadata.
 
-    @dataclass(frozen=True)
+    @dataclass(frozen=True, kw_only=True)  # kw_only: required and optional settings in any order
     class MySettings:
         api_key: str = setting(env="MY_API_KEY", secret=True, help="API key")
         time_scale: float = setting(default=1.0, parse=positive_number, help="multiplies poll intervals")
@@ -59,13 +59,16 @@ def seconds(raw: Any) -> float:
 
 
 def setting(*, env: str = "", secret: bool = False, help: str = "", default: Any = dataclasses.MISSING,
-            parse: Parser = text, missing_hint: str | None = None) -> Any:
-    """A dataclass field that is a provider setting. A value that is unset (None or blank) takes `default`,
-    without parsing; without a default the setting is required (`missing_hint`: the error's suggestion)."""
+            default_factory: Any = dataclasses.MISSING, parse: Parser = text, missing_hint: str | None = None) -> Any:
+    """A dataclass field that is a provider setting. A value that is unset (None or blank) takes `default` (or
+    `default_factory()`), without parsing; without either the setting is required (`missing_hint`: the error's
+    suggestion)."""
     meta = {_META: (env, secret, help, parse, missing_hint)}
-    if default is dataclasses.MISSING:
-        return dataclasses.field(metadata=meta, repr=not secret)
-    return dataclasses.field(default=default, metadata=meta, repr=not secret)
+    return dataclasses.field(default=default, default_factory=default_factory, metadata=meta, repr=not secret)
+
+
+def _has_default(field: dataclasses.Field[Any]) -> bool:
+    return field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
 
 
 def _fields(cls: type) -> list[dataclasses.Field[Any]]:
@@ -75,7 +78,7 @@ def _fields(cls: type) -> list[dataclasses.Field[Any]]:
 def settings_of(cls: type) -> tuple[Setting, ...]:
     """The plugin's `settings` declaration, in field order."""
     return tuple(Setting(f.name, env=f.metadata[_META][0], secret=f.metadata[_META][1],
-                         required=f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                         required=not _has_default(f),
                          help=f.metadata[_META][2]) for f in _fields(cls))
 
 
@@ -89,7 +92,7 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], *, title: str, provi
         if (raw is None or raw == "") and env:
             raw = os.environ.get(env)
         unset = raw is None or (isinstance(raw, str) and not raw.strip())
-        if unset and field.default is not dataclasses.MISSING:
+        if unset and _has_default(field):
             continue
         if unset:
             where = f" or export {env}" if env else ""

@@ -22,9 +22,8 @@ exception wins, following its MRO), never by message text:
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,13 +33,13 @@ from ..errors import (
     CapacityError,
     NotFound,
     QuotaError,
-    RateLimited,
     Scope,
     Timeout,
     Transient,
     UsageError,
     VmError,
 )
+from ..kit.errors import ErrorTable, Factory, rate_limited, rule
 from ..model import Instance, InstanceState, ReservationMode, ReservationRequest
 
 SSH_USER = "ubuntu"  # the login of the Ubuntu images vm boots; cloud-init installs the key for it
@@ -181,9 +180,6 @@ def reservation_policy(request: ReservationRequest) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------ errors
-Translate = Callable[[Any, ErrorContext], VmError]
-
-
 def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     requested = ", ".join(v.requested for v in exc.violations if v.requested) or "the requested preset"
     where = ctx.region or "this region"
@@ -213,13 +209,6 @@ def _quota(exc: Any, ctx: ErrorContext) -> VmError:
     )
 
 
-def _unauthenticated(exc: Any, ctx: ErrorContext) -> VmError:
-    return AuthError(
-        f"Nebius refused the IAM token ({exc.message})", provider=NAME,
-        suggestion="set NEBIUS_IAM_TOKEN or the profile's token (`nebius iam get-access-token`; tokens expire)",
-    )
-
-
 def _permission_denied(exc: Any, ctx: ErrorContext) -> VmError:
     return AuthError(
         f"Nebius denied access{f' to project {ctx.project}' if ctx.project else ''} ({exc.message})",
@@ -239,24 +228,9 @@ def _already_exists(exc: Any, ctx: ErrorContext) -> VmError:
     )
 
 
-def _conflict(exc: Any, ctx: ErrorContext) -> VmError:
-    return VmError(f"Nebius refused the request now: {exc.message}", provider=NAME)
-
-
 def _invalid(exc: Any, ctx: ErrorContext) -> VmError:
     parts = [f"{v.field}: {v.message}" for v in exc.violations]
     return UsageError(f"Nebius rejected the request: {'; '.join(parts) or exc.message}", provider=NAME)
-
-
-def _rate_limited(exc: Any, ctx: ErrorContext) -> VmError:
-    return RateLimited(f"Nebius rate limit hit, retries exhausted ({exc.message})", provider=NAME)
-
-
-def _transient(exc: Any, ctx: ErrorContext) -> VmError:
-    return Transient(
-        f"Nebius did not answer ({exc}); the request may or may not have been carried out", provider=NAME,
-        suggestion="retry; after a failed create, look the instance up by name first",
-    )
 
 
 def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
@@ -267,48 +241,32 @@ def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
     )
 
 
-def _failed(exc: Any, ctx: ErrorContext) -> VmError:
-    return VmError(f"Nebius request failed: {exc}", provider=NAME)
-
-
-@functools.cache
-def _error_table() -> dict[type, Translate]:
+def _table() -> dict[type[BaseException], Factory[ErrorContext]]:
+    """nebius_sdk exception type -> vm-core error factory (the most specific class of an exception wins)."""
     from nebius_sdk import errors as sdk
 
+    transient: Factory[ErrorContext] = rule(Transient, "Nebius did not answer ({exc}); the request may or may not have been carried out",
+                     provider=NAME, suggestion="retry; after a failed create, look the instance up by name first")
     return {
         sdk.CapacityError: _capacity,
         sdk.QuotaError: _quota,
         sdk.PermissionDenied: _permission_denied,
-        sdk.AuthError: _unauthenticated,
+        sdk.AuthError: rule(AuthError, "Nebius refused the IAM token ({exc.message})", provider=NAME,
+                            suggestion="set NEBIUS_IAM_TOKEN or the profile's token (`nebius iam "
+                                       "get-access-token`; tokens expire)"),
         sdk.NotFound: _not_found,
         sdk.AlreadyExists: _already_exists,
-        sdk.Conflict: _conflict,
+        sdk.Conflict: rule(VmError, "Nebius refused the request now: {exc.message}", provider=NAME),
         sdk.InvalidArgument: _invalid,
-        sdk.RateLimited: _rate_limited,
-        sdk.Unavailable: _transient,
-        sdk.RequestNotSent: _transient,
+        sdk.RateLimited: rate_limited("Nebius rate limit hit, retries exhausted ({exc.message})", provider=NAME),
+        sdk.Unavailable: transient,
+        sdk.RequestNotSent: transient,
         sdk.OperationTimeout: _timeout,
-        sdk.NebiusError: _failed,  # OperationFailed, PaginationLoop, and any APIError not listed above
+        # OperationFailed, PaginationLoop, and any APIError not listed above
+        sdk.NebiusError: rule(VmError, "Nebius request failed: {exc}", provider=NAME),
     }
 
 
-def vm_error(exc: BaseException, ctx: ErrorContext = ErrorContext()) -> VmError | None:
-    """The vm-core error for a nebius_sdk exception (most specific class first); None for anything else."""
-    table = _error_table()
-    for cls in type(exc).__mro__:
-        translate = table.get(cls)
-        if translate is not None:
-            return translate(exc, ctx)
-    return None
-
-
-@contextlib.contextmanager
-def translated(ctx: ErrorContext = ErrorContext()) -> Iterator[None]:
-    """Re-raise nebius_sdk exceptions as vm-core errors (chained); other exceptions pass unchanged."""
-    try:
-        yield
-    except Exception as exc:
-        error = vm_error(exc, ctx)
-        if error is None:
-            raise
-        raise error from exc
+ERRORS = ErrorTable(_table, ErrorContext())
+vm_error = ERRORS.translate  # the vm-core error for a nebius_sdk exception; None for anything else
+translated = ERRORS.translated  # re-raise nebius_sdk exceptions as vm-core errors (chained); others pass

@@ -80,7 +80,7 @@ _NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, Instan
 PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CrusoeSettings:
     """The settings of a Crusoe profile, validated (kit.settings)."""
 

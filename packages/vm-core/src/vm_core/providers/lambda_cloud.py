@@ -76,7 +76,7 @@ _POLL_REQUESTS = 2
 
 
 # ----------------------------------------------------------------------------------------------- plugin
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LambdaSettings:
     """The settings of a Lambda profile, validated (kit.settings)."""
 

@@ -47,16 +47,16 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
+from ..kit import Finished, OperationPending, parse_settings, positive_number, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
@@ -75,21 +75,6 @@ PROJECT_ENV = "NEBIUS_PROJECT_ID"
 DEFAULT_ENDPOINT = "compute.api.nebius.cloud:443"
 INSTANCE_ID_PREFIX = "computeinstance-"
 
-SETTINGS = (
-    Setting("token", env=TOKEN_ENV, secret=True, help="IAM access token (`nebius iam get-access-token`)"),
-    Setting("endpoint", required=False, help=f"compute API host:port (default {DEFAULT_ENDPOINT})"),
-    Setting("project_id", env=PROJECT_ENV, help="default project (project-...); its region is tried first"),
-    Setting("projects", required=False, help="region -> project id, one project per region"),
-    Setting("subnet_id", required=False,
-            help="VPC subnet of new instances (required to create): one id, or region -> subnet id"),
-    Setting("time_scale", required=False, help="multiplies retry and poll intervals (default 1)"),
-    Setting("capacity_blocks", required=False,
-            help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
-                 "(the API has no price)"),
-    Setting("ssh_public_key", required=False, help="public key cloud-init installs for the user ubuntu on new VMs"),
-)
-
-
 @dataclass(frozen=True, slots=True)
 class CapacityBlock:
     """A capacity block group as the customer's contract describes it (the `capacity_blocks` setting)."""
@@ -100,38 +85,74 @@ class CapacityBlock:
     price_per_gpu_hour: float
 
 
-@dataclass(frozen=True, slots=True)
+def _projects(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, Mapping) or not all(isinstance(v, str) and v for v in raw.values()):
+        raise ValueError("a table (map each region to a project id)")
+    return {str(region): project for region, project in raw.items()}
+
+
+def _subnets(raw: Any) -> dict[str, str] | str:
+    if isinstance(raw, str):
+        return raw.strip()
+    if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
+        return {str(region): subnet for region, subnet in raw.items()}
+    raise ValueError("a subnet id or a region -> subnet id table")
+
+
+def _capacity_blocks(raw: Any) -> dict[str, CapacityBlock]:
+    if not isinstance(raw, Mapping):
+        raise ValueError("a table mapping each block id to {region, platform, price_per_gpu_hour}")
+    return {str(block_id): _block(str(block_id), terms) for block_id, terms in raw.items()}
+
+
+def _block(block_id: str, terms: Any) -> CapacityBlock:
+    try:
+        block = CapacityBlock(block_id, str(terms["region"]), str(terms["platform"]),
+                              float(terms["price_per_gpu_hour"]))
+    except (TypeError, KeyError, ValueError):
+        block = None
+    if block is None or not (block.id and block.platform) or not math.isfinite(block.price_per_gpu_hour) \
+            or block.price_per_gpu_hour < 0:
+        raise ValueError(f"a table of blocks: {block_id!r} needs region, platform and a price_per_gpu_hour of 0 or "
+                         "more")
+    return block
+
+
+@dataclass(frozen=True, kw_only=True)
 class NebiusSettings:
-    """Validated settings. `projects` is region -> project, the default project's region first."""
+    """Validated settings (kit.settings). `projects` is region -> project, the default project's region first
+    ({"": project_id} without a `projects` table)."""
 
-    token: str = field(repr=False)
-    endpoint: str
-    project_id: str
-    projects: dict[str, str]
-    subnets: dict[str, str] | str
-    time_scale: float
-    capacity_blocks: dict[str, CapacityBlock] = field(default_factory=dict)
-    ssh_public_key: str | None = None
+    token: str = setting(env=TOKEN_ENV, secret=True, help="IAM access token (`nebius iam get-access-token`)")
+    endpoint: str = setting(default=DEFAULT_ENDPOINT, help=f"compute API host:port (default {DEFAULT_ENDPOINT})")
+    project_id: str = setting(env=PROJECT_ENV, help="default project (project-...); its region is tried first")
+    projects: dict[str, str] = setting(default_factory=dict, parse=_projects,
+                                       help="region -> project id, one project per region")
+    subnet_id: dict[str, str] | str = setting(
+        default="", parse=_subnets,
+        help="VPC subnet of new instances (required to create): one id, or region -> subnet id")
+    time_scale: float = setting(default=1.0, parse=positive_number,
+                                help="multiplies retry and poll intervals (default 1)")
+    capacity_blocks: dict[str, CapacityBlock] = setting(
+        default_factory=dict, parse=_capacity_blocks,
+        help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
+             "(the API has no price)")
+    ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
+                                         help="public key cloud-init installs for the user ubuntu on new VMs")
 
-    @classmethod
-    def parse(cls, settings: Mapping[str, Any]) -> NebiusSettings:
-        """Raises ConfigError naming the setting (and its environment variable) that is missing or wrong."""
-        token = _text(settings, "token", TOKEN_ENV)
-        project_id = _text(settings, "project_id", PROJECT_ENV)
-        return cls(
-            token=token,
-            endpoint=str(settings.get("endpoint") or DEFAULT_ENDPOINT),
-            project_id=project_id,
-            projects=_projects(settings.get("projects") or {}, project_id),
-            subnets=_subnets(settings.get("subnet_id") or ""),
-            time_scale=_time_scale(settings.get("time_scale", 1.0)),
-            capacity_blocks=_capacity_blocks(settings.get("capacity_blocks") or {}),
-            ssh_public_key=public_key_setting(settings.get("ssh_public_key"), NAME),
-        )
+    def __post_init__(self) -> None:
+        """Puts the default project's region first in `projects`; ConfigError when it is not one of them."""
+        given = self.projects
+        default_region = next((region for region, project in given.items() if project == self.project_id), None)
+        if given and default_region is None:
+            raise ConfigError(f"Nebius project_id {self.project_id} is not one of the projects setting's "
+                              f"({', '.join(f'{r}={p}' for r, p in given.items())})", provider=NAME)
+        ordered = {default_region or "": self.project_id, **{r: p for r, p in given.items() if r != default_region}}
+        object.__setattr__(self, "projects", ordered)
 
     def subnet(self, region: str) -> str:
         """The subnet for new instances in `region`. Raises ConfigError when there is none."""
-        subnet = self.subnets if isinstance(self.subnets, str) else self.subnets.get(region, "")
+        subnet = self.subnet_id if isinstance(self.subnet_id, str) else self.subnet_id.get(region, "")
         if not subnet:
             raise ConfigError(
                 f"Nebius needs a VPC subnet to create instances in {region or 'the default project'}: set the "
@@ -142,60 +163,7 @@ class NebiusSettings:
         return subnet
 
 
-def _text(settings: Mapping[str, Any], key: str, env: str) -> str:
-    value = settings.get(key) or os.environ.get(env, "")
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"Nebius needs {key}: set it in the profile or set {env}", provider=NAME)
-    return value.strip()
-
-
-def _projects(raw: Any, default: str) -> dict[str, str]:
-    if not isinstance(raw, Mapping) or not all(isinstance(v, str) and v for v in raw.values()):
-        raise ConfigError("Nebius projects must map each region to a project id", provider=NAME)
-    if not raw:
-        return {"": default}
-    default_region = next((region for region, project in raw.items() if project == default), None)
-    if default_region is None:
-        raise ConfigError(f"Nebius project_id {default} is not one of the projects setting's "
-                          f"({', '.join(f'{r}={p}' for r, p in raw.items())})", provider=NAME)
-    return {default_region: default, **{str(r): p for r, p in raw.items() if r != default_region}}
-
-
-def _subnets(raw: Any) -> dict[str, str] | str:
-    if isinstance(raw, str):
-        return raw.strip()
-    if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
-        return {str(region): subnet for region, subnet in raw.items()}
-    raise ConfigError("Nebius subnet_id must be a subnet id or a region -> subnet id table", provider=NAME)
-
-
-def _capacity_blocks(raw: Any) -> dict[str, CapacityBlock]:
-    if not isinstance(raw, Mapping):
-        raise ConfigError("Nebius capacity_blocks must map each block id to {region, platform, "
-                          "price_per_gpu_hour}", provider=NAME)
-    blocks = {}
-    for block_id, terms in raw.items():
-        try:
-            block = CapacityBlock(str(block_id), str(terms["region"]), str(terms["platform"]),
-                                  float(terms["price_per_gpu_hour"]))
-        except (TypeError, KeyError, ValueError):
-            block = None
-        if block is None or not (block.id and block.platform) or not math.isfinite(block.price_per_gpu_hour) \
-                or block.price_per_gpu_hour < 0:
-            raise ConfigError(f"Nebius capacity_blocks: {block_id!r} needs region, platform and a price_per_gpu_hour"
-                              " of 0 or more", provider=NAME)
-        blocks[block.id] = block
-    return blocks
-
-
-def _time_scale(raw: Any) -> float:
-    try:
-        scale = float(raw)
-    except (TypeError, ValueError):
-        scale = math.nan
-    if not math.isfinite(scale) or scale <= 0:
-        raise ConfigError(f"Nebius time_scale must be a positive number, not {raw!r}", provider=NAME)
-    return scale
+SETTINGS = settings_of(NebiusSettings)
 
 
 @dataclass(frozen=True)
@@ -226,7 +194,7 @@ class NebiusPlugin:
         from nebius_sdk import NebiusClient
         from nebius_sdk.client import DEFAULT_POLL_BACKOFF, DEFAULT_RETRY_BACKOFF
 
-        config = NebiusSettings.parse(settings)
+        config = parse_settings(NebiusSettings, settings, title=self.title, provider=NAME)
         client = NebiusClient(
             config.token, target=config.endpoint, parent_id=config.project_id,
             retry_backoff=_scaled(DEFAULT_RETRY_BACKOFF, config.time_scale),
@@ -393,8 +361,8 @@ class NebiusProvider:
         with translated(context):
             operation = self._client.begin_delete_instance(instance_id)
         if operation is None:
-            return _Finished(instance_id)
-        return _OperationPending(operation, _nothing, context)
+            return Finished(instance_id, None)
+        return _OperationPending(operation, lambda _id: None, context)
 
     def begin_stop(self, instance_id: str) -> Pending[Instance]:
         """Stop a RUNNING instance; the result is the instance re-read after the stop."""
@@ -563,10 +531,6 @@ def _cloud_init(ssh_public_key: str | None) -> str:
             f"    shell: /bin/bash\n    ssh_authorized_keys:\n      - {quoted}\n")
 
 
-def _nothing(resource_id: str) -> None:
-    return None
-
-
 class _Prefetched:
     """The pages of a listing whose first page is fetched in a daemon thread from construction on; iterating
     waits for it (raising its error), then fetches the rest in the iterating thread."""
@@ -595,65 +559,19 @@ class _Prefetched:
         yield from self._pages
 
 
-class _OperationPending(Generic[T]):
+class _OperationPending(OperationPending[T]):
     """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded.
 
     `on_failure(resource_id, error, deadline)` runs when the operation itself failed (not on a timeout or a
     failed poll), before the error is raised.
     """
 
-    def __init__(
-        self,
-        operation: Operation[Any],
-        finish: Callable[[str], T],
-        context: ErrorContext,
-        *,
-        on_failure: Callable[[str, VmError, float], None] | None = None,
-    ) -> None:
-        self._operation = operation
-        self._finish = finish
-        self._context = context
-        self._on_failure = on_failure
+    def __init__(self, operation: Operation[Any], finish: Callable[[str], T], context: ErrorContext, *,
+                 on_failure: Callable[[str, VmError, float], None] | None = None) -> None:
+        def failed(error: VmError, deadline: float) -> VmError:
+            if on_failure is not None and operation.error() is not None:
+                on_failure(operation.resource_id, error, deadline)
+            return error
 
-    def __repr__(self) -> str:
-        return f"<nebius operation {self.id} on {self.resource_id}>"
-
-    @property
-    def id(self) -> str:
-        return self._operation.id
-
-    @property
-    def resource_id(self) -> str:
-        return self._operation.resource_id
-
-    def done(self) -> bool:
-        with translated(self._context):
-            return self._operation.done()
-
-    def wait(self, timeout: float) -> T:
-        deadline = time.monotonic() + timeout
-        try:
-            with translated(self._context):
-                self._operation.wait(timeout)
-        except VmError as error:
-            if self._on_failure is not None and self._operation.error() is not None:
-                self._on_failure(self.resource_id, error, deadline)
-            raise
-        return self._finish(self.resource_id)
-
-
-@dataclass(frozen=True)
-class _Finished:
-    """The Pending of a destroy whose instance was already gone: `id` is the instance id."""
-
-    id: str
-
-    @property
-    def resource_id(self) -> str:
-        return self.id
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self, timeout: float) -> None:
-        return None
+        super().__init__(operation, lambda: translated(context), id=operation.id, resource_id=operation.resource_id,
+                         block=operation.wait, finish=lambda _answer: finish(operation.resource_id), failed=failed)

@@ -1,4 +1,5 @@
-"""Pending building blocks: one over an SDK operation, one for an action already finished.
+"""Pending building blocks: one over an SDK operation, one polling a resource where the cloud has no operation,
+and one for an action already finished.
 
 Both satisfy vm_core.provider.Pending. Adapters subclass `OperationPending` (without adding behaviour) when they
 need to recognise their own Pendings, e.g. in `poll_creates`.
@@ -12,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import VmError
+from .polling import Backoff, poll_until
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -96,3 +98,43 @@ class Finished(Generic[T]):
 
     def wait(self, timeout: float) -> T:
         return self._value
+
+
+class PolledPending(Generic[T]):
+    """An action the cloud has no operation for, followed by reading the resource: `probe()` says (finished,
+    result). `done()` is one probe; `wait` polls with `interval` until finished, counting an exception of a
+    `tolerate` class as "not finished", and raises `on_timeout(timeout)` at the deadline (the action goes on).
+    `id` and `resource_id` are the resource's id."""
+
+    def __init__(self, resource_id: str, probe: Callable[[], tuple[bool, T]], interval: Backoff, *,
+                 on_timeout: Callable[[float], Exception], tolerate: tuple[type[Exception], ...] = ()) -> None:
+        self._resource_id = resource_id
+        self._probe = probe
+        self._interval = interval
+        self._on_timeout = on_timeout
+        self._tolerate = tolerate
+
+    def __repr__(self) -> str:
+        return f"<PolledPending {self._resource_id}>"
+
+    @property
+    def id(self) -> str:
+        return self._resource_id
+
+    @property
+    def resource_id(self) -> str:
+        return self._resource_id
+
+    def done(self) -> bool:
+        return self._probe()[0]
+
+    def finished(self) -> bool:
+        """One probe, where a tolerated failure counts as not finished."""
+        try:
+            return self._probe()[0]
+        except self._tolerate:
+            return False
+
+    def wait(self, timeout: float) -> T:
+        return poll_until(self._probe, timeout, self._interval, tolerate=self._tolerate,
+                          on_timeout=lambda: self._on_timeout(timeout))

@@ -25,11 +25,12 @@ class Backoff:
 
 def poll_until(check: Callable[[], tuple[bool, T]], timeout: float, interval: Backoff, *,
                on_timeout: Callable[[], Exception], tolerate: tuple[type[Exception], ...] = (),
-               sleep: Callable[[float], None] = time.sleep) -> T:
+               sleep: Callable[[float], None] | None = None) -> T:
     """Call `check` until it says (True, result), then return the result; never sleep past the deadline
     (`timeout` seconds from now), where `on_timeout()` is raised. `check` is called at least once. An exception
     of a `tolerate` class counts as "not finished" (a failed read says nothing about the action); any other
-    propagates."""
+    propagates. `sleep` defaults to time.sleep."""
+    pause = sleep or time.sleep
     deadline = time.monotonic() + timeout
     delays = interval.delays()
     while True:
@@ -42,4 +43,4 @@ def poll_until(check: Callable[[], tuple[bool, T]], timeout: float, interval: Ba
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise on_timeout()
-        sleep(min(next(delays), remaining))
+        pause(min(next(delays), remaining))

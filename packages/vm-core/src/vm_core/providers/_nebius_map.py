@@ -245,8 +245,9 @@ def _table() -> dict[type[BaseException], Factory[ErrorContext]]:
     """nebius_sdk exception type -> vm-core error factory (the most specific class of an exception wins)."""
     from nebius_sdk import errors as sdk
 
-    transient: Factory[ErrorContext] = rule(Transient, "Nebius did not answer ({exc}); the request may or may not have been carried out",
-                     provider=NAME, suggestion="retry; after a failed create, look the instance up by name first")
+    transient: Factory[ErrorContext] = rule(
+        Transient, "Nebius did not answer ({exc}); the request may or may not have been carried out", provider=NAME,
+        suggestion="retry; after a failed create, look the instance up by name first")
     return {
         sdk.CapacityError: _capacity,
         sdk.QuotaError: _quota,

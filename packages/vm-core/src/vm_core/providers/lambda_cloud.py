@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import ShapeEntry, default_catalog, read_shapes
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
@@ -38,9 +38,9 @@ from ..kit import (
     Backoff,
     Finished,
     OperationPending,
+    PolledPending,
     optional_text,
     parse_settings,
-    poll_until,
     positive_number,
     seconds,
     setting,
@@ -419,8 +419,18 @@ class LambdaProvider:
             raise exc
         return dict.fromkeys(ids, error)
 
-    def _termination(self, instance_id: str) -> _Watch[None]:
-        return _Watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination", self._scale)
+    def _termination(self, instance_id: str) -> PolledPending[None]:
+        return self._watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination")
+
+    def _watch(self, instance_id: str, probe: Callable[[], tuple[bool, T]], what: str) -> PolledPending[T]:
+        """An action Lambda has no operation for, followed by reading the instance with backoff; failed reads
+        (Transient) are retried until the deadline, then Timeout (the action goes on)."""
+        def late(timeout: float) -> Timeout:
+            return Timeout(f"the {what} of Lambda instance {instance_id} has not finished after {timeout:g}s; it "
+                           "continues in the cloud", provider=NAME,
+                           suggestion=f"follow it with `vm get {instance_id} --provider lambda`")
+        return PolledPending(instance_id, probe, Backoff(1.0 * self._scale, 15.0 * self._scale), on_timeout=late,
+                             tolerate=(Transient,))
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
         """Lambda's restart of a running instance; waits end when it is running again. Raises Unsupported for
@@ -431,7 +441,7 @@ class LambdaProvider:
                               suggestion="reboot without --hard (Lambda's restart), or use the Lambda console")
         with translated(Where(instance_id=instance_id)):
             self._client.restart_instances([instance_id])
-        return _Watch(instance_id, lambda: self._restarted(instance_id), "restart", self._scale)
+        return self._watch(instance_id, lambda: self._restarted(instance_id), "restart")
 
     def _is_gone(self, instance_id: str) -> bool:
         try:
@@ -497,33 +507,6 @@ class _Launch(OperationPending[Instance]):
         if instance.reserved and not instance.reservation_id:
             return replace(instance, reservation_id=self._reservation_id)
         return instance
-
-
-class _Watch(Generic[T]):
-    """An action Lambda has no operation for: `probe` reads the instance and says (finished, result)."""
-
-    def __init__(self, instance_id: str, probe: Callable[[], tuple[bool, T]], what: str, scale: float) -> None:
-        self.id = self.resource_id = instance_id
-        self._probe = probe
-        self._what = what
-        self._interval = Backoff(1.0 * scale, 15.0 * scale)
-
-    def done(self) -> bool:
-        return self._probe()[0]
-
-    def wait(self, timeout: float) -> T:
-        """Polls with backoff; failed reads (Transient) are retried until the deadline, then Timeout (the action
-        goes on)."""
-        return poll_until(self._probe, timeout, self._interval, tolerate=(Transient,), on_timeout=lambda: Timeout(
-            f"the {self._what} of Lambda instance {self.id} has not finished after {timeout:g}s; it continues in "
-            "the cloud", provider=NAME, suggestion=f"follow it with `vm get {self.id} --provider lambda`"))
-
-    def finished(self) -> bool:
-        """One probe; a failed read (Transient) counts as not finished."""
-        try:
-            return self._probe()[0]
-        except Transient:  # a failed read says nothing about the action
-            return False
 
 
 # --------------------------------------------------------------------------------------- input checks

@@ -6,11 +6,11 @@ state in the store *after* the cloud confirmed it, never before.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import NotFound, Unsupported, VmError
+from ..kit.polling import Backoff, poll_until
 from ..model import Instance, InstanceState
 from ..provider import Provider
 from .actions import Action, Verb
@@ -67,19 +67,17 @@ def find_claimed(provider: Provider, name: str, identity: FleetIdentity) -> Inst
 
 def wait_running(provider: Provider, instance_id: str, timeout: float) -> Instance:
     """Poll an instance found by lookup (no operation to wait on) until it runs; raises VmError otherwise."""
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
+    def check() -> tuple[bool, Instance]:
         instance = provider.get_instance(instance_id)
-        if instance.state is InstanceState.RUNNING:
-            return instance
-        if instance.state in (InstanceState.ERROR, InstanceState.TERMINATED, InstanceState.TERMINATING,
-                              InstanceState.PREEMPTED):
+        if instance.state in _ENDED:
             raise VmError(f"instance {instance_id} is {instance.state.value}", provider=provider.name)
-        if time.monotonic() + delay > deadline:
-            raise VmError(f"instance {instance_id} did not reach running in {timeout:.0f}s", provider=provider.name)
-        time.sleep(delay)
-        delay = min(delay * 2, 2.0)
+        return instance.state is InstanceState.RUNNING, instance
+
+    return poll_until(check, timeout, Backoff(0.01, 2.0), on_timeout=lambda: VmError(
+        f"instance {instance_id} did not reach running in {timeout:.0f}s", provider=provider.name))
+
+
+_ENDED = (InstanceState.ERROR, InstanceState.TERMINATED, InstanceState.TERMINATING, InstanceState.PREEMPTED)
 
 
 def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, identity: FleetIdentity,

@@ -16,6 +16,7 @@ from vm_core.kit import (
     Finished,
     OperationPending,
     PolledPending,
+    ShapesFile,
     optional_text,
     parse_settings,
     poll_until,
@@ -280,3 +281,11 @@ def test_a_polled_pending_follows_a_probe_and_tolerates_failed_reads(monkeypatch
     never = PolledPending("vm-4", lambda: (False, None), Backoff(0.5, 1.0), on_timeout=lambda t: Timeout(f"late {t:g}"))
     with pytest.raises(Timeout, match="late 0"):
         never.wait(0.0)
+
+
+def test_shapes_are_the_providers_rows_of_its_file_read_once() -> None:
+    class Plugin:
+        shapes = ShapesFile("lambda", "vm_core.providers", "lambda_shapes.toml")
+
+    first = Plugin().shapes
+    assert first and {s.provider for s in first} == {"lambda"} and Plugin().shapes is first

@@ -40,16 +40,14 @@ private half of. It satisfies the API (and the mocks); set your own key to log i
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, TypeVar
 
-from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
+from ..catalog import Catalog, ShapeEntry, default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
-from ..kit import OperationPending, optional_text, parse_settings, positive_number, setting, settings_of
+from ..kit import OperationPending, ShapesFile, optional_text, parse_settings, positive_number, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting
@@ -110,10 +108,7 @@ class CrusoePlugin:
     create_concurrency = 32  # Crusoe documents no rate limit
     debug_loggers = ("crusoe_sdk",)
 
-    @property
-    def shapes(self) -> tuple[ShapeEntry, ...]:
-        """Crusoe's rows of the GPU catalog (crusoe_shapes.toml)."""
-        return _shapes()
+    shapes = ShapesFile(NAME, __package__, "crusoe_shapes.toml")  # its rows of the GPU catalog
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
         """Settings for the mock Crusoe of the embedded clouds, from its endpoint record."""
@@ -139,11 +134,6 @@ class CrusoePlugin:
 
 
 plugin = CrusoePlugin()
-
-
-@functools.cache
-def _shapes() -> tuple[ShapeEntry, ...]:
-    return read_shapes(NAME, resources.files(__package__).joinpath("crusoe_shapes.toml"))
 
 
 def policies(time_scale: float) -> tuple[Any, Any]:

@@ -23,22 +23,21 @@ Importing this module imports neither lambda_sdk nor requests; `connect` does.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..catalog import ShapeEntry, default_catalog, read_shapes
+from ..catalog import default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
 from ..kit import (
     Backoff,
     Finished,
     OperationPending,
     PolledPending,
+    ShapesFile,
     optional_text,
     parse_settings,
     positive_number,
@@ -108,10 +107,7 @@ class LambdaPlugin:
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
     debug_loggers = ("lambda_sdk",)
 
-    @property
-    def shapes(self) -> tuple[ShapeEntry, ...]:
-        """Lambda's rows of the GPU catalog (lambda_shapes.toml; prices come from the API)."""
-        return _shapes()
+    shapes = ShapesFile(NAME, __package__, "lambda_shapes.toml")  # its rows of the GPU catalog
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
         """Settings for the mock Lambda of the embedded clouds: its documented rate limits (1 request/s, 1
@@ -134,11 +130,6 @@ class LambdaPlugin:
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
                               time_scale=scale, account=key_fingerprint(config.api_key),
                               request_interval=config.request_interval * _HEADROOM)
-
-
-@functools.cache
-def _shapes() -> tuple[ShapeEntry, ...]:
-    return read_shapes(NAME, resources.files(__package__).joinpath("lambda_shapes.toml"))
 
 
 def key_fingerprint(api_key: str) -> str:

@@ -44,19 +44,17 @@ Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` do
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
+from ..catalog import Catalog, default_catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
-from ..kit import Finished, OperationPending, parse_settings, positive_number, setting, settings_of
+from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positive_number, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
@@ -178,10 +176,7 @@ class NebiusPlugin:
     create_concurrency = 32  # Nebius documents no rate limit
     debug_loggers = ("nebius_sdk",)
 
-    @property
-    def shapes(self) -> tuple[ShapeEntry, ...]:
-        """Nebius's rows of the GPU catalog (nebius_shapes.toml)."""
-        return _shapes()
+    shapes = ShapesFile(NAME, __package__, "nebius_shapes.toml")  # its rows of the GPU catalog
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
         """Settings for the mock Nebius of the embedded clouds, from its endpoint record."""
@@ -208,11 +203,6 @@ def _scaled(backoff: Backoff, scale: float) -> Backoff:
 
 
 plugin = NebiusPlugin()
-
-
-@functools.cache
-def _shapes() -> tuple[ShapeEntry, ...]:
-    return read_shapes(NAME, resources.files(__package__).joinpath("nebius_shapes.toml"))
 
 
 class NebiusProvider:

@@ -62,7 +62,7 @@ def operation(steps: list[object], clock: FakeClock, **policy: float) -> Operati
 def test_wait_polls_with_growing_jittered_intervals_until_done() -> None:
     clock = FakeClock()
     op = operation([record("IN_PROGRESS")] * 6 + [record("SUCCEEDED", {})], clock)
-    assert op.wait(timeout=1000) is OperationState.SUCCEEDED
+    assert op.wait(timeout=1000) is None and op.state is OperationState.SUCCEEDED
     assert len(clock.sleeps) == 6
     assert all(b >= a / 2 for a, b in zip(clock.sleeps, clock.sleeps[1:], strict=False))
     assert clock.sleeps[-1] > clock.sleeps[0]
@@ -77,7 +77,7 @@ def test_transient_poll_errors_are_survived_and_retry_after_is_honoured() -> Non
         RateLimited("slow down", status=429, retry_after=7.0),
     ]
     op = operation([*transient, record("SUCCEEDED", {})], clock)
-    assert op.wait(timeout=1000) is OperationState.SUCCEEDED
+    assert op.wait(timeout=1000) is None and op.state is OperationState.SUCCEEDED
     assert clock.sleeps[2] == 7.0  # after the 429
 
 
@@ -103,9 +103,11 @@ def test_a_non_transient_poll_error_propagates() -> None:
         op.wait(timeout=10)
 
 
-def test_result_raises_the_typed_failure() -> None:
+def test_wait_and_result_raise_the_typed_failure() -> None:
     op = operation([record("FAILED", {"code": "out_of_stock", "message": "no h100"})], FakeClock())
-    assert op.wait(timeout=10) is OperationState.FAILED  # wait reports, result raises
+    with pytest.raises(CapacityError, match="no h100"):
+        op.wait(timeout=10)
+    assert op.state is OperationState.FAILED and op.status() == "failed"
     with pytest.raises(CapacityError, match="no h100"):
         op.result()
 
@@ -127,4 +129,5 @@ def test_done_polls_once_and_stops_polling_when_terminal() -> None:
 def test_a_finished_operation_needs_no_requests() -> None:
     op = Operation.finished("vm-9", None, project_id="p")
     assert (op.id, op.resource_id, op.state) == ("", "vm-9", OperationState.SUCCEEDED)
-    assert op.done() and op.wait(0) is OperationState.SUCCEEDED and op.result() is None
+    assert op.done() and op.wait(0) is None and op.result() is None
+    assert op.status() == "succeeded" and op.continuation_token() == ""

@@ -30,7 +30,7 @@ def test_wait_survives_transient_errors_and_reaches_active(lambda_clouds, make_c
     client = make_client(lambda_clouds, retry=NO_RETRY)  # the operation itself must absorb the errors
     op = launch(client, "flaky")
     _faults(lambda_clouds, error_rate=0.5, latency_ms=2)
-    instance = op.wait(timeout=120)
+    instance = op.result(timeout=120)
     assert instance.status is InstanceStatus.ACTIVE and instance.ip
     assert lambda_clouds.world.faults[Provider.LAMBDA].counts["error"] > 0
 
@@ -59,7 +59,7 @@ def test_wait_deadline_raises_timeout_and_does_not_cancel_the_launch(mock_clouds
     assert time.monotonic() - started < 30  # a deadline, not a hang (generous bound)
     assert info.value.instance_id == op.instance_id and info.value.last_status is InstanceStatus.BOOTING
     # the instance keeps booting: a later wait (here from a fresh operation object) sees it active
-    assert client.launch_operation(op.instance_id).wait(timeout=120).status is InstanceStatus.ACTIVE
+    assert client.resume_operation(op.continuation_token()).result(timeout=120).status is InstanceStatus.ACTIVE
 
 
 def test_a_lost_launch_answer_is_not_retried_and_find_instance_reconciles(lambda_clouds, make_client,

@@ -60,7 +60,7 @@ def test_pager_is_lazy_and_yields_items_across_pages() -> None:
 def test_pager_by_page_exposes_tokens_and_resumes() -> None:
     pager = Pager(_pages({"": ([1, 2], "t1"), "t1": ([3], "")}, []))
     pages = list(pager.by_page())
-    assert [(p.items, p.next_page_token) for p in pages] == [([1, 2], "t1"), ([3], "")]
+    assert [(p.items, p.next_token) for p in pages] == [([1, 2], "t1"), ([3], "")]
     assert [list(p) for p in pager.by_page(continuation_token="t1")] == [[3]]
 
 

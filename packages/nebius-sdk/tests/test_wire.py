@@ -213,7 +213,8 @@ def test_error_classes_from_the_wire(fake, fake_client, pb, code, detail, expect
 
 def test_delete_of_a_missing_instance_succeeds(fake, fake_client, pb) -> None:
     fake.on("InstanceService/Delete", _flaky(99, None, pb.Abort(grpc.StatusCode.NOT_FOUND, "gone")))
-    assert fake_client.begin_delete_instance("computeinstance-e00gone") is None
+    gone = fake_client.begin_delete_instance("computeinstance-e00gone")
+    assert gone.done() and gone.id == "" and gone.resource_id == "computeinstance-e00gone"
     fake_client.delete_instance("computeinstance-e00gone")
     with pytest.raises(NotFound):
         fake_client.begin_delete_instance("computeinstance-e00gone", missing_ok=False)

@@ -18,7 +18,7 @@
     │   └── ServerError                5xx
     ├── OperationFailed                a launched instance ended unhealthy, terminated or preempted
     ├── OperationTimeout               a wait reached its deadline (the cloud operation goes on)
-    └── PagingLoopError                a server returned the same page token twice
+    └── PaginationLoop                 a server returned the same page token twice (alias PagingLoopError)
 
 The class is chosen from the provider error code (Lambda's documented contract: "use the value of `code`"),
 then from the HTTP status, through the tables below; messages are never parsed.
@@ -163,8 +163,11 @@ class OperationTimeout(LambdaError):
         self.last_status = last_status
 
 
-class PagingLoopError(LambdaError):
+class PaginationLoop(LambdaError):
     """The server returned a page token that was already used: iterating further would never end."""
+
+
+PagingLoopError = PaginationLoop  # the name before the SDKs agreed on PaginationLoop
 
 
 # Provider error code -> class. Codes from the Lambda OpenAPI 1.10 (research lambda.md section 6).

@@ -255,18 +255,18 @@ class NebiusClient:
 
     def begin_delete_instance(
         self, instance_id: str, *, missing_ok: bool = True, timeout: float | None = None
-    ) -> Operation[None] | None:
+    ) -> Operation[None]:
         """Start deleting an instance (and its managed disks); return the operation at once.
 
-        Returns None when the instance does not exist and `missing_ok` (the default): there is nothing to wait
-        for. With `missing_ok=False` that case raises `NotFound`.
+        When the instance does not exist and `missing_ok` (the default), returns `Operation.finished(None)`:
+        already done, `id == ""`, nothing to wait for. With `missing_ok=False` that case raises `NotFound`.
         """
         request = DeleteInstanceRequest(id=instance_id)
         try:
             raw = self._transport.call(self._instances.delete, request, mutating=True, timeout=timeout)
         except NotFound:
             if missing_ok:
-                return None
+                return Operation.finished(None, resource_id=instance_id, target=self._transport.target)
             raise
         return self._operation(raw, _no_result)
 
@@ -275,19 +275,19 @@ class NebiusClient:
     ) -> None:
         """Delete an instance and block until it is gone. Succeeds if it is already gone (unless `missing_ok`
         is False). Raises the operation's typed error or `OperationTimeout` after `wait_timeout` seconds."""
-        operation = self.begin_delete_instance(instance_id, missing_ok=missing_ok)
-        if operation is not None:
-            operation.wait(wait_timeout)
+        self.begin_delete_instance(instance_id, missing_ok=missing_ok).wait(wait_timeout)
 
     # ------------------------------------------------------------------ operations
-    def get_operation(self, operation_id: str, *, timeout: float | None = None) -> Operation[Instance | None]:
-        """Resume an operation by id (e.g. in another process). Raises `NotFound` for an unknown id.
+    def resume_operation(self, token: str, *, timeout: float | None = None) -> Operation[Instance | None]:
+        """Resume an operation (e.g. in another process) from its `continuation_token()`, its id.
 
-        Its `result()` is the instance, or None for a delete or an instance that no longer exists.
+        One `OperationService.Get` now. Its `result()` is the instance, or None for a delete or an instance that
+        no longer exists. Raises `NotFound` for an unknown id, ValueError for an empty token (a finished
+        operation has nothing to resume).
         """
-        return self._operation(
-            self._get_raw_operation(operation_id, timeout, None), self._find_instance_by_id
-        )
+        if not token:
+            raise ValueError("an empty continuation token: the operation needed no work, there is nothing to resume")
+        return self._operation(self._get_raw_operation(token, timeout, None), self._find_instance_by_id)
 
     def list_operations_by_parent(
         self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE

@@ -537,7 +537,7 @@ class _Launch:
         it is terminated) or vanished."""
         try:
             with translated(Where(instance_id=self.id)):
-                native = self._operation.wait(timeout)
+                native = self._operation.result(timeout)
         except VmError as error:
             replacement = self._provider._after_failed_launch(self._operation.instance, error)
             if replacement is error:

@@ -392,7 +392,7 @@ class NebiusProvider:
         context = _about(instance_id)
         with translated(context):
             operation = self._client.begin_delete_instance(instance_id)
-        if operation is None:
+        if not operation.continuation_token():  # already gone: the SDK's finished Operation
             return _Finished(instance_id)
         return _OperationPending(operation, _nothing, context)
 

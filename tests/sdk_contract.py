@@ -23,10 +23,19 @@ Pager (`Pager[T]`, every list call): nothing is fetched before iteration; iterat
 and starts again from the first page each time; `by_page(continuation_token=None)` yields `Page`s with `items`
 and `next_token` ("" on the last page), starting at an earlier page's `next_token`; `to_list()`; a page token
 returned twice raises `PaginationLoop`.
+
+Retry and poll policies: frozen dataclasses `RetryPolicy(max_attempts, initial, maximum, multiplier, jitter, ...)`
+and `PollPolicy(initial, maximum, multiplier, jitter, timeout)`, passed to the client as `retry=` and `poll=`;
+`delay(attempt, retry_after=None, rng=None)` is step `attempt` (1-based) `initial * multiplier**(attempt-1)` capped
+at `maximum`, less a random `jitter` fraction of it, or a longer `retry_after`. What each SDK retries is written in
+its RetryPolicy docstring.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import random
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -117,3 +126,41 @@ class PagerContract:
         with pytest.raises(sdk.PaginationLoop):
             list(make_pager(LOOPING_PAGES, calls))
         assert calls == ["", "a", "b"]
+
+
+class PolicyContract:
+    """Fixtures to provide: `sdk` (the SDK's package), `client_class`."""
+
+    def test_one_dataclass_shape(self, sdk: ModuleType) -> None:
+        retry = {f.name for f in dataclasses.fields(sdk.RetryPolicy)}
+        poll = {f.name for f in dataclasses.fields(sdk.PollPolicy)}
+        assert {"max_attempts", "initial", "maximum", "multiplier", "jitter"} <= retry
+        assert {"initial", "maximum", "multiplier", "jitter", "timeout"} <= poll
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            sdk.RetryPolicy().initial = 0.0
+        assert sdk.PollPolicy().timeout == 1800.0  # a wait's default deadline: 30 minutes in every SDK
+        assert "what is retried" in (sdk.RetryPolicy.__doc__ or "").lower()
+
+    def test_the_client_takes_both(self, client_class: type) -> None:
+        parameters = inspect.signature(client_class).parameters
+        assert {"retry", "poll"} <= set(parameters)
+
+    def test_delays_grow_exponentially_up_to_the_maximum(self, sdk: ModuleType) -> None:
+        for policy in (sdk.RetryPolicy(initial=1.0, maximum=8.0, multiplier=2.0, jitter=0.0),
+                       sdk.PollPolicy(initial=1.0, maximum=8.0, multiplier=2.0, jitter=0.0)):
+            assert [policy.delay(n) for n in range(1, 7)] == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+
+    def test_jitter_takes_off_at_most_its_fraction(self, sdk: ModuleType) -> None:
+        rng = random.Random(5)
+        policy = sdk.RetryPolicy(initial=4.0, maximum=4.0, multiplier=2.0, jitter=0.5)
+        delays = [policy.delay(3, rng=rng) for _ in range(200)]
+        assert all(2.0 <= d <= 4.0 for d in delays) and len(set(delays)) > 100
+
+    def test_a_longer_retry_after_wins(self, sdk: ModuleType) -> None:
+        policy = sdk.PollPolicy(initial=0.1, maximum=1.0, jitter=0.0)
+        assert policy.delay(1, retry_after=2.5) == 2.5 and policy.delay(1, retry_after=0.01) == 0.1
+
+    def test_nonsense_is_refused(self, sdk: ModuleType) -> None:
+        for bad in ({"initial": 2.0, "maximum": 1.0}, {"jitter": 1.5}, {"multiplier": 0.5}):
+            with pytest.raises(ValueError):
+                sdk.RetryPolicy(**bad)

@@ -80,7 +80,7 @@ def test_unknown_operation_is_a_clear_operation_unavailable(client: CrusoeClient
 
 def test_request_not_sent_is_retried_then_raised_even_for_a_create(clouds: Any, caplog: Any) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1alpha5"
-    dead = client_for(clouds, base_url=url, retry=RetryPolicy(max_attempts=3, initial_backoff=0.01))
+    dead = client_for(clouds, base_url=url, retry=RetryPolicy(max_attempts=3, initial=0.01))
     caplog.set_level(logging.DEBUG, logger="crusoe_sdk")
     with pytest.raises(RequestNotSent) as info:
         create(dead, "never-1")
@@ -121,7 +121,7 @@ def test_server_errors_on_reads_are_retried_until_success(clouds: Any, client: C
 
 
 def test_server_error_when_retries_run_out(clouds: Any) -> None:
-    client = client_for(clouds, retry=RetryPolicy(max_attempts=2, initial_backoff=0.01, max_retry_after=0.0))
+    client = client_for(clouds, retry=RetryPolicy(max_attempts=2, initial=0.01, max_retry_after=0.0))
     faults(clouds, error_rate=1.0)
     with pytest.raises((ServerError, RateLimited)) as info:
         client.list_locations().to_list()
@@ -227,7 +227,7 @@ def test_interrupted_wait_does_not_cancel_and_another_process_resumes(clouds: An
     endpoint = clouds.endpoints["crusoe"]
     script = (
         "import sys; from crusoe_sdk import CrusoeClient, PollPolicy\n"
-        "client = CrusoeClient(base_url=sys.argv[1], poll=PollPolicy(initial_interval=0.05))\n"
+        "client = CrusoeClient(base_url=sys.argv[1], poll=PollPolicy(initial=0.05))\n"
         "print(client.resume_operation(sys.argv[2]).result(timeout=120).state.value)\n"
     )
     env = {
@@ -251,7 +251,7 @@ def test_resumed_operation_in_the_same_process(client: CrusoeClient) -> None:
 
 def test_slow_polls_use_the_poll_policy(clouds: Any) -> None:
     """A wait with a long poll interval still honours a short deadline (sleeps are clipped)."""
-    client = client_for(clouds, poll=PollPolicy(initial_interval=60.0, max_interval=60.0))
+    client = client_for(clouds, poll=PollPolicy(initial=60.0, maximum=60.0))
     op = create(client, "clip-1")
     with pytest.raises(OperationTimeout):
         op.wait(timeout=0.05)

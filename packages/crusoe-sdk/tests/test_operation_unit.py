@@ -54,7 +54,7 @@ def operation(steps: list[object], clock: FakeClock, **policy: float) -> Operati
         record("IN_PROGRESS"), project_id="p", refresh=scripted(steps),
         resolve=lambda r: f"done:{r.resource_id}",
         fail=lambda r: from_operation(r, method="GET", url="u"),
-        policy=PollPolicy(**{"initial_interval": 1.0, "max_interval": 8.0, **policy}),
+        policy=PollPolicy(**{"initial": 1.0, "maximum": 8.0, **policy}),
         clock=lambda: clock.now, sleep=clock.sleep, rng=random.Random(0),
     )
 
@@ -93,7 +93,7 @@ def test_the_deadline_is_enforced_even_when_every_poll_fails() -> None:
 def test_default_deadline_comes_from_the_policy() -> None:
     clock = FakeClock()
     with pytest.raises(OperationTimeout):
-        operation([record("IN_PROGRESS")], clock, default_timeout=120.0).wait()
+        operation([record("IN_PROGRESS")], clock, timeout=120.0).wait()
     assert clock.now == pytest.approx(120.0)
 
 

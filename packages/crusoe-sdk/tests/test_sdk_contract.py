@@ -1,4 +1,4 @@
-"""crusoe-sdk against the operation and pager contract shared by the three SDKs (tests/sdk_contract.py)."""
+"""crusoe-sdk against the operation, pager and policy contract shared by the three SDKs (tests/sdk_contract.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import crusoe_sdk
 import pytest
 from crusoe_sdk import CrusoeClient, Page, Pager
 from crusoe_testkit import create
-from sdk_contract import OperationContract, PagerContract
+from sdk_contract import OperationContract, PagerContract, PolicyContract
 
 MISSING_VM = "0b5e8c11-3f0d-4a57-9c43-000000000404"
 
@@ -43,3 +43,13 @@ class TestPagerContract(PagerContract):
             return Pager(fetch)
 
         return make
+
+
+class TestPolicyContract(PolicyContract):
+    @pytest.fixture
+    def sdk(self) -> ModuleType:
+        return crusoe_sdk
+
+    @pytest.fixture
+    def client_class(self) -> type:
+        return CrusoeClient

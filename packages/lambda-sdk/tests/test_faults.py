@@ -80,7 +80,7 @@ def test_launch_is_not_retried_after_a_server_error_but_is_after_a_429(lambda_cl
     session.hooks["response"].append(
         lambda r, *a, **k: posts.append(r.status_code) if r.request.method == "POST" else None
     )
-    retry = RetryPolicy(max_attempts=3, initial_backoff=0.005)
+    retry = RetryPolicy(max_attempts=3, initial=0.005)
     client = make_client(lambda_clouds, session=session, retry=retry)
     _faults(lambda_clouds, error_rate=1.0, seed=0)  # every answer is an injected 500, 503 or 429
     calls: list[list[int]] = []
@@ -98,8 +98,8 @@ def test_launch_is_not_retried_after_a_server_error_but_is_after_a_429(lambda_cl
 
 
 def test_reads_are_retried_through_drops_and_errors(lambda_clouds, make_client, launch) -> None:
-    client = make_client(lambda_clouds, retry=RetryPolicy(max_attempts=20, initial_backoff=0.005,
-                                                          max_backoff=0.02))
+    client = make_client(lambda_clouds, retry=RetryPolicy(max_attempts=20, initial=0.005,
+                                                          maximum=0.02))
     launch(client, "visible")
     _faults(lambda_clouds, drop_rate=0.3, error_rate=0.3)
     for _ in range(5):

@@ -1,4 +1,4 @@
-"""lambda-sdk against the operation and pager contract shared by the three SDKs (tests/sdk_contract.py)."""
+"""lambda-sdk against the operation, pager and policy contract shared by the three SDKs (tests/sdk_contract.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import lambda_sdk
 import msgspec
 import pytest
 from lambda_sdk import InstanceStatus, LambdaClient, LaunchOperation, Page, Pager
-from sdk_contract import WAIT, OperationContract, PagerContract
+from sdk_contract import WAIT, OperationContract, PagerContract, PolicyContract
 
 
 class TestOperationContract(OperationContract):
@@ -51,3 +51,13 @@ class TestPagerContract(PagerContract):
             return Pager(fetch)
 
         return make
+
+
+class TestPolicyContract(PolicyContract):
+    @pytest.fixture
+    def sdk(self) -> ModuleType:
+        return lambda_sdk
+
+    @pytest.fixture
+    def client_class(self) -> type:
+        return LambdaClient

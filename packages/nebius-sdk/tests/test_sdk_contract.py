@@ -1,4 +1,4 @@
-"""nebius-sdk against the operation and pager contract shared by the three SDKs (tests/sdk_contract.py)."""
+"""nebius-sdk against the operation, pager and policy contract shared by the three SDKs (tests/sdk_contract.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import nebius_sdk
 import pytest
 from nebius_sdk import NebiusClient, Pager
-from sdk_contract import OperationContract, PagerContract
+from sdk_contract import OperationContract, PagerContract, PolicyContract
 
 CPU = ("cpu-d3", "4vcpu-16gb")
 
@@ -42,3 +42,13 @@ class TestPagerContract(PagerContract):
             return Pager(fetch)
 
         return make
+
+
+class TestPolicyContract(PolicyContract):
+    @pytest.fixture
+    def sdk(self) -> ModuleType:
+        return nebius_sdk
+
+    @pytest.fixture
+    def client_class(self) -> type:
+        return NebiusClient

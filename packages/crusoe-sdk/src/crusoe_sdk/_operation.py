@@ -6,7 +6,7 @@ checked by tests/sdk_contract.py): `id`, `resource_id`, `done()`, `status()`, `w
 `Operation.finished(...)` for work that needed nothing done.
 
 - `wait(timeout)` blocks until the operation is SUCCEEDED (returns None) or FAILED (raises the typed failure,
-  as `result`); it never sleeps past its deadline (default `PollPolicy.default_timeout`) and then raises
+  as `result`); it never sleeps past its deadline (default `PollPolicy.timeout`) and then raises
   OperationTimeout. A poll in flight at the deadline may take up to `MIN_REQUEST_TIMEOUT` (1 s) more; polls
   never retry past the deadline.
 - Polls back off exponentially with jitter, honour Retry-After, and survive transient errors (5xx, 429, lost
@@ -125,14 +125,14 @@ class Operation(Generic[T]):
     # ------------------------------------------------------------------------------------------ waiting
     def wait(self, timeout: float | None = None) -> None:
         """Block until done. Returns None on success; raises the typed failure of a FAILED operation (as
-        `result`), OperationTimeout after `timeout` seconds (default: the poll policy's default_timeout), and any
+        `result`), OperationTimeout after `timeout` seconds (default: the poll policy's timeout), and any
         non-transient poll error (AuthError, OperationUnavailable...). `state`/`record` hold the final state.
         """
         if self._wait(timeout) is OperationState.FAILED:
             raise self._fail(self._record)
 
     def _wait(self, timeout: float | None) -> OperationState:
-        limit = self._policy.default_timeout if timeout is None else timeout
+        limit = self._policy.timeout if timeout is None else timeout
         deadline = self._clock() + limit
         poll = 0
         while not self.state.is_terminal:

@@ -22,9 +22,6 @@ from .models import FAILED_STATUSES, Instance, InstanceStatus
 if TYPE_CHECKING:
     from .client import LambdaClient
 
-# 8-GPU instances take 15 to 20+ minutes to boot on the real cloud (research lambda.md section 8).
-DEFAULT_WAIT_TIMEOUT = 30 * 60.0
-
 # Poll failures that say nothing about the instance: keep polling until the deadline.
 _TRANSIENT = (errors.ServerError, errors.RateLimited, errors.TransportError)
 
@@ -96,10 +93,10 @@ class LaunchOperation:
 
         Polls with exponential backoff and jitter (Retry-After wins); 5xx, 429 and connection failures are
         retried until the deadline. Raises OperationFailed when the instance ends unhealthy, terminating,
-        terminated, preempted or disappears; OperationTimeout after `timeout` seconds (default 30 minutes; the
-        instance keeps booting); any other API error (e.g. AuthError) at once.
+        terminated, preempted or disappears; OperationTimeout after `timeout` seconds (default `PollPolicy.timeout`,
+        30 minutes; the instance keeps booting); any other API error (e.g. AuthError) at once.
         """
-        timeout = DEFAULT_WAIT_TIMEOUT if timeout is None else timeout
+        timeout = self._poll.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
         polls = 0
         while not self._settled():
@@ -143,7 +140,7 @@ class LaunchOperation:
                 f"{status.value if status else 'unknown'}); it keeps booting",
                 instance_id=self.instance_id, timeout=timeout, last_status=status,
             )
-        delay = retry_after if retry_after is not None else self._poll.delay(polls, self._rng)
+        delay = self._poll.delay(polls, retry_after, self._rng)
         time.sleep(min(delay, remaining))
 
     def _raise_unless_active(self) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from . import _status, errors
-from ._backoff import Backoff
+from ._backoff import PollPolicy
 from ._transport import is_transient
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("nebius_sdk")
 
 T = TypeVar("T")
-
-DEFAULT_WAIT_TIMEOUT = 30 * 60.0  # seconds; Nebius GPU VMs may take minutes to be scheduled
 
 # Fetches the operation by id: (id, per-attempt timeout, max attempts or None for the client's default).
 Refresh = Callable[[str, float, "int | None"], "RawOperation"]
@@ -50,14 +48,14 @@ class Operation(Generic[T]):
         *,
         refresh: Refresh,
         result_of: ResultOf[T],
-        poll_backoff: Backoff,
+        poll: PollPolicy,
         call_timeout: float,
         target: str = "",
     ) -> None:
         self._raw = raw
         self._refresh = refresh
         self._result_of = result_of
-        self._poll_backoff = poll_backoff
+        self._poll = poll
         self._call_timeout = call_timeout
         self._target = target
 
@@ -91,7 +89,7 @@ class Operation(Generic[T]):
             raise AssertionError("a finished operation never polls")
 
         raw = RawOperation(id="", resource_id=resource_id, status=Status(code=0))
-        return cls(raw, refresh=unreachable, result_of=lambda _resource_id: value, poll_backoff=Backoff(),
+        return cls(raw, refresh=unreachable, result_of=lambda _resource_id: value, poll=PollPolicy(),
                    call_timeout=0.0, target=target)
 
     def continuation_token(self) -> str:
@@ -147,14 +145,15 @@ class Operation(Generic[T]):
         propagate.
         `timeout=None` means the default (30 min): a wait always has a deadline.
         """
-        timeout = DEFAULT_WAIT_TIMEOUT if timeout is None else timeout
+        timeout = self._poll.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        delays = self._poll_backoff.delays()
+        polls = 0
         while not self._is_done():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise errors.OperationTimeout(self.id, timeout)
-            time.sleep(min(next(delays), remaining))
+            polls += 1
+            time.sleep(min(self._poll.delay(polls), remaining))
             self._poll_once(deadline)
         failure = self.error()
         if failure is not None:

@@ -19,7 +19,7 @@ import betterproto2
 import grpc
 
 from . import specs
-from ._backoff import Backoff
+from ._backoff import PollPolicy, RetryPolicy
 from ._operation import Operation
 from ._pager import Pager
 from ._pb.nebius.common.v1 import (
@@ -56,8 +56,8 @@ TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 DEFAULT_TIMEOUT = 20.0  # seconds per call attempt, as in pysdk/gosdk
 DEFAULT_PAGE_SIZE = 100
 MAX_BATCH_GET = 1000  # BatchGetRequest.instance_ids holds at most 1000 ids
-DEFAULT_RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, multiplier=2.0)
-DEFAULT_POLL_BACKOFF = Backoff(initial=1.0, maximum=15.0, multiplier=1.5)
+DEFAULT_RETRY = RetryPolicy()
+DEFAULT_POLL = PollPolicy()
 
 
 @dataclass(eq=False, repr=False)
@@ -77,8 +77,8 @@ class NebiusClient:
     `channel` replaces it with a channel you own (the client then never closes it). `parent_id` is the default
     project for lists, lookups by name and creates; `subnet_id` the default subnet of created instances (the
     VPC API that lists subnets is not part of this SDK). `timeout` is the deadline of each call attempt;
-    `max_attempts` bounds retries of one call; `retry_backoff` / `poll_backoff` shape the pauses between
-    retries and between operation polls.
+    `retry` bounds and spaces the retries of one call; `poll` spaces operation polls and sets the default
+    deadline of a wait.
     """
 
     def __init__(
@@ -90,23 +90,21 @@ class NebiusClient:
         parent_id: str = "",
         subnet_id: str = "",
         timeout: float = DEFAULT_TIMEOUT,
-        max_attempts: int = 4,
-        retry_backoff: Backoff = DEFAULT_RETRY_BACKOFF,
-        poll_backoff: Backoff = DEFAULT_POLL_BACKOFF,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        poll: PollPolicy = DEFAULT_POLL,
     ) -> None:
         token = token or os.environ.get(TOKEN_ENV, "")
         if not token:
             raise ValueError(f"no IAM token: pass token= or set {TOKEN_ENV}")
         self.parent_id = parent_id
         self.subnet_id = subnet_id
-        self.poll_backoff = poll_backoff
+        self.poll = poll
         self._transport = Transport(
             token=token,
             target=target,
             channel=channel,
             timeout=timeout,
-            max_attempts=max_attempts,
-            backoff=retry_backoff,
+            retry=retry,
         )
         self._instances = InstanceServiceStub(self._transport.channel)
         # InstanceService.List with the instances left encoded (see _EncodedInstancesPage)
@@ -343,7 +341,7 @@ class NebiusClient:
             raw,
             refresh=self._get_raw_operation,
             result_of=result_of,
-            poll_backoff=self.poll_backoff,
+            poll=self.poll,
             call_timeout=self._transport.timeout,
             target=self._transport.target,
         )

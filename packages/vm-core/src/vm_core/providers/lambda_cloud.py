@@ -160,7 +160,7 @@ class LambdaPlugin:
         client = LambdaClient(
             config.api_key, base_url=config.api_endpoint,
             rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
-            retry=RetryPolicy(initial_backoff=1.0 * scale, max_backoff=30.0 * scale),
+            retry=RetryPolicy(initial=1.0 * scale, maximum=30.0 * scale),
             poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,

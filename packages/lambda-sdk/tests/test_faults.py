@@ -44,6 +44,7 @@ def test_wait_ends_in_operation_failed_when_the_launch_fails(lambda_clouds, make
         op.wait(timeout=120)
     assert info.value.status is InstanceStatus.UNHEALTHY and info.value.instance_id == op.instance_id
     assert info.value.instance is not None and info.value.instance.status is InstanceStatus.UNHEALTHY
+    assert op.done() and op.status() == "failed"
     with pytest.raises(OperationFailed):
         op.result(timeout=120)
 

@@ -26,7 +26,8 @@ def test_full_lifecycle(client) -> None:
     assert client.find_instance("vm-life").metadata.id == op.resource_id  # visible while creating
 
     instance = op.result(timeout=WAIT)
-    assert op.done() and op.successful()
+    assert op.done() and op.successful() and op.status() == "succeeded"
+    assert op.rpc_status is not None and op.rpc_status.code == 0
     assert instance_state(instance) is InstanceState.RUNNING
     assert instance.metadata.labels == {"fleet": "f1"}
     assert public_ip(instance).count(".") == 3 and "/" not in public_ip(instance)

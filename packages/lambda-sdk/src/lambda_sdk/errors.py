@@ -153,7 +153,8 @@ class OperationFailed(LambdaError):
 
 
 class OperationTimeout(LambdaError):
-    """A wait reached its deadline. The cloud operation is not cancelled; resume it from `instance_id`."""
+    """A wait reached its deadline. The cloud operation is not cancelled; resume it with
+    `LambdaClient.resume_operation(instance_id)`."""
 
     def __init__(self, message: str, *, instance_id: str, timeout: float,
                  last_status: InstanceStatus | None) -> None:

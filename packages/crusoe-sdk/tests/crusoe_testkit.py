@@ -17,8 +17,8 @@ OTHER_ORG_PROJECT = "f0e1d2c3-b4a5-4968-8776-655443322103"  # in the default sce
 DEFAULT_PROJECT = "5d9f0f5e-8c0f-4c52-9d6e-2f7b6f0c1a01"
 
 # Fast but generous: polls every 10-100 ms, deadlines are minutes (tests never rely on speed).
-FAST_POLL = PollPolicy(initial_interval=0.02, max_interval=0.1, default_timeout=120.0)
-FAST_RETRY = RetryPolicy(max_attempts=8, initial_backoff=0.01, max_backoff=0.05, max_retry_after=5.0)
+FAST_POLL = PollPolicy(initial=0.02, maximum=0.1, timeout=120.0)
+FAST_RETRY = RetryPolicy(max_attempts=8, initial=0.01, maximum=0.05, max_retry_after=5.0)
 
 
 def client_for(clouds: Any, **overrides: Any) -> CrusoeClient:

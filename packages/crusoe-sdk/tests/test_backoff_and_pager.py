@@ -6,19 +6,19 @@ import random
 
 import pytest
 from crusoe_sdk import Page, Pager, PaginationLoop, PollPolicy, RetryPolicy
-from crusoe_sdk._backoff import jittered
 
 
 def test_jitter_stays_in_the_upper_half_of_the_capped_step() -> None:
     rng = random.Random(1)
-    delays = [jittered(4.0, 10.0, rng) for _ in range(200)]
+    policy = RetryPolicy(initial=4.0, maximum=10.0)
+    delays = [policy.delay(1, rng=rng) for _ in range(200)]
     assert all(2.0 <= d <= 4.0 for d in delays)
     assert len({round(d, 6) for d in delays}) > 100  # really random
-    assert all(5.0 <= jittered(50.0, 10.0, rng) <= 10.0 for _ in range(50))
+    assert all(5.0 <= policy.delay(9, rng=rng) <= 10.0 for _ in range(50))
 
 
 def test_retry_delays_grow_exponentially_up_to_the_cap() -> None:
-    policy = RetryPolicy(initial_backoff=1.0, multiplier=2.0, max_backoff=8.0)
+    policy = RetryPolicy(initial=1.0, multiplier=2.0, maximum=8.0)
     rng = random.Random(2)
     ceilings = [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
     for attempt, ceiling in enumerate(ceilings, start=1):
@@ -26,12 +26,12 @@ def test_retry_delays_grow_exponentially_up_to_the_cap() -> None:
 
 
 def test_retry_after_wins_over_a_shorter_backoff() -> None:
-    assert RetryPolicy(initial_backoff=0.1).delay(1, retry_after=3.0) == 3.0
-    assert PollPolicy(initial_interval=0.1).delay(1, retry_after=2.5) == 2.5
+    assert RetryPolicy(initial=0.1).delay(1, retry_after=3.0) == 3.0
+    assert PollPolicy(initial=0.1).delay(1, retry_after=2.5) == 2.5
 
 
 def test_poll_intervals_grow_and_are_capped() -> None:
-    policy = PollPolicy(initial_interval=1.0, multiplier=1.5, max_interval=3.0)
+    policy = PollPolicy(initial=1.0, multiplier=1.5, maximum=3.0)
     rng = random.Random(3)
     assert 0.5 <= policy.delay(1, rng=rng) <= 1.0
     assert all(1.5 <= policy.delay(n, rng=rng) <= 3.0 for n in range(5, 30))

@@ -73,14 +73,14 @@ def test_not_found(client: CrusoeClient) -> None:
 
 def test_unknown_operation_is_a_clear_operation_unavailable(client: CrusoeClient) -> None:
     with pytest.raises(OperationUnavailable) as info:
-        client.operation("00000000-0000-4000-8000-00000000DEAD")
+        client.resume_operation("00000000-0000-4000-8000-00000000DEAD")
     assert info.value.status == 403 and "does not exist, has expired, or was not started" in str(info.value)
     assert isinstance(info.value, PermissionDenied)
 
 
 def test_request_not_sent_is_retried_then_raised_even_for_a_create(clouds: Any, caplog: Any) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1alpha5"
-    dead = client_for(clouds, base_url=url, retry=RetryPolicy(max_attempts=3, initial_backoff=0.01))
+    dead = client_for(clouds, base_url=url, retry=RetryPolicy(max_attempts=3, initial=0.01))
     caplog.set_level(logging.DEBUG, logger="crusoe_sdk")
     with pytest.raises(RequestNotSent) as info:
         create(dead, "never-1")
@@ -121,7 +121,7 @@ def test_server_errors_on_reads_are_retried_until_success(clouds: Any, client: C
 
 
 def test_server_error_when_retries_run_out(clouds: Any) -> None:
-    client = client_for(clouds, retry=RetryPolicy(max_attempts=2, initial_backoff=0.01, max_retry_after=0.0))
+    client = client_for(clouds, retry=RetryPolicy(max_attempts=2, initial=0.01, max_retry_after=0.0))
     faults(clouds, error_rate=1.0)
     with pytest.raises((ServerError, RateLimited)) as info:
         client.list_locations().to_list()
@@ -159,7 +159,7 @@ def test_rate_limited_raised_with_retry_after(mock_clouds_factory: Any) -> None:
 def test_wait_survives_transient_faults_and_succeeds(clouds: Any, client: CrusoeClient) -> None:
     op = create(client, "flaky-1")
     faults(clouds, error_rate=0.4, latency_ms=5)
-    assert op.wait(timeout=120) is OperationState.SUCCEEDED
+    assert op.wait(timeout=120) is None and op.state is OperationState.SUCCEEDED
     assert fault_counts(clouds)["error"] > 0
     faults(clouds)
     assert op.result().state is InstanceState.RUNNING
@@ -227,32 +227,32 @@ def test_interrupted_wait_does_not_cancel_and_another_process_resumes(clouds: An
     endpoint = clouds.endpoints["crusoe"]
     script = (
         "import sys; from crusoe_sdk import CrusoeClient, PollPolicy\n"
-        "client = CrusoeClient(base_url=sys.argv[1], poll=PollPolicy(initial_interval=0.05))\n"
-        "print(client.operation(sys.argv[2]).result(timeout=120).state.value)\n"
+        "client = CrusoeClient(base_url=sys.argv[1], poll=PollPolicy(initial=0.05))\n"
+        "print(client.resume_operation(sys.argv[2]).result(timeout=120).state.value)\n"
     )
     env = {
         **os.environ, "PYTHONPATH": str(SRC), "CRUSOE_ACCESS_KEY_ID": endpoint["access_key_id"],
         "CRUSOE_SECRET_KEY": endpoint["secret_key"], "CRUSOE_DEFAULT_PROJECT": endpoint["project_id"],
     }
-    done = subprocess.run([sys.executable, "-c", script, endpoint["url"], op.id], env=env,
+    done = subprocess.run([sys.executable, "-c", script, endpoint["url"], op.continuation_token()], env=env,
                           capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "STATE_RUNNING"
 
 
 def test_resumed_operation_in_the_same_process(client: CrusoeClient) -> None:
     op = create(client, "resume-2")
-    resumed = client.operation(op.id)
+    resumed = client.resume_operation(op.continuation_token())
     assert resumed.id == op.id and resumed.resource_id == op.resource_id
     vm = resumed.result(timeout=120)
     assert vm is not None and vm.id == op.resource_id
     delete = client.begin_delete_instance(vm.id)
-    assert client.operation(delete.id).result(timeout=120) is None
+    assert client.resume_operation(delete.continuation_token()).result(timeout=120) is None
 
 
 def test_slow_polls_use_the_poll_policy(clouds: Any) -> None:
     """A wait with a long poll interval still honours a short deadline (sleeps are clipped)."""
-    client = client_for(clouds, poll=PollPolicy(initial_interval=60.0, max_interval=60.0))
+    client = client_for(clouds, poll=PollPolicy(initial=60.0, maximum=60.0))
     op = create(client, "clip-1")
     with pytest.raises(OperationTimeout):
         op.wait(timeout=0.05)
-    assert client_for(clouds, poll=FAST_POLL).operation(op.id).result(timeout=120).name == "clip-1"
+    assert client_for(clouds, poll=FAST_POLL).resume_operation(op.id).result(timeout=120).name == "clip-1"  # a bare id

@@ -54,7 +54,7 @@ def operation(steps: list[object], clock: FakeClock, **policy: float) -> Operati
         record("IN_PROGRESS"), project_id="p", refresh=scripted(steps),
         resolve=lambda r: f"done:{r.resource_id}",
         fail=lambda r: from_operation(r, method="GET", url="u"),
-        policy=PollPolicy(**{"initial_interval": 1.0, "max_interval": 8.0, **policy}),
+        policy=PollPolicy(**{"initial": 1.0, "maximum": 8.0, **policy}),
         clock=lambda: clock.now, sleep=clock.sleep, rng=random.Random(0),
     )
 
@@ -62,7 +62,7 @@ def operation(steps: list[object], clock: FakeClock, **policy: float) -> Operati
 def test_wait_polls_with_growing_jittered_intervals_until_done() -> None:
     clock = FakeClock()
     op = operation([record("IN_PROGRESS")] * 6 + [record("SUCCEEDED", {})], clock)
-    assert op.wait(timeout=1000) is OperationState.SUCCEEDED
+    assert op.wait(timeout=1000) is None and op.state is OperationState.SUCCEEDED
     assert len(clock.sleeps) == 6
     assert all(b >= a / 2 for a, b in zip(clock.sleeps, clock.sleeps[1:], strict=False))
     assert clock.sleeps[-1] > clock.sleeps[0]
@@ -77,7 +77,7 @@ def test_transient_poll_errors_are_survived_and_retry_after_is_honoured() -> Non
         RateLimited("slow down", status=429, retry_after=7.0),
     ]
     op = operation([*transient, record("SUCCEEDED", {})], clock)
-    assert op.wait(timeout=1000) is OperationState.SUCCEEDED
+    assert op.wait(timeout=1000) is None and op.state is OperationState.SUCCEEDED
     assert clock.sleeps[2] == 7.0  # after the 429
 
 
@@ -93,7 +93,7 @@ def test_the_deadline_is_enforced_even_when_every_poll_fails() -> None:
 def test_default_deadline_comes_from_the_policy() -> None:
     clock = FakeClock()
     with pytest.raises(OperationTimeout):
-        operation([record("IN_PROGRESS")], clock, default_timeout=120.0).wait()
+        operation([record("IN_PROGRESS")], clock, timeout=120.0).wait()
     assert clock.now == pytest.approx(120.0)
 
 
@@ -103,9 +103,11 @@ def test_a_non_transient_poll_error_propagates() -> None:
         op.wait(timeout=10)
 
 
-def test_result_raises_the_typed_failure() -> None:
+def test_wait_and_result_raise_the_typed_failure() -> None:
     op = operation([record("FAILED", {"code": "out_of_stock", "message": "no h100"})], FakeClock())
-    assert op.wait(timeout=10) is OperationState.FAILED  # wait reports, result raises
+    with pytest.raises(CapacityError, match="no h100"):
+        op.wait(timeout=10)
+    assert op.state is OperationState.FAILED and op.status() == "failed"
     with pytest.raises(CapacityError, match="no h100"):
         op.result()
 
@@ -127,4 +129,5 @@ def test_done_polls_once_and_stops_polling_when_terminal() -> None:
 def test_a_finished_operation_needs_no_requests() -> None:
     op = Operation.finished("vm-9", None, project_id="p")
     assert (op.id, op.resource_id, op.state) == ("", "vm-9", OperationState.SUCCEEDED)
-    assert op.done() and op.wait(0) is OperationState.SUCCEEDED and op.result() is None
+    assert op.done() and op.wait(0) is None and op.result() is None
+    assert op.status() == "succeeded" and op.continuation_token() == ""

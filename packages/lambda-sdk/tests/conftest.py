@@ -26,7 +26,7 @@ def scaled_limits(time_scale: float, margin: float = 1.5) -> RateLimit:
     return RateLimit(request_interval=1.0 * time_scale * margin, launch_interval=12.0 * time_scale * margin)
 
 
-FAST_RETRY = RetryPolicy(max_attempts=8, initial_backoff=0.01, max_backoff=0.1)
+FAST_RETRY = RetryPolicy(max_attempts=8, initial=0.01, maximum=0.1)
 FAST_POLL = PollPolicy(initial=0.01, maximum=0.05)
 
 

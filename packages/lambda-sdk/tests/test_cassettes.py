@@ -89,7 +89,7 @@ def test_instance_lifecycle(cassette_client: LambdaClient) -> None:
     with _recorder().use_cassette("lifecycle.yaml"):
         op = cassette_client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10",
                                              ssh_key_names=["default"], name="cassette-1")
-        active = op.wait(timeout=60)
+        active = op.result(timeout=60)
         renamed = cassette_client.rename_instance(op.instance_id, "cassette-renamed")
         terminated = cassette_client.terminate_instances([op.instance_id])
         again = cassette_client.terminate_instances([op.instance_id])

@@ -83,7 +83,7 @@ def test_reservations_launch_and_terminate_refused(client: LambdaClient, launch)
     assert reservation.quantity == 8 and reservation.used_quantity == 0
     op = launch(client, "reserved", region_name="us-south-2", instance_type_name="gpu_1x_h100_sxm5",
                 reservation_id=RESERVATION_ID)
-    instance = op.wait(timeout=60)
+    instance = op.result(timeout=60)
     assert instance.is_reserved and instance.actions.terminate.available is False
     used = next(r for r in client.list_reservations() if r.id == RESERVATION_ID)
     assert used.used_quantity == 1 and used.instance_ids == [instance.id]

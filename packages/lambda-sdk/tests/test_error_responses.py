@@ -97,7 +97,7 @@ def test_request_not_sent_when_nothing_listens(make_client) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     client = LambdaClient("secret_key_x", base_url=f"http://127.0.0.1:{port}/api/v1", rate_limit=None,
-                          retry=RetryPolicy(max_attempts=2, initial_backoff=0.01))
+                          retry=RetryPolicy(max_attempts=2, initial=0.01))
     with pytest.raises(RequestNotSent) as info:
         client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10", ssh_key_names=["k"])
     assert info.value.method == "POST" and "secret_key_x" not in str(info.value)

@@ -56,6 +56,6 @@ def test_hierarchy() -> None:
     assert issubclass(errors.RequestNotSent, errors.TransportError)
     assert issubclass(errors.ResponseNotReceived, errors.TransportError)
     for cls in (errors.APIError, errors.TransportError, errors.OperationFailed, errors.OperationTimeout,
-                errors.PagingLoopError):
+                errors.PaginationLoop):
         assert issubclass(cls, errors.LambdaError)
     assert not issubclass(errors.RequestNotSent, errors.APIError)

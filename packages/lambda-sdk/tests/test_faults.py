@@ -30,7 +30,7 @@ def test_wait_survives_transient_errors_and_reaches_active(lambda_clouds, make_c
     client = make_client(lambda_clouds, retry=NO_RETRY)  # the operation itself must absorb the errors
     op = launch(client, "flaky")
     _faults(lambda_clouds, error_rate=0.5, latency_ms=2)
-    instance = op.wait(timeout=120)
+    instance = op.result(timeout=120)
     assert instance.status is InstanceStatus.ACTIVE and instance.ip
     assert lambda_clouds.world.faults[Provider.LAMBDA].counts["error"] > 0
 
@@ -44,6 +44,7 @@ def test_wait_ends_in_operation_failed_when_the_launch_fails(lambda_clouds, make
         op.wait(timeout=120)
     assert info.value.status is InstanceStatus.UNHEALTHY and info.value.instance_id == op.instance_id
     assert info.value.instance is not None and info.value.instance.status is InstanceStatus.UNHEALTHY
+    assert op.done() and op.status() == "failed"
     with pytest.raises(OperationFailed):
         op.result(timeout=120)
 
@@ -59,7 +60,7 @@ def test_wait_deadline_raises_timeout_and_does_not_cancel_the_launch(mock_clouds
     assert time.monotonic() - started < 30  # a deadline, not a hang (generous bound)
     assert info.value.instance_id == op.instance_id and info.value.last_status is InstanceStatus.BOOTING
     # the instance keeps booting: a later wait (here from a fresh operation object) sees it active
-    assert client.launch_operation(op.instance_id).wait(timeout=120).status is InstanceStatus.ACTIVE
+    assert client.resume_operation(op.continuation_token()).result(timeout=120).status is InstanceStatus.ACTIVE
 
 
 def test_a_lost_launch_answer_is_not_retried_and_find_instance_reconciles(lambda_clouds, make_client,
@@ -80,7 +81,7 @@ def test_launch_is_not_retried_after_a_server_error_but_is_after_a_429(lambda_cl
     session.hooks["response"].append(
         lambda r, *a, **k: posts.append(r.status_code) if r.request.method == "POST" else None
     )
-    retry = RetryPolicy(max_attempts=3, initial_backoff=0.005)
+    retry = RetryPolicy(max_attempts=3, initial=0.005)
     client = make_client(lambda_clouds, session=session, retry=retry)
     _faults(lambda_clouds, error_rate=1.0, seed=0)  # every answer is an injected 500, 503 or 429
     calls: list[list[int]] = []
@@ -98,8 +99,8 @@ def test_launch_is_not_retried_after_a_server_error_but_is_after_a_429(lambda_cl
 
 
 def test_reads_are_retried_through_drops_and_errors(lambda_clouds, make_client, launch) -> None:
-    client = make_client(lambda_clouds, retry=RetryPolicy(max_attempts=20, initial_backoff=0.005,
-                                                          max_backoff=0.02))
+    client = make_client(lambda_clouds, retry=RetryPolicy(max_attempts=20, initial=0.005,
+                                                          maximum=0.02))
     launch(client, "visible")
     _faults(lambda_clouds, drop_rate=0.3, error_rate=0.3)
     for _ in range(5):

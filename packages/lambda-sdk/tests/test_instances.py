@@ -21,7 +21,7 @@ def test_launch_returns_the_id_at_once_and_wait_reaches_active_with_an_ip(client
     assert op.id == op.instance_id and len(op.instance_id) == 32
     first = client.get_instance(op.instance_id)
     assert first.name == "web-1" and first.status in (InstanceStatus.BOOTING, InstanceStatus.ACTIVE)
-    instance = op.wait(timeout=60)
+    instance = op.result(timeout=60)
     assert instance.status is InstanceStatus.ACTIVE and instance.ip
     assert instance.region.name == "us-east-1" and instance.instance_type.name == "gpu_1x_a10"
     assert instance.ssh_key_names == ["default"] and instance.is_reserved is False
@@ -54,7 +54,7 @@ def test_list_get_find_and_rename(client: LambdaClient, launch) -> None:
 def test_operation_is_resumable_from_its_id_in_another_client(lambda_clouds, make_client, launch) -> None:
     op = launch(make_client(lambda_clouds), "resumed")
     other = make_client(lambda_clouds)  # e.g. a later process that only stored the id
-    instance = other.launch_operation(op.instance_id).wait(timeout=60)
+    instance = other.resume_operation(op.continuation_token()).result(timeout=60)
     assert instance.id == op.instance_id and instance.status is InstanceStatus.ACTIVE
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lambda_sdk import PagingLoopError
+from lambda_sdk import PaginationLoop
 from lambda_sdk._pager import Page, Pager, single_page
 
 
@@ -35,14 +35,14 @@ def test_by_page_yields_pages_and_resumes_from_a_token() -> None:
 def test_a_repeated_token_raises_instead_of_looping_forever() -> None:
     calls: list[str | None] = []
     pager = Pager(_pages({None: Page([1], "a"), "a": Page([2], "b"), "b": Page([3], "a")}, calls))
-    with pytest.raises(PagingLoopError):
+    with pytest.raises(PaginationLoop):
         list(pager)
     assert calls == [None, "a", "b"]
 
 
 def test_a_page_pointing_at_itself_raises() -> None:
     pager = Pager(lambda token: Page([1], "same"))
-    with pytest.raises(PagingLoopError):
+    with pytest.raises(PaginationLoop):
         list(pager.by_page(continuation_token="same"))
 
 

@@ -6,22 +6,23 @@ import random
 import threading
 import time
 
-from lambda_sdk._policy import PollPolicy, RateLimiter, RetryPolicy, TokenBucket, backoff, parse_retry_after
+from lambda_sdk._policy import PollPolicy, RateLimiter, RetryPolicy, TokenBucket, parse_retry_after
 
 
 def test_backoff_grows_exponentially_with_jitter_and_is_capped() -> None:
     rng = random.Random(7)
     for attempt, step in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (10, 30.0)]:
-        delays = [backoff(attempt, 1.0, 30.0, rng) for _ in range(200)]
+        delays = [RetryPolicy(initial=1.0, maximum=30.0).delay(attempt, rng=rng) for _ in range(200)]
         assert all(step / 2 <= d <= step for d in delays)
         assert len(set(delays)) > 1  # jittered
 
 
 def test_retry_after_wins_over_backoff_but_is_capped() -> None:
-    policy = RetryPolicy(initial_backoff=10.0, max_retry_after=5.0)
+    policy = RetryPolicy(initial=0.1, max_retry_after=5.0)
     assert policy.delay(1, retry_after=0.25) == 0.25
     assert policy.delay(1, retry_after=600.0) == 5.0
-    assert 5.0 <= policy.delay(1) <= 10.0
+    assert 0.05 <= policy.delay(1) <= 0.1
+    assert 5.0 <= RetryPolicy(initial=10.0).delay(1, retry_after=0.25) <= 10.0  # the longer of the two
 
 
 def test_poll_policy_uses_its_own_interval() -> None:

@@ -8,7 +8,7 @@ import requests
 from lambda_sdk import LambdaClient, RetryPolicy
 
 TIME_SCALE = 0.05  # Lambda's 1 request/s -> 50 ms, 1 launch/12 s -> 600 ms
-PATIENT_RETRY = RetryPolicy(max_attempts=30, initial_backoff=0.05, max_backoff=0.5)
+PATIENT_RETRY = RetryPolicy(max_attempts=30, initial=0.05, maximum=0.5)
 
 
 def _launch_burst(client: LambdaClient, count: int) -> list[BaseException]:

@@ -14,7 +14,7 @@ def test_debug_logs_and_reprs_never_show_secrets(lambda_clouds, make_client, lau
     client = make_client(lambda_clouds)
     with caplog.at_level(logging.DEBUG):  # every logger, urllib3's included
         op = launch(client, "logged")
-        instance = op.wait(timeout=60)
+        instance = op.result(timeout=60)
         generated = client.add_ssh_key("generated")
     assert any(r.name == "lambda_sdk" for r in caplog.records)
     logged = caplog.text

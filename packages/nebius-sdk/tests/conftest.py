@@ -10,19 +10,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
 import pytest
-from nebius_sdk import Backoff, NebiusClient
+from nebius_sdk import NebiusClient, PollPolicy, RetryPolicy
 from nebius_sdk._pb.google.protobuf import Any as AnyMessage
 from nebius_sdk._pb.google.rpc import Status
 from nebius_sdk._pb.nebius.common import v1 as common
 from nebius_sdk._pb.nebius.compute import v1 as compute
 
-FAST_RETRY = Backoff(initial=0.005, maximum=0.02, multiplier=2.0)
-FAST_POLL = Backoff(initial=0.005, maximum=0.05, multiplier=1.5)
+FAST_RETRY = RetryPolicy(max_attempts=6, initial=0.005, maximum=0.02, multiplier=2.0)
+FAST_POLL = PollPolicy(initial=0.005, maximum=0.05, multiplier=1.5)
 SUBNET = "vpcsubnet-e00defaultsubnet01"  # the default scenario's subnet (the mock does not serve VPC)
 
 # method -> (request type, response type)
@@ -156,9 +156,8 @@ def fake_client(fake: FakeServer) -> Iterator[NebiusClient]:
         target=fake.target,
         parent_id="project-e00test",
         timeout=5.0,
-        max_attempts=3,
-        retry_backoff=FAST_RETRY,
-        poll_backoff=FAST_POLL,
+        retry=replace(FAST_RETRY, max_attempts=3),
+        poll=FAST_POLL,
     )
     yield client
     client.close()
@@ -210,15 +209,15 @@ def nebius_endpoint(nebius_mock: Any) -> dict[str, Any]:
     return nebius_mock.endpoints["nebius"]
 
 
-def make_client(endpoint: dict[str, Any], **overrides: Any) -> NebiusClient:
+def make_client(endpoint: dict[str, Any], *, max_attempts: int = 6, **overrides: Any) -> NebiusClient:
+    """A client of the mock's endpoint with fast policies; `max_attempts` sets its RetryPolicy's."""
     kwargs: dict[str, Any] = dict(
         target=endpoint["target"],
         parent_id=endpoint["project_id"],
         subnet_id=SUBNET,
         timeout=5.0,
-        max_attempts=6,
-        retry_backoff=FAST_RETRY,
-        poll_backoff=FAST_POLL,
+        retry=replace(FAST_RETRY, max_attempts=max_attempts),
+        poll=FAST_POLL,
     )
     kwargs.update(overrides)
     return NebiusClient(endpoint.get("token", ""), **kwargs)

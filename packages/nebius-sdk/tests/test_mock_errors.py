@@ -135,6 +135,8 @@ def test_strict_without_a_usable_block_is_capacity_error(client) -> None:
     )
     with pytest.raises(CapacityError):
         op.wait(timeout=WAIT)
+    assert op.done() and op.status() == "failed"
+    assert op.rpc_status is not None and op.rpc_status.code == 8  # RESOURCE_EXHAUSTED
 
 
 def test_exhausted_quota_is_quota_error(start_mock, client_factory) -> None:

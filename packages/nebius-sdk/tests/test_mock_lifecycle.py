@@ -26,7 +26,8 @@ def test_full_lifecycle(client) -> None:
     assert client.find_instance("vm-life").metadata.id == op.resource_id  # visible while creating
 
     instance = op.result(timeout=WAIT)
-    assert op.done() and op.successful()
+    assert op.done() and op.successful() and op.status() == "succeeded"
+    assert op.rpc_status is not None and op.rpc_status.code == 0
     assert instance_state(instance) is InstanceState.RUNNING
     assert instance.metadata.labels == {"fleet": "f1"}
     assert public_ip(instance).count(".") == 3 and "/" not in public_ip(instance)
@@ -42,7 +43,9 @@ def test_full_lifecycle(client) -> None:
     with pytest.raises(NotFound):
         client.get_instance(op.resource_id)
     assert client.find_instance("vm-life") is None
-    assert client.begin_delete_instance(op.resource_id) is None  # already gone: nothing to wait for
+    gone = client.begin_delete_instance(op.resource_id)  # already gone: a finished Operation
+    assert gone.done() and (gone.id, gone.resource_id, gone.status()) == ("", op.resource_id, "succeeded")
+    assert gone.result(timeout=0) is None
     with pytest.raises(NotFound):
         client.begin_delete_instance(op.resource_id, missing_ok=False)
 
@@ -56,17 +59,17 @@ def test_operation_resumes_from_its_id_in_another_client(client, client_factory,
     op = client.begin_create_instance("vm-resume", *CPU)
     client.close()  # the first "process" goes away; the cloud operation keeps running
     later = client_factory(nebius_endpoint)
-    resumed = later.get_operation(op.id)
+    resumed = later.resume_operation(op.continuation_token())
     assert isinstance(resumed, Operation) and resumed.resource_id == op.resource_id
     assert resumed.result(timeout=WAIT).metadata.name == "vm-resume"
 
     delete = later.begin_delete_instance(op.resource_id)
-    assert later.get_operation(delete.id).result(timeout=WAIT) is None  # a resumed delete yields None
+    assert later.resume_operation(delete.continuation_token()).result(timeout=WAIT) is None  # a delete yields None
 
 
-def test_get_operation_of_unknown_id_is_not_found(client) -> None:
+def test_resume_operation_of_unknown_id_is_not_found(client) -> None:
     with pytest.raises(NotFound):
-        client.get_operation("computeoperation-e00doesnotexist00")
+        client.resume_operation("computeoperation-e00doesnotexist00")
 
 
 def test_list_instances_pages(client) -> None:
@@ -75,9 +78,9 @@ def test_list_instances_pages(client) -> None:
         client.begin_create_instance(name, *CPU, stopped=True)
     pages = list(client.list_instances(page_size=2).by_page())
     assert [len(p) for p in pages] == [2, 2, 1]
-    assert pages[-1].next_page_token == "" and all(p.next_page_token for p in pages[:-1])
+    assert pages[-1].next_token == "" and all(p.next_token for p in pages[:-1])
     assert [i.metadata.name for i in client.list_instances(page_size=2)] == names
-    resumed = client.list_instances(page_size=2).by_page(continuation_token=pages[0].next_page_token)
+    resumed = client.list_instances(page_size=2).by_page(continuation_token=pages[0].next_token)
     assert [i.metadata.name for page in resumed for i in page] == names[2:]
 
 

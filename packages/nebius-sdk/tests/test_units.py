@@ -7,7 +7,7 @@ import threading
 
 import nebius_sdk
 import pytest
-from nebius_sdk import Backoff, Code, Pager, errors
+from nebius_sdk import Backoff, Code, Pager, RetryPolicy, errors
 from nebius_sdk._status import error_class, operation_error
 from nebius_sdk._transport import is_loopback
 from nebius_sdk.models import (
@@ -22,14 +22,15 @@ from nebius_sdk.models import (
 # ------------------------------------------------------------------------------------------------ backoff
 def test_backoff_grows_exponentially_and_is_capped() -> None:
     backoff = Backoff(initial=1.0, maximum=10.0, multiplier=2.0, jitter=0.0)
-    assert [backoff.delay(n) for n in range(6)] == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+    assert [backoff.delay(n) for n in range(1, 7)] == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+    assert backoff.delay(1, retry_after=3.0) == 3.0  # a longer server hint wins
 
 
 def test_backoff_jitter_stays_within_bounds_and_varies() -> None:
     backoff = Backoff(initial=1.0, maximum=1.0, jitter=0.2)
     rng = random.Random(7)
-    delays = [backoff.delay(0, rng) for _ in range(200)]
-    assert all(0.8 <= d <= 1.2 for d in delays)
+    delays = [backoff.delay(1, rng=rng) for _ in range(200)]
+    assert all(0.8 <= d <= 1.0 for d in delays)
     assert len(set(delays)) > 100
 
 
@@ -38,6 +39,8 @@ def test_backoff_rejects_nonsense() -> None:
         Backoff(initial=2.0, maximum=1.0)
     with pytest.raises(ValueError):
         Backoff(jitter=1.5)
+    with pytest.raises(ValueError):
+        RetryPolicy(max_attempts=0)
 
 
 # ------------------------------------------------------------------------------------------------ pager
@@ -60,7 +63,7 @@ def test_pager_is_lazy_and_yields_items_across_pages() -> None:
 def test_pager_by_page_exposes_tokens_and_resumes() -> None:
     pager = Pager(_pages({"": ([1, 2], "t1"), "t1": ([3], "")}, []))
     pages = list(pager.by_page())
-    assert [(p.items, p.next_page_token) for p in pages] == [([1, 2], "t1"), ([3], "")]
+    assert [(p.items, p.next_token) for p in pages] == [([1, 2], "t1"), ([3], "")]
     assert [list(p) for p in pager.by_page(continuation_token="t1")] == [[3]]
 
 

@@ -22,6 +22,7 @@ from nebius_sdk import (
     QuotaError,
     RateLimited,
     RequestNotSent,
+    RetryPolicy,
     Unavailable,
 )
 
@@ -143,7 +144,7 @@ def test_deadline_is_enforced(fake, pb) -> None:
         return pb.instance()
 
     fake.on("InstanceService/Get", slow)
-    client = NebiusClient("t", target=fake.target, timeout=0.1, max_attempts=2)
+    client = NebiusClient("t", target=fake.target, timeout=0.1, retry=RetryPolicy(max_attempts=2))
     with client, pytest.raises(Unavailable) as info:
         client.get_instance("computeinstance-e00vm1")
     assert info.value.code.name == "DEADLINE_EXCEEDED"
@@ -154,7 +155,7 @@ def test_connection_refused_is_request_not_sent() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound but not listening: connections are refused
-        client = NebiusClient("t", target=f"127.0.0.1:{port}", max_attempts=2)
+        client = NebiusClient("t", target=f"127.0.0.1:{port}", retry=RetryPolicy(max_attempts=2))
         with client, pytest.raises(RequestNotSent) as info:
             client.get_instance("computeinstance-e00vm1")
     assert info.value.target == f"127.0.0.1:{port}"
@@ -213,7 +214,8 @@ def test_error_classes_from_the_wire(fake, fake_client, pb, code, detail, expect
 
 def test_delete_of_a_missing_instance_succeeds(fake, fake_client, pb) -> None:
     fake.on("InstanceService/Delete", _flaky(99, None, pb.Abort(grpc.StatusCode.NOT_FOUND, "gone")))
-    assert fake_client.begin_delete_instance("computeinstance-e00gone") is None
+    gone = fake_client.begin_delete_instance("computeinstance-e00gone")
+    assert gone.done() and gone.id == "" and gone.resource_id == "computeinstance-e00gone"
     fake_client.delete_instance("computeinstance-e00gone")
     with pytest.raises(NotFound):
         fake_client.begin_delete_instance("computeinstance-e00gone", missing_ok=False)
@@ -296,7 +298,7 @@ def test_wait_has_a_deadline_even_when_polls_hang(fake, pb) -> None:
 
     fake.on("InstanceService/Start", lambda r: pb.operation(resource_id=r.id))
     fake.on("OperationService/Get", hang)
-    with NebiusClient("t", target=fake.target, timeout=5.0, poll_backoff=_fast()) as client:
+    with NebiusClient("t", target=fake.target, timeout=5.0, poll=_fast()) as client:
         op = client.begin_start_instance("computeinstance-e00vm1")
         started = time.monotonic()
         with pytest.raises(OperationTimeout) as info:
@@ -336,9 +338,9 @@ def test_logs_never_contain_the_token(fake, fake_client, pb, caplog) -> None:
 
 
 def _fast():
-    from nebius_sdk import Backoff
+    from nebius_sdk import PollPolicy
 
-    return Backoff(initial=0.01, maximum=0.05)
+    return PollPolicy(initial=0.01, maximum=0.05)
 
 
 # ------------------------------------------------------------------------------------------------ channels
@@ -360,7 +362,7 @@ def test_remote_targets_use_tls_and_loopback_targets_plaintext(fake_factory, pb)
     server.on("InstanceService/Get", lambda r: pb.instance(r.id))
     with NebiusClient("t", target=f"127.0.0.1:{server.port}") as local:
         assert local.get_instance("computeinstance-e00vm1").metadata.id == "computeinstance-e00vm1"
-    remote = NebiusClient("t", target=f"{address}:{server.port}", timeout=5.0, max_attempts=1)
+    remote = NebiusClient("t", target=f"{address}:{server.port}", timeout=5.0, retry=RetryPolicy(max_attempts=1))
     with remote, pytest.raises(RequestNotSent):  # the TLS handshake with a plaintext server fails
         remote.get_instance("computeinstance-e00vm1")
     assert len(server.calls) == 1

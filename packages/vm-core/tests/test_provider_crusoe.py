@@ -373,10 +373,10 @@ def test_plugin_declares_its_settings() -> None:
 
 def test_time_scale_multiplies_poll_and_retry_intervals() -> None:
     poll, retry = policies(0.002)
-    assert poll.initial_interval == pytest.approx(0.002) and poll.max_interval == pytest.approx(0.03)
-    assert retry.initial_backoff == pytest.approx(0.001)
+    assert poll.initial == pytest.approx(0.002) and poll.maximum == pytest.approx(0.03)
+    assert retry.initial == pytest.approx(0.001)
     real_poll, _ = policies(1.0)
-    assert real_poll.initial_interval == 1.0 and real_poll.max_interval == 15.0
+    assert real_poll.initial == 1.0 and real_poll.maximum == 15.0
 
 
 def test_importing_the_adapter_loads_no_sdk_and_no_requests() -> None:

@@ -1,13 +1,18 @@
 """`Operation[T]`: a poller for one Crusoe asynchronous operation.
 
-Contract:
-- `wait(timeout)` blocks until the operation is SUCCEEDED or FAILED and returns that state; it never sleeps
-  past its deadline (default `PollPolicy.default_timeout`) and then raises OperationTimeout. A poll in flight
-  at the deadline may take up to `MIN_REQUEST_TIMEOUT` (1 s) more; polls never retry past the deadline.
+It follows the contract shared by the three SDKs of this repository (README "Operations, pagers, retries";
+checked by tests/sdk_contract.py): `id`, `resource_id`, `done()`, `status()`, `wait(timeout) -> None`,
+`result(timeout) -> T`, `continuation_token()` + `CrusoeClient.resume_operation(token)`, and
+`Operation.finished(...)` for work that needed nothing done.
+
+- `wait(timeout)` blocks until the operation is SUCCEEDED (returns None) or FAILED (raises the typed failure,
+  as `result`); it never sleeps past its deadline (default `PollPolicy.timeout`) and then raises
+  OperationTimeout. A poll in flight at the deadline may take up to `MIN_REQUEST_TIMEOUT` (1 s) more; polls
+  never retry past the deadline.
 - Polls back off exponentially with jitter, honour Retry-After, and survive transient errors (5xx, 429, lost
   connections): those are logged and polled again until the deadline.
 - Stopping a wait (timeout, KeyboardInterrupt) never cancels the cloud operation; the operation can be resumed
-  later, in any process, with `CrusoeClient.operation(op.id, project_id=op.project_id)`.
+  later, in any process, with `CrusoeClient.resume_operation(op.continuation_token())`.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ _UNSET = object()
 
 
 class Operation(Generic[T]):
-    """A handle on an operation: `.id`, `.done()`, `.wait(timeout)`, `.result(timeout)`."""
+    """A handle on an operation: `.id`, `.done()`, `.status()`, `.wait(timeout)`, `.result(timeout)`,
+    `.continuation_token()`."""
 
     def __init__(
         self,
@@ -62,7 +68,8 @@ class Operation(Generic[T]):
     def finished(cls, resource_id: str, value: T, *, project_id: str = "") -> Operation[T]:
         """An operation that needed no work, e.g. deleting an instance that is already gone.
 
-        Its `id` is "" (there is nothing to resume), it is SUCCEEDED, and `result()` returns `value` at once.
+        Its `id` and `continuation_token()` are "" (there is nothing to resume), it is SUCCEEDED, `done()` is
+        True and `wait()`/`result()` return at once without a request (`result()` returns `value`).
         """
         record = OperationRecord(
             operation_id="", state=OperationState.SUCCEEDED, metadata={"id": resource_id}
@@ -93,6 +100,16 @@ class Operation(Generic[T]):
     def state(self) -> OperationState:
         return self._record.state
 
+    def status(self) -> str:
+        """"running", "succeeded" or "failed", as last seen (no request is made)."""
+        if self.state is OperationState.SUCCEEDED:
+            return "succeeded"
+        return "failed" if self.state is OperationState.FAILED else "running"
+
+    def continuation_token(self) -> str:
+        """An opaque token for `CrusoeClient.resume_operation` ("" when there is nothing to resume)."""
+        return f"{self.project_id}/{self.id}" if self.id else ""
+
     def __repr__(self) -> str:
         return f"Operation(id={self.id!r}, resource_id={self.resource_id!r}, state={self.state.value})"
 
@@ -106,13 +123,16 @@ class Operation(Generic[T]):
         return self.state.is_terminal
 
     # ------------------------------------------------------------------------------------------ waiting
-    def wait(self, timeout: float | None = None) -> OperationState:
-        """Block until done and return SUCCEEDED or FAILED (a failure is not raised here, see `result`).
-
-        Raises OperationTimeout after `timeout` seconds (default: the poll policy's default_timeout), and any
-        non-transient poll error (AuthError, OperationUnavailable...).
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until done. Returns None on success; raises the typed failure of a FAILED operation (as
+        `result`), OperationTimeout after `timeout` seconds (default: the poll policy's timeout), and any
+        non-transient poll error (AuthError, OperationUnavailable...). `state`/`record` hold the final state.
         """
-        limit = self._policy.default_timeout if timeout is None else timeout
+        if self._wait(timeout) is OperationState.FAILED:
+            raise self._fail(self._record)
+
+    def _wait(self, timeout: float | None) -> OperationState:
+        limit = self._policy.timeout if timeout is None else timeout
         deadline = self._clock() + limit
         poll = 0
         while not self.state.is_terminal:
@@ -131,8 +151,7 @@ class Operation(Generic[T]):
 
         Raises CapacityError (`out_of_stock`), QuotaError, OperationFailed, or OperationTimeout.
         """
-        if self.wait(timeout) is OperationState.FAILED:
-            raise self._fail(self._record)
+        self.wait(timeout)
         if self._value is _UNSET:
             self._value = self._resolve(self._record)
         return self._value  # type: ignore[return-value]

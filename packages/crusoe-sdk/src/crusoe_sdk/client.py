@@ -335,12 +335,18 @@ class CrusoeClient:
         query = _drop_empty({"resource_id": resource_id or "", "state": _csv(_wire(s) for s in states)})
         return self._single_page(path, ItemsPage[OperationRecord], query)
 
-    def operation(self, operation_id: str, *, project_id: str | None = None) -> Operation[Instance | None]:
+    def resume_operation(self, token: str) -> Operation[Instance | None]:
         """Resume polling an operation started earlier, possibly by another process. Reads it once now.
 
-        `result()` returns the Instance the operation reported, or None when its result is empty (deletes).
+        `token` is an `Operation.continuation_token()` ("<project id>/<operation id>"), or a bare operation id
+        of this client's project. `result()` returns the Instance the operation reported, or None when its
+        result is empty (deletes). Raises ValueError for an empty token (a finished operation has nothing to
+        resume) and OperationUnavailable for an unknown one.
         """
-        project = self._project(project_id)
+        project_id, _, operation_id = token.rpartition("/")
+        if not operation_id:
+            raise ValueError("an empty continuation token: the operation needed no work, there is nothing to resume")
+        project = self._project(project_id or None)
         record = self.get_operation(operation_id, project_id=project)
         return self._operation(record, project, _instance_or_none)
 

@@ -73,7 +73,7 @@ class OperationTimeout(CrusoeError, TimeoutError):
     def __init__(self, operation_id: str, timeout: float, last_state: str) -> None:
         super().__init__(
             f"operation {operation_id} not finished after {timeout:g}s (last state {last_state}); "
-            "it continues in the cloud: resume it with CrusoeClient.operation(id)"
+            "it continues in the cloud: resume it with CrusoeClient.resume_operation(op.continuation_token())"
         )
         self.operation_id = operation_id
         self.timeout = timeout

@@ -4,7 +4,7 @@
     client = LambdaClient()  # $LAMBDA_API_KEY, https://cloud.lambda.ai/api/v1
     op = client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10",
                                 ssh_key_names=["me"], name="web-1")
-    instance = op.wait(timeout=1800)  # active, with an IP
+    instance = op.result(timeout=1800)  # active, with an IP
 
 Importing the package is cheap: `requests` and `msgspec` load when a client or a model is first used.
 """
@@ -24,6 +24,7 @@ from .errors import (
     NotFound,
     OperationFailed,
     OperationTimeout,
+    PaginationLoop,
     PagingLoopError,
     QuotaError,
     RateLimited,
@@ -82,9 +83,9 @@ __all__ = [
     "FileSystemMount", "Filesystem", "Forbidden", "GeneratedSSHKey", "Image", "ImageSpec", "Instance",
     "InstanceActions", "InstanceStatus", "InstanceType", "InstanceTypeAvailability", "InstanceTypeSpecs",
     "InvalidParameters", "LambdaClient", "LambdaError", "LaunchOperation", "NotFound", "OperationFailed",
-    "OperationTimeout", "Page", "Pager", "PagingLoopError", "PollPolicy", "QuotaError", "RateLimit",
-    "RateLimited", "Region", "RequestNotSent", "Reservation", "ReservedInstanceError", "ResponseNotReceived",
-    "RetryPolicy", "SSHKey", "ServerError", "Tag", "TransportError", "User",
+    "OperationTimeout", "Page", "Pager", "PaginationLoop", "PagingLoopError", "PollPolicy", "QuotaError",
+    "RateLimit", "RateLimited", "Region", "RequestNotSent", "Reservation", "ReservedInstanceError",
+    "ResponseNotReceived", "RetryPolicy", "SSHKey", "ServerError", "Tag", "TransportError", "User",
 ]
 
 

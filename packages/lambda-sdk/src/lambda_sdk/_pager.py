@@ -2,7 +2,8 @@
 
 Lambda's list endpoints are not paginated today: each answers with one page and no next token. Every list
 still returns a Pager, so that server-side paging can be added without changing callers (Azure `ItemPaged`,
-AIP-158).
+AIP-158). The pager contract is the one shared by the three SDKs of this repository (README "Operations, pagers,
+retries"; checked by tests/sdk_contract.py).
 """
 
 from __future__ import annotations
@@ -11,17 +12,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .errors import PagingLoopError
+from .errors import PaginationLoop
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
-    """One page of results; `next_token` is None (or empty) on the last page."""
+    """One page of results; `next_token` is "" on the last page and resumes the listing otherwise."""
 
     items: list[T]
-    next_token: str | None = None
+    next_token: str = ""
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.items)
@@ -38,7 +39,7 @@ class Pager(Generic[T]):
     """Iterate for items, or call `by_page()` for pages. Nothing is requested until iteration starts.
 
     Each iteration starts again from the first page (a fresh request).
-    A token seen twice raises PagingLoopError.
+    A token seen twice raises PaginationLoop.
     """
 
     fetch: FetchPage[T]
@@ -57,7 +58,7 @@ class Pager(Generic[T]):
             if not page.next_token:
                 return
             if page.next_token in seen or page.next_token == continuation_token:
-                raise PagingLoopError(f"page token {page.next_token!r} was returned twice")
+                raise PaginationLoop(f"page token {page.next_token!r} was returned twice")
             seen.add(page.next_token)
             token = page.next_token
 

@@ -10,36 +10,58 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how long a call is retried after a 429, a 5xx or a lost connection.
+@dataclass(frozen=True, kw_only=True)
+class Backoff:
+    """Exponential backoff: step n (1-based) is `initial * multiplier**(n-1)` capped at `maximum`; a random
+    `jitter` fraction of it is taken off (`jitter=0.5`: "equal jitter", half fixed and half random; `0`: none)."""
 
-    `max_attempts` counts every try (1 = never retry). A Retry-After header wins over the computed backoff,
+    initial: float
+    maximum: float
+    multiplier: float = 2.0
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.initial < 0 or self.maximum < self.initial or self.multiplier < 1 or not 0 <= self.jitter <= 1:
+            raise ValueError(f"invalid backoff {self}")
+
+    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+        """Seconds to sleep after attempt (or poll) number `attempt` (1-based); a longer Retry-After wins."""
+        step = min(self.maximum, self.initial * self.multiplier ** max(attempt - 1, 0))
+        return max(step * (1 - self.jitter * (rng or random).random()), retry_after or 0.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy(Backoff):
+    """How one call is retried (the shape shared by the three SDKs: README "Operations, pagers, retries").
+
+    What is retried: a 429, a 5xx or a lost connection, for reads and idempotent calls; a launch only when the
+    request was never sent. `max_attempts` counts every try (1 = never retry). A Retry-After header is honoured,
     capped at `max_retry_after` seconds.
     """
 
     max_attempts: int = 6
-    initial_backoff: float = 1.0
-    max_backoff: float = 30.0
+    initial: float = 1.0
+    maximum: float = 30.0
     max_retry_after: float = 120.0
 
-    def delay(self, attempt: int, retry_after: float | None = None,
-              rng: random.Random | None = None) -> float:
-        """Seconds to sleep before try number `attempt + 1` (`attempt` starts at 1)."""
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after)
-        return backoff(attempt, self.initial_backoff, self.max_backoff, rng)
+    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+        """As `Backoff.delay`, with a Retry-After capped at `max_retry_after`."""
+        capped = None if retry_after is None else min(retry_after, self.max_retry_after)
+        return super().delay(attempt, capped, rng)
 
 
-@dataclass(frozen=True)
-class PollPolicy:
-    """Intervals between polls of a launching instance: exponential from `initial` to `maximum`, jittered."""
+@dataclass(frozen=True, kw_only=True)
+class PollPolicy(Backoff):
+    """Intervals between polls of a launching instance, and `timeout`: the deadline of `wait()`/`result()` when
+    the caller passes none (30 minutes: 8-GPU instances take 15 to 20+ minutes to boot, research lambda.md
+    section 8).
+
+    What is retried: a poll that fails with a 5xx, a 429 or a lost connection is polled again until the deadline.
+    """
 
     initial: float = 5.0
     maximum: float = 30.0
-
-    def delay(self, poll: int, rng: random.Random | None = None) -> float:
-        return backoff(poll, self.initial, self.maximum, rng)
+    timeout: float = 30 * 60.0
 
 
 @dataclass(frozen=True)
@@ -52,12 +74,6 @@ class RateLimit:
 
     request_interval: float = 1.0
     launch_interval: float = 12.0
-
-
-def backoff(attempt: int, initial: float, maximum: float, rng: random.Random | None = None) -> float:
-    """Exponential backoff with "equal jitter": half the step fixed, half random; never above `maximum`."""
-    step: float = min(maximum, initial * (2 ** max(attempt - 1, 0)))
-    return step / 2 + (rng or random).uniform(0, step / 2)
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

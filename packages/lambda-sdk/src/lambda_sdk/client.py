@@ -166,15 +166,16 @@ class LambdaClient:
         )
         if len(result.instance_ids) != 1:
             raise errors.LambdaError(f"launch returned {len(result.instance_ids)} instance ids, expected 1")
-        return self.launch_operation(result.instance_ids[0])
+        return self.resume_operation(result.instance_ids[0])
 
-    def launch_operation(self, instance_id: str) -> LaunchOperation:
+    def resume_operation(self, token: str) -> LaunchOperation:
         """The launch operation of an existing instance, e.g. to resume a wait in another process.
 
-        No network call."""
-        if not instance_id:
-            raise ValueError("instance_id is empty")
-        return LaunchOperation(self, instance_id, self._poll)
+        `token` is a `LaunchOperation.continuation_token()`, which is the instance id. No network call.
+        Raises ValueError for an empty token (a finished operation has nothing to resume)."""
+        if not token:
+            raise ValueError("an empty continuation token: the operation needed no work, there is nothing to resume")
+        return LaunchOperation(self, token, self._poll)
 
     def terminate_instances(self, instance_ids: Iterable[str], *, missing_ok: bool = True) -> list[Instance]:
         """Terminate instances; returns those the call terminated (status `terminating`).

@@ -18,7 +18,7 @@
     │   └── ServerError                5xx
     ├── OperationFailed                a launched instance ended unhealthy, terminated or preempted
     ├── OperationTimeout               a wait reached its deadline (the cloud operation goes on)
-    └── PagingLoopError                a server returned the same page token twice
+    └── PaginationLoop                 a server returned the same page token twice (alias PagingLoopError)
 
 The class is chosen from the provider error code (Lambda's documented contract: "use the value of `code`"),
 then from the HTTP status, through the tables below; messages are never parsed.
@@ -153,7 +153,8 @@ class OperationFailed(LambdaError):
 
 
 class OperationTimeout(LambdaError):
-    """A wait reached its deadline. The cloud operation is not cancelled; resume it from `instance_id`."""
+    """A wait reached its deadline. The cloud operation is not cancelled; resume it with
+    `LambdaClient.resume_operation(instance_id)`."""
 
     def __init__(self, message: str, *, instance_id: str, timeout: float,
                  last_status: InstanceStatus | None) -> None:
@@ -163,8 +164,11 @@ class OperationTimeout(LambdaError):
         self.last_status = last_status
 
 
-class PagingLoopError(LambdaError):
+class PaginationLoop(LambdaError):
     """The server returned a page token that was already used: iterating further would never end."""
+
+
+PagingLoopError = PaginationLoop  # the name before the SDKs agreed on PaginationLoop
 
 
 # Provider error code -> class. Codes from the Lambda OpenAPI 1.10 (research lambda.md section 6).

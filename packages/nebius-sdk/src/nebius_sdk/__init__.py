@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._backoff import Backoff
+from ._backoff import Backoff, PollPolicy, RetryPolicy
 from ._pager import Page, Pager
 from .errors import (
     AlreadyExists,
@@ -79,9 +79,11 @@ __all__ = [
     "Pager",
     "PaginationLoop",
     "PermissionDenied",
+    "PollPolicy",
     "QuotaError",
     "RateLimited",
     "RequestNotSent",
+    "RetryPolicy",
     "Unavailable",
     "build_instance_spec",
     "existing_boot_disk",

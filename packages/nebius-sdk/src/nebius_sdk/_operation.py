@@ -3,7 +3,12 @@
 An operation is complete when its `status` is set (Nebius API README). `wait()` polls `OperationService.Get`
 with exponential backoff and jitter until then, always under a deadline, and raises the typed error of a
 non-OK status. Stopping a wait (deadline, KeyboardInterrupt) never cancels the operation in the cloud: it can
-be picked up later, in another process too, with `NebiusClient.get_operation(op.id)`.
+be picked up later, in another process too, with `NebiusClient.resume_operation(op.continuation_token())`.
+
+It follows the contract shared by the three SDKs of this repository (README "Operations, pagers, retries";
+checked by tests/sdk_contract.py): `id`, `resource_id`, `done()`, `status()`, `wait(timeout) -> None`,
+`result(timeout) -> T`, `continuation_token()` + `NebiusClient.resume_operation(token)`, and
+`Operation.finished(value, resource_id=...)` for work that needed nothing done (deleting a missing instance).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from . import _status, errors
-from ._backoff import Backoff
+from ._backoff import PollPolicy
 from ._transport import is_transient
 
 if TYPE_CHECKING:
@@ -24,8 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("nebius_sdk")
 
 T = TypeVar("T")
-
-DEFAULT_WAIT_TIMEOUT = 30 * 60.0  # seconds; Nebius GPU VMs may take minutes to be scheduled
 
 # Fetches the operation by id: (id, per-attempt timeout, max attempts or None for the client's default).
 Refresh = Callable[[str, float, "int | None"], "RawOperation"]
@@ -45,14 +48,14 @@ class Operation(Generic[T]):
         *,
         refresh: Refresh,
         result_of: ResultOf[T],
-        poll_backoff: Backoff,
+        poll: PollPolicy,
         call_timeout: float,
         target: str = "",
     ) -> None:
         self._raw = raw
         self._refresh = refresh
         self._result_of = result_of
-        self._poll_backoff = poll_backoff
+        self._poll = poll
         self._call_timeout = call_timeout
         self._target = target
 
@@ -72,15 +75,42 @@ class Operation(Generic[T]):
     def description(self) -> str:
         return self._raw.description
 
+    @classmethod
+    def finished(cls, value: T, *, resource_id: str = "", target: str = "") -> Operation[T]:
+        """An operation that needed no work, e.g. deleting an instance that is already gone.
+
+        Its `id` and `continuation_token()` are "" (there is nothing to resume), its status is OK, `done()` is
+        True and `wait()`/`result()` return at once without an RPC (`result()` returns `value`).
+        """
+        from ._pb.google.rpc import Status
+        from ._pb.nebius.common.v1 import Operation as RawOperation
+
+        def unreachable(_id: str, _timeout: float, _attempts: int | None) -> RawOperation:
+            raise AssertionError("a finished operation never polls")
+
+        raw = RawOperation(id="", resource_id=resource_id, status=Status(code=0))
+        return cls(raw, refresh=unreachable, result_of=lambda _resource_id: value, poll=PollPolicy(),
+                   call_timeout=0.0, target=target)
+
+    def continuation_token(self) -> str:
+        """An opaque token for `NebiusClient.resume_operation` (the operation id; "" for `finished`)."""
+        return self.id
+
     @property
     def raw(self) -> RawOperation:
         """The last `nebius.common.v1.Operation` message received."""
         return self._raw
 
     @property
-    def status(self) -> Status | None:
+    def rpc_status(self) -> Status | None:
         """The final `google.rpc.Status`, or None while the operation runs."""
         return self._raw.status
+
+    def status(self) -> str:
+        """"running", "succeeded" or "failed", as last seen (no RPC)."""
+        if not self._is_done():
+            return "running"
+        return "succeeded" if self.successful() else "failed"
 
     def done(self) -> bool:
         """Whether the operation has finished. Polls once (blocking, one RPC) unless known to be done."""
@@ -106,8 +136,8 @@ class Operation(Generic[T]):
         self._raw = self._refresh(self.id, timeout or self._call_timeout, None)
         return self
 
-    def wait(self, timeout: float | None = DEFAULT_WAIT_TIMEOUT) -> Operation[T]:
-        """Block until the operation finishes; return self.
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the operation finishes successfully (returns None).
 
         Raises the typed `APIError` of a non-OK final status (e.g. `CapacityError` for RESOURCE_EXHAUSTED +
         NotEnoughResources), or `OperationTimeout` once `timeout` seconds have passed. Transient poll failures
@@ -115,21 +145,21 @@ class Operation(Generic[T]):
         propagate.
         `timeout=None` means the default (30 min): a wait always has a deadline.
         """
-        timeout = DEFAULT_WAIT_TIMEOUT if timeout is None else timeout
+        timeout = self._poll.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        delays = self._poll_backoff.delays()
+        polls = 0
         while not self._is_done():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise errors.OperationTimeout(self.id, timeout)
-            time.sleep(min(next(delays), remaining))
+            polls += 1
+            time.sleep(min(self._poll.delay(polls), remaining))
             self._poll_once(deadline)
         failure = self.error()
         if failure is not None:
             raise failure
-        return self
 
-    def result(self, timeout: float | None = DEFAULT_WAIT_TIMEOUT) -> T:
+    def result(self, timeout: float | None = None) -> T:
         """`wait(timeout)`, then the resulting resource (the instance, None for a delete). Raises as wait."""
         self.wait(timeout)
         return self._result_of(self.resource_id)

@@ -1,4 +1,9 @@
-"""A lazy pager over Nebius `List` calls (`page_size` / `page_token` / `next_page_token`)."""
+"""A lazy pager over Nebius `List` calls (`page_size` / `page_token` / `next_page_token`).
+
+The pager contract is the one shared by the three SDKs of this repository (README "Operations, pagers, retries";
+checked by tests/sdk_contract.py): lazy, re-iterable, `by_page(continuation_token)`, `Page(items, next_token)`,
+`PaginationLoop`.
+"""
 
 from __future__ import annotations
 
@@ -19,10 +24,11 @@ FetchRaw = Callable[[str], tuple[Any, str]]
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
-    """One page of results. `next_page_token` is "" on the last page and resumes the listing otherwise."""
+    """One page of results. `next_token` (the response's `next_page_token`) is "" on the last page and resumes
+    the listing otherwise."""
 
     items: list[T] = field(default_factory=list)
-    next_page_token: str = ""
+    next_token: str = ""
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.items)
@@ -75,9 +81,14 @@ class Pager(Generic[T]):
         for page in self.by_page():
             yield from page.items
 
-    def by_page(self, continuation_token: str = "") -> Iterator[Page[T]]:
-        """Yield whole pages, starting at `continuation_token` (a `next_page_token` from an earlier page)."""
-        token = continuation_token
+    def to_list(self) -> list[T]:
+        """Fetch every page and return all items."""
+        return list(self)
+
+    def by_page(self, continuation_token: str | None = None) -> Iterator[Page[T]]:
+        """Yield whole pages, starting at `continuation_token` (a `next_token` of an earlier page; None or ""
+        for the first page)."""
+        token = continuation_token or ""
         seen = {token} if token else set()
         raw, next_token = self._fetch(token)
         while True:

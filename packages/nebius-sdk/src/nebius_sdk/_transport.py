@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, TypeVar
 import grpc
 
 from . import _status, errors
-from ._backoff import Backoff
+from ._backoff import RetryPolicy
 from ._pb.nebius.common.v1 import ServiceErrorRetryType
 
 log = logging.getLogger("nebius_sdk")
@@ -196,15 +196,13 @@ class Transport:
         target: str,
         channel: grpc.Channel | None,
         timeout: float,
-        max_attempts: int,
-        backoff: Backoff,
+        retry: RetryPolicy,
     ) -> None:
-        if timeout <= 0 or max_attempts < 1:
-            raise ValueError("timeout must be > 0 and max_attempts >= 1")
+        if timeout <= 0:
+            raise ValueError("timeout must be > 0")
         self.target = target
         self.timeout = timeout
-        self.max_attempts = max_attempts
-        self.backoff = backoff
+        self.retry = retry
         self._owns_channel = channel is None
         self._raw = channel if channel is not None else open_channel(target)
         interceptor = _Interceptor(token, timeout, _Connector(self._raw), target)
@@ -231,14 +229,14 @@ class Transport:
         idempotency key reused by all its attempts.
         """
         ctx = _CallContext(timeout or self.timeout, str(uuid.uuid4()) if mutating else "")
-        attempts = max_attempts or self.max_attempts
+        attempts = max_attempts or self.retry.max_attempts
         for attempt in range(attempts):
             try:
                 return self._attempt(rpc, request, ctx, attempt)
             except errors.NebiusError as exc:
                 if not self._should_retry(exc) or attempt + 1 >= attempts:
                     raise
-                delay = self.backoff.delay(attempt, self._rng)
+                delay = self.retry.delay(attempt + 1, None, self._rng)
                 log.debug("retrying %s in %.3f s after %s", ctx.method, delay, type(exc).__name__)
                 time.sleep(delay)
         raise AssertionError("unreachable")

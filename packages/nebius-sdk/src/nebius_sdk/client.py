@@ -19,7 +19,7 @@ import betterproto2
 import grpc
 
 from . import specs
-from ._backoff import Backoff
+from ._backoff import PollPolicy, RetryPolicy
 from ._operation import Operation
 from ._pager import Pager
 from ._pb.nebius.common.v1 import (
@@ -56,8 +56,8 @@ TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 DEFAULT_TIMEOUT = 20.0  # seconds per call attempt, as in pysdk/gosdk
 DEFAULT_PAGE_SIZE = 100
 MAX_BATCH_GET = 1000  # BatchGetRequest.instance_ids holds at most 1000 ids
-DEFAULT_RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, multiplier=2.0)
-DEFAULT_POLL_BACKOFF = Backoff(initial=1.0, maximum=15.0, multiplier=1.5)
+DEFAULT_RETRY = RetryPolicy()
+DEFAULT_POLL = PollPolicy()
 
 
 @dataclass(eq=False, repr=False)
@@ -77,8 +77,8 @@ class NebiusClient:
     `channel` replaces it with a channel you own (the client then never closes it). `parent_id` is the default
     project for lists, lookups by name and creates; `subnet_id` the default subnet of created instances (the
     VPC API that lists subnets is not part of this SDK). `timeout` is the deadline of each call attempt;
-    `max_attempts` bounds retries of one call; `retry_backoff` / `poll_backoff` shape the pauses between
-    retries and between operation polls.
+    `retry` bounds and spaces the retries of one call; `poll` spaces operation polls and sets the default
+    deadline of a wait.
     """
 
     def __init__(
@@ -90,23 +90,21 @@ class NebiusClient:
         parent_id: str = "",
         subnet_id: str = "",
         timeout: float = DEFAULT_TIMEOUT,
-        max_attempts: int = 4,
-        retry_backoff: Backoff = DEFAULT_RETRY_BACKOFF,
-        poll_backoff: Backoff = DEFAULT_POLL_BACKOFF,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        poll: PollPolicy = DEFAULT_POLL,
     ) -> None:
         token = token or os.environ.get(TOKEN_ENV, "")
         if not token:
             raise ValueError(f"no IAM token: pass token= or set {TOKEN_ENV}")
         self.parent_id = parent_id
         self.subnet_id = subnet_id
-        self.poll_backoff = poll_backoff
+        self.poll = poll
         self._transport = Transport(
             token=token,
             target=target,
             channel=channel,
             timeout=timeout,
-            max_attempts=max_attempts,
-            backoff=retry_backoff,
+            retry=retry,
         )
         self._instances = InstanceServiceStub(self._transport.channel)
         # InstanceService.List with the instances left encoded (see _EncodedInstancesPage)
@@ -255,18 +253,18 @@ class NebiusClient:
 
     def begin_delete_instance(
         self, instance_id: str, *, missing_ok: bool = True, timeout: float | None = None
-    ) -> Operation[None] | None:
+    ) -> Operation[None]:
         """Start deleting an instance (and its managed disks); return the operation at once.
 
-        Returns None when the instance does not exist and `missing_ok` (the default): there is nothing to wait
-        for. With `missing_ok=False` that case raises `NotFound`.
+        When the instance does not exist and `missing_ok` (the default), returns `Operation.finished(None)`:
+        already done, `id == ""`, nothing to wait for. With `missing_ok=False` that case raises `NotFound`.
         """
         request = DeleteInstanceRequest(id=instance_id)
         try:
             raw = self._transport.call(self._instances.delete, request, mutating=True, timeout=timeout)
         except NotFound:
             if missing_ok:
-                return None
+                return Operation.finished(None, resource_id=instance_id, target=self._transport.target)
             raise
         return self._operation(raw, _no_result)
 
@@ -275,19 +273,19 @@ class NebiusClient:
     ) -> None:
         """Delete an instance and block until it is gone. Succeeds if it is already gone (unless `missing_ok`
         is False). Raises the operation's typed error or `OperationTimeout` after `wait_timeout` seconds."""
-        operation = self.begin_delete_instance(instance_id, missing_ok=missing_ok)
-        if operation is not None:
-            operation.wait(wait_timeout)
+        self.begin_delete_instance(instance_id, missing_ok=missing_ok).wait(wait_timeout)
 
     # ------------------------------------------------------------------ operations
-    def get_operation(self, operation_id: str, *, timeout: float | None = None) -> Operation[Instance | None]:
-        """Resume an operation by id (e.g. in another process). Raises `NotFound` for an unknown id.
+    def resume_operation(self, token: str, *, timeout: float | None = None) -> Operation[Instance | None]:
+        """Resume an operation (e.g. in another process) from its `continuation_token()`, its id.
 
-        Its `result()` is the instance, or None for a delete or an instance that no longer exists.
+        One `OperationService.Get` now. Its `result()` is the instance, or None for a delete or an instance that
+        no longer exists. Raises `NotFound` for an unknown id, ValueError for an empty token (a finished
+        operation has nothing to resume).
         """
-        return self._operation(
-            self._get_raw_operation(operation_id, timeout, None), self._find_instance_by_id
-        )
+        if not token:
+            raise ValueError("an empty continuation token: the operation needed no work, there is nothing to resume")
+        return self._operation(self._get_raw_operation(token, timeout, None), self._find_instance_by_id)
 
     def list_operations_by_parent(
         self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE
@@ -343,7 +341,7 @@ class NebiusClient:
             raw,
             refresh=self._get_raw_operation,
             result_of=result_of,
-            poll_backoff=self.poll_backoff,
+            poll=self.poll,
             call_timeout=self._transport.timeout,
             target=self._transport.target,
         )

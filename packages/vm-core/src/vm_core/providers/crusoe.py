@@ -142,8 +142,8 @@ def policies(time_scale: float) -> tuple[Any, Any]:
 
     poll, retry = PollPolicy(), RetryPolicy()
     return (
-        PollPolicy(initial_interval=poll.initial_interval * time_scale, max_interval=poll.max_interval * time_scale),
-        RetryPolicy(initial_backoff=retry.initial_backoff * time_scale, max_backoff=retry.max_backoff * time_scale),
+        PollPolicy(initial=poll.initial * time_scale, maximum=poll.maximum * time_scale),
+        RetryPolicy(initial=retry.initial * time_scale, maximum=retry.maximum * time_scale),
     )
 
 

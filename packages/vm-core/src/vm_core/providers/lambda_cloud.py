@@ -124,7 +124,7 @@ class LambdaPlugin:
         client = LambdaClient(
             config.api_key, base_url=config.api_endpoint,
             rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
-            retry=RetryPolicy(initial_backoff=1.0 * scale, max_backoff=30.0 * scale),
+            retry=RetryPolicy(initial=1.0 * scale, maximum=30.0 * scale),
             poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
@@ -487,7 +487,7 @@ class _Launch(OperationPending[Instance]):
 
     def __init__(self, provider: LambdaProvider, operation: LaunchOperation, reservation_id: str) -> None:
         super().__init__(operation, lambda: translated(Where(instance_id=operation.instance_id)),
-                         id=operation.instance_id, resource_id=operation.instance_id, block=operation.wait,
+                         id=operation.instance_id, resource_id=operation.instance_id, block=operation.result,
                          finish=lambda native: self.launched(provider._to_instances([native])[0]),
                          failed=lambda error, _deadline: provider._after_failed_launch(operation.instance, error))
         self._reservation_id = reservation_id

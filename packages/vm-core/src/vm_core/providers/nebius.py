@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from nebius_sdk import Backoff, NebiusClient, Operation
 
 T = TypeVar("T")
+B = TypeVar("B", bound="Backoff")  # the SDK's RetryPolicy or PollPolicy
 
 TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 PROJECT_ENV = "NEBIUS_PROJECT_ID"
@@ -187,18 +188,18 @@ class NebiusPlugin:
     def connect(self, settings: Mapping[str, Any]) -> NebiusProvider:
         """A provider for these settings (no network call yet). Raises ConfigError for bad settings."""
         from nebius_sdk import NebiusClient
-        from nebius_sdk.client import DEFAULT_POLL_BACKOFF, DEFAULT_RETRY_BACKOFF
+        from nebius_sdk.client import DEFAULT_POLL, DEFAULT_RETRY
 
         config = parse_settings(NebiusSettings, settings, title=self.title, provider=NAME)
         client = NebiusClient(
             config.token, target=config.endpoint, parent_id=config.project_id,
-            retry_backoff=_scaled(DEFAULT_RETRY_BACKOFF, config.time_scale),
-            poll_backoff=_scaled(DEFAULT_POLL_BACKOFF, config.time_scale),
+            retry=_scaled(DEFAULT_RETRY, config.time_scale),
+            poll=_scaled(DEFAULT_POLL, config.time_scale),
         )
         return NebiusProvider(client, config)
 
 
-def _scaled(backoff: Backoff, scale: float) -> Backoff:
+def _scaled(backoff: B, scale: float) -> B:
     return replace(backoff, initial=backoff.initial * scale, maximum=backoff.maximum * scale)
 
 
@@ -350,7 +351,7 @@ class NebiusProvider:
         context = _about(instance_id)
         with translated(context):
             operation = self._client.begin_delete_instance(instance_id)
-        if operation is None:
+        if not operation.continuation_token():  # already gone: the SDK's finished Operation
             return Finished(instance_id, None)
         return _OperationPending(operation, lambda _id: None, context)
 

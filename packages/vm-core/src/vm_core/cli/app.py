@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 _debugged: list[str] = []  # the loggers _debug_logging set up (vm_core's and each plugin's `debug_loggers`)
-DEFAULT_TIMEOUT = 1800.0
 
 
 class App:
@@ -79,6 +78,7 @@ class App:
         actions.failure_error). Several targets: each failure is listed (as a warning if `as_warnings`);
         `note` becomes the hint."""
         from ..actions import failure_error
+        from ..hints import hint_of
 
         if not failures:
             return
@@ -89,7 +89,7 @@ class App:
             details = []
         error = failure_error(failures, total, what)
         if note:
-            error.suggestion = note
+            error.hint = hint_of(note)
         self.debug_causes([f for _, f in failures if f is not error])
         self.fail(error, details)
 
@@ -254,8 +254,15 @@ class Seconds(click.ParamType[float]):
 SECONDS = Seconds()
 
 
+def timeout_option(help: str | None = None) -> Callable[[F], F]:
+    """The --timeout option (seconds; default vm_core.actions.DEFAULT_TIMEOUT, the one default of every wait)."""
+    from ..actions import DEFAULT_TIMEOUT
+
+    return click.option("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS",
+                        help=help)
+
+
 def wait_options(fn: F) -> F:
-    fn = click.option("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT,
-                      show_default=True, metavar="SECONDS", help="How long to wait before giving up (exit 9).")(fn)
+    fn = timeout_option("How long to wait before giving up (exit 9).")(fn)
     return click.option("--no-wait", "no_wait", is_flag=True,
                         help="Return once the cloud accepted the action, printing the operation id.")(fn)

@@ -14,7 +14,7 @@ from ..catalog import default_catalog
 from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, VmError
 from ..model import ReservationRequest
 from . import fleet_views as views
-from .app import SECONDS, App, common_options, pass_app, yes_option
+from .app import SECONDS, App, common_options, pass_app, timeout_option, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
@@ -85,8 +85,7 @@ def fleet() -> None:
 @click.option("--ttl", type=_Duration(), metavar="DURATION",
               help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
-              metavar="SECONDS", help="How long each VM may take to come up.")
+@timeout_option("How long each VM may take to come up.")
 @ssh_key_option
 @common_options
 @pass_app
@@ -355,7 +354,7 @@ def status(app: App, name: str, watch: bool, interval: float | None) -> None:
 
 @fleet.command()
 @click.argument("name")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@timeout_option()
 @yes_option
 @common_options
 @pass_app
@@ -401,7 +400,7 @@ def _confirm(app: App, record: Any, members: list[Any]) -> None:
 @fleet.command()
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Say what would be adopted, destroyed or marked, and change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@timeout_option()
 @common_options
 @pass_app
 def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:

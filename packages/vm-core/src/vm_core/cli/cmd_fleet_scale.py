@@ -8,7 +8,7 @@ import click
 
 from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from . import fleet_views as views
-from .app import SECONDS, App, common_options, pass_app
+from .app import App, common_options, pass_app, timeout_option
 from .cmd_ssh import ssh_key_option
 from .fleet_context import fleet_providers
 
@@ -20,7 +20,7 @@ _TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one 
 @click.option("--count", "-n", type=int, required=True, help="How many VMs the fleet should have.")
 @click.option("--min-count", type=int, help="Also change the fleet's minimum (a shrink never goes below it).")
 @click.option("--dry-run", is_flag=True, help="Print what would be created (with prices) or destroyed; change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS", help=_TIMEOUT_HELP)
+@timeout_option(_TIMEOUT_HELP)
 @ssh_key_option
 @common_options
 @pass_app
@@ -50,7 +50,7 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
 @click.command()
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Say what would be settled and replaced (with prices); change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS", help=_TIMEOUT_HELP)
+@timeout_option(_TIMEOUT_HELP)
 @ssh_key_option
 @common_options
 @pass_app

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ..errors import Cancelled, NotFound, PartialFailure, VmError
-from .app import SECONDS, App, common_options, on_terminal, pass_app, yes_option
+from .app import App, common_options, on_terminal, pass_app, timeout_option, yes_option
 from .fleet_context import fleet_providers, open_store
 
 DESTROYED, LEFT, SKIPPED, WOULD_DESTROY, GONE = "destroyed", "left", "skipped", "would-destroy", "gone"
@@ -45,7 +45,7 @@ class _Target:
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="List the expired fleets and what would happen; change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@timeout_option()
 @yes_option
 @common_options
 @pass_app

@@ -31,6 +31,11 @@ def test_commands_in_prose_are_backticked_in_order() -> None:
     assert render(hint) == "see `vm fleet status train`, then `vm fleet forget train` if it is gone"
 
 
+def test_commands_joined_by_and_print_as_a_shell_line() -> None:
+    hint = Hint("{} && {}", (Command.of("stop", "i-1"), Command.of("start", "i-1")))
+    assert render(hint) == "vm stop i-1 && vm start i-1"
+
+
 def test_arguments_are_quoted_for_a_shell() -> None:
     assert render(Hint.run("get", "my vm", "--provider", "x;y")) == "vm get 'my vm' --provider 'x;y'"
 

@@ -113,3 +113,14 @@ def test_the_scan_sees_a_spelled_command(tmp_path: Path) -> None:
     """The scan is not vacuous: a string naming a vm command is found, one in a docstring is not."""
     tree = ast.parse('"""See `vm list`."""\nHINT = "run `vm fleet status x`"\n')
     assert [n.value for n in _strings(tree) if ANY_COMMAND.search(n.value)] == ["run `vm fleet status x`"]
+
+
+def test_hints_naming_vm_commands_are_data() -> None:
+    """Outside the adapters no hint is text naming a vm command: it is a Hint, so `-o json` gives its `next`."""
+    written = [(f"{path.relative_to(SOURCE)}:{node.lineno}", text)
+               for path in sorted(SOURCE.rglob("*.py")) if path.relative_to(SOURCE).parts[0] not in NOT_YET_DATA
+               for node in ast.walk(ast.parse(path.read_text(), str(path)))
+               if isinstance(node, ast.keyword) and node.arg in ("suggestion", "again", "note")
+               and isinstance(node.value, (ast.Constant, ast.JoinedStr)) and (text := _text(node.value))
+               and ANY_COMMAND.search(text)]
+    assert written == []

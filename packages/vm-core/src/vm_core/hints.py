@@ -2,9 +2,9 @@
 spelled (`vm ARGS...`, quoted for a POSIX shell) and JSON output gives each command as its argv.
 
 A Hint is advice: prose whose `{}` marks stand for its commands, in order (a hint without commands is plain text,
-marks and all). A hint that is only a command
-(`Hint.run(...)`) prints as that command; commands inside prose print between backticks, so every command a
-hint shows can be copied and run as printed.
+marks and all). A hint that is only commands (`Hint.run(...)`, or commands joined by `&&`) prints as that command
+line; commands inside prose print between backticks, so every command a hint shows can be copied and run as
+printed.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ class Hint:
         return cls(text, commands)
 
     @property
-    def is_command(self) -> bool:
-        """Whether the hint is a single command and nothing else."""
-        return self.text == MARK and len(self.commands) == 1
+    def is_command_line(self) -> bool:
+        """Whether the hint is only its commands: one, or several joined by `&&` (a shell line)."""
+        return bool(self.commands) and not self.text.replace(MARK, "").replace("&&", "").strip()
 
     def parts(self) -> Iterable[str | Command]:
         """The text and commands in reading order (empty texts left out)."""

@@ -9,6 +9,7 @@ import click
 
 from ..catalog import default_catalog
 from ..errors import UsageError
+from ..hints import MARK, Command, Hint
 from ..model import CreateSpec, Instance, ReservationRequest
 from ..provider import Provider
 from . import validate, views
@@ -85,10 +86,10 @@ def _check_region(target: Provider, spec: CreateSpec) -> None:
     validate.offered_region(target.offers(spec.gpu, spec.gpu_count), target.name, wanted, spec.region)
 
 
-def _left_running(provider: str, outcomes: list[Any]) -> str | None:
+def _left_running(provider: str, outcomes: list[Any]) -> Hint | None:
     made = [o.value for o in outcomes if o.value is not None]
     if not made:
         return None
     ids = [getattr(v, "id", None) or v.instance_id for v in made]
-    return (f"the {len(made)} VM(s) created are left running; destroy them with"
-            f" `vm destroy {' '.join(ids)} --provider {provider} --yes`")
+    return Hint.say(f"the {len(made)} VM(s) created are left running; destroy them with {MARK}",
+                    Command.of("destroy", *ids, "--provider", provider, "--yes"))

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ..errors import CapacityError, PartialFailure, UsageError, VmError
+from ..hints import Hint
 from . import fleet_views as views
 from .app import App, common_options, pass_app, timeout_option
 from .cmd_ssh import ssh_key_option
@@ -95,7 +96,7 @@ def _fleet_strategy(store: Any, record: Any) -> Any:
     place = place_of(store.members(record.name))
     if place is None:
         raise UsageError(f"fleet {record.name} was placed as a cluster and none of its VMs runs: there is no place "
-                         "to put new ones beside them", suggestion=f"vm fleet destroy {record.name}")
+                         "to put new ones beside them", suggestion=Hint.run("fleet", "destroy", record.name))
     return enforced(pinned_to(place, cheapest), name="cluster")
 
 
@@ -127,21 +128,22 @@ def _exit_for(app: App, name: str, report: Any) -> None:
         plan = report.plan
         if plan is not None and len(plan.placements) < len(plan.slots):
             app.fail(CapacityError(f"only {len(plan.placements)} of {len(plan.slots)} new VMs can be placed with "
-                                   "the current offers", suggestion=f"vm offers --gpu {fleet.gpu}"))
+                                   "the current offers", suggestion=Hint.run("offers", "--gpu", fleet.gpu)))
         return
     if report.interrupted:
-        app.fail(Interrupted(f"fleet {name} interrupted: {fleet.message}", suggestion=f"vm fleet repair {name}"))
+        app.fail(Interrupted(f"fleet {name} interrupted: {fleet.message}",
+                             suggestion=Hint.run("fleet", "repair", name)))
     if report.failures:
         app.fail(PartialFailure(f"{len(report.failures)} VM(s) of fleet {name} may still exist or still run",
-                                suggestion=f"vm fleet reconcile {name}"),
+                                suggestion=Hint.run("fleet", "reconcile", name)),
                  [(name, VmError(a.line())) for a in report.failures])
     if report.rolled_back:
         kind = next((k for k in (Timeout, AuthError, Transient)
                      if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
-        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=f"vm fleet status {name}"))
+        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=Hint.run("fleet", "status", name)))
     if report.view.problems:
         app.fail(PartialFailure(f"fleet {name}: {len(report.view.problems)} member(s) could not be checked"),
                  [(name, VmError(p)) for p in report.view.problems])
     if fleet.state is not FleetState.ACTIVE:
         app.fail(PartialFailure(f"fleet {name} is {fleet.state.value}: {fleet.message}",
-                                suggestion=f"vm fleet repair {name}"))
+                                suggestion=Hint.run("fleet", "repair", name)))

@@ -1,6 +1,7 @@
-"""How hints (vm_core.hints) are spelled: each command as `vm ARGS...` quoted for a POSIX shell (shlex), alone
-when the hint is just that command, between backticks inside prose. JSON output gives the hint's text as
-`suggestion` and its commands as `next`, a list of argv lists (["vm", "fleet", "destroy", "train"])."""
+"""How hints (vm_core.hints) are spelled: each command as `vm ARGS...` quoted for a POSIX shell (shlex), bare
+when the hint is just its commands (one, or joined by `&&`), between backticks inside prose. JSON output gives
+the hint's text as `suggestion` and its commands as `next`, a list of argv lists (["vm", "fleet", "destroy",
+"train"])."""
 
 from __future__ import annotations
 
@@ -23,9 +24,8 @@ def spelled(command: Command) -> str:
 
 def render(hint: Hint) -> str:
     """The hint as `vm` prints it after "hint: "."""
-    if hint.is_command:
-        return spelled(hint.commands[0])
-    return "".join(f"`{spelled(p)}`" if isinstance(p, Command) else p for p in hint.parts())
+    quote = "" if hint.is_command_line else "`"
+    return "".join(f"{quote}{spelled(p)}{quote}" if isinstance(p, Command) else p for p in hint.parts())
 
 
 def to_json(hint: Hint | None) -> dict[str, object]:

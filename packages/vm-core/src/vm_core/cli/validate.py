@@ -13,6 +13,7 @@ from typing import Any
 
 from ..catalog import Catalog, GpuRequest
 from ..errors import UsageError
+from ..hints import Hint
 from ..model import Offer
 
 MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
@@ -100,7 +101,7 @@ def offered_region(offers: Sequence[Offer], provider: str, wanted: str, value: s
     later = sorted({o.region for o in offers} - set(now))
     if not now and not later:
         raise UsageError(f"{provider} offers no {wanted} in any region (asked for region {value!r})",
-                         provider=provider, suggestion=f"vm offers --gpu {wanted} --all")
+                         provider=provider, suggestion=Hint.run("offers", "--gpu", wanted, "--all"))
     parts = [f"with capacity now: {', '.join(now) or 'none'}"] + ([f"without: {', '.join(later)}"] if later else [])
     raise UsageError(f"{provider} offers no {wanted} in region {value!r}; regions that sell it: {'; '.join(parts)}",
-                     provider=provider, suggestion=f"vm offers --gpu {wanted} --provider {provider} --all")
+                     provider=provider, suggestion=Hint.run("offers", "--gpu", wanted, "--provider", provider, "--all"))

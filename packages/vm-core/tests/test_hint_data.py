@@ -85,3 +85,15 @@ def test_every_wait_defaults_to_the_one_default_timeout() -> None:
     assert len(defaults) > 8 and set(defaults.values()) == {DEFAULT_TIMEOUT}, defaults
     for engine in (FleetCreator, FleetDestroyer, FleetReconciler):
         assert inspect.signature(engine).parameters["timeout"].default == DEFAULT_TIMEOUT
+
+
+def test_a_bad_reservation_request_is_data_and_the_cli_words_it() -> None:
+    from vm_core.cli import validate
+    from vm_core.model import ReservationError, ReservationProblem, ReservationRequest
+
+    with pytest.raises(ReservationError) as err:
+        ReservationRequest.parse("none", strict=True)
+    assert err.value.problem is ReservationProblem.STRICT_WITHOUT_RESERVATION
+    with pytest.raises(UsageError, match="^--reservation needs auto, none or a reservation id$"):
+        validate.reservation(" ", False)
+    assert set(validate.RESERVATION_PROBLEMS) == set(ReservationProblem)

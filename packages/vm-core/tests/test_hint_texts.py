@@ -124,3 +124,19 @@ def test_hints_naming_vm_commands_are_data() -> None:
                and isinstance(node.value, (ast.Constant, ast.JoinedStr)) and (text := _text(node.value))
                and ANY_COMMAND.search(text)]
     assert written == []
+
+
+OPTION = re.compile(r"(?<![\w-])--[a-z]")
+OPTION_FREE = ("model.py", "actions.py", "errors.py", "hints.py")
+
+
+def test_the_model_and_actions_word_no_option() -> None:
+    """Option names (`--reservation`) are the CLI's words: the model and the action layer say what is wrong as
+    data (model.ReservationProblem) and name options only inside a command's arguments (Command.of, Hint.run)."""
+    worded = []
+    for name in OPTION_FREE:
+        tree = ast.parse((SOURCE / name).read_text())
+        arguments = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                     and isinstance(node.func, ast.Attribute) and node.func.attr in ("of", "run") for a in node.args}
+        worded += [(name, n.value) for n in _strings(tree) if id(n) not in arguments and OPTION.search(n.value)]
+    assert worded == []

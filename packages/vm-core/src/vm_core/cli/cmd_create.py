@@ -8,9 +8,8 @@ from typing import Any
 import click
 
 from ..catalog import default_catalog
-from ..errors import UsageError
 from ..hints import MARK, Command, Hint
-from ..model import CreateSpec, Instance, ReservationRequest
+from ..model import CreateSpec, Instance
 from ..provider import Provider
 from . import validate, views
 from .app import App, common_options, pass_app, provider_option, wait_options
@@ -70,10 +69,7 @@ def _specs(provider: str, gpu: str, count: int, name: str | None, region: str | 
     """The CreateSpecs of the command line; UsageError for any bad input."""
     request = validate.gpu(default_catalog(), provider, gpu)
     where = validate.region(provider, region)
-    try:
-        wanted = ReservationRequest.parse(reservation, strict=strict)
-    except ValueError as exc:
-        raise UsageError(str(exc), provider=provider) from None
+    wanted = validate.reservation(reservation, strict, provider)
     return [CreateSpec(name=n, gpu=request.gpu, gpu_count=request.gpu_count, region=where, reservation=wanted,
                        spot=spot)
             for n in validate.names(name, validate.count(count))]

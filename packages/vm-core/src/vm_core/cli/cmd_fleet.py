@@ -13,8 +13,8 @@ import click
 from ..catalog import default_catalog
 from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, VmError
 from ..hints import Command, Hint
-from ..model import ReservationRequest
 from . import fleet_views as views
+from . import validate
 from .app import SECONDS, App, common_options, pass_app, timeout_option, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
@@ -191,10 +191,7 @@ def _request(gpu: str, count: int, min_count: int | None, region: str | None, re
     minimum = count if min_count is None else min_count
     if not 1 <= minimum <= count:
         raise UsageError(f"--min-count must be between 1 and --count ({count}), not {minimum}")
-    try:
-        parsed = ReservationRequest.parse(reservation, strict=strict)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    parsed = validate.reservation(reservation, strict)
     return {"gpu": wanted.gpu, "gpu_count": wanted.gpu_count, "count": count, "min_count": minimum,
             "region": region, "reservation": parsed}
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..catalog import Catalog, GpuRequest
 from ..errors import UsageError
 from ..hints import Hint
-from ..model import Offer
+from ..model import Offer, ReservationError, ReservationProblem, ReservationRequest
 
 MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -80,6 +80,20 @@ def gpu(catalog: Catalog, provider: str, text: str) -> GpuRequest:
     sellers = sorted({s.provider for s in catalog.shapes if s.gpu == request.gpu})
     raise UsageError(f"{provider} does not sell {request.gpu}; providers that do: {', '.join(sellers) or 'none'}",
                      provider=provider)
+
+
+RESERVATION_PROBLEMS = {
+    ReservationProblem.EMPTY: "--reservation needs auto, none or a reservation id",
+    ReservationProblem.STRICT_WITHOUT_RESERVATION: "--strict cannot be combined with --reservation none",
+}
+
+
+def reservation(value: str, strict: bool, provider: str | None = None) -> ReservationRequest:
+    """The request of `--reservation VALUE` (and `--strict`); UsageError, in the options' words, if it cannot be."""
+    try:
+        return ReservationRequest.parse(value, strict=strict)
+    except ReservationError as exc:
+        raise UsageError(RESERVATION_PROBLEMS[exc.problem], provider=provider) from None
 
 
 def region(provider: str, value: str | None) -> str | None:

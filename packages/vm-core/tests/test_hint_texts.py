@@ -127,12 +127,13 @@ def test_hints_naming_vm_commands_are_data() -> None:
 
 
 OPTION = re.compile(r"(?<![\w-])--[a-z]")
-OPTION_FREE = ("model.py", "actions.py", "errors.py", "hints.py")
+OPTION_FREE = ("model.py", "actions.py", "errors.py", "hints.py", "sshkeys.py", "fleet/expiry.py")
 
 
-def test_the_model_and_actions_word_no_option() -> None:
-    """Option names (`--reservation`) are the CLI's words: the model and the action layer say what is wrong as
-    data (model.ReservationProblem) and name options only inside a command's arguments (Command.of, Hint.run)."""
+def test_the_model_actions_and_input_parsers_word_no_option() -> None:
+    """Option names (`--reservation`) are the CLI's words: the model, the action layer and the parsers of option
+    values (ssh keys, durations) say what is wrong as data (model.ReservationProblem) or about the value, and name
+    options only inside a command's arguments (Command.of, Hint.run)."""
     worded = []
     for name in OPTION_FREE:
         tree = ast.parse((SOURCE / name).read_text())

@@ -39,7 +39,10 @@ def ssh_key_option(fn: Any) -> Any:
     def read(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         from ..sshkeys import read_public_key
 
-        return None if value is None else read_public_key(value)
+        try:
+            return None if value is None else read_public_key(value)
+        except UsageError as exc:
+            raise UsageError(f"--ssh-key {exc.message}", suggestion=exc.hint) from None
 
     return click.option("--ssh-key", "ssh_public_key", metavar="PATH", callback=read,
                         help="Public key file (e.g. ~/.ssh/id_ed25519.pub) to log in to the new VMs with"

@@ -127,7 +127,7 @@ def test_hints_naming_vm_commands_are_data() -> None:
 
 
 OPTION = re.compile(r"(?<![\w-])--[a-z]")
-OPTION_FREE = ("model.py", "actions.py", "errors.py", "hints.py", "sshkeys.py", "fleet/expiry.py")
+OPTION_FREE = ("model.py", "actions.py", "errors.py", "hints.py", "sshkeys.py", "fleet/expiry.py", "fleet/scale.py")
 
 
 def test_the_model_actions_and_input_parsers_word_no_option() -> None:

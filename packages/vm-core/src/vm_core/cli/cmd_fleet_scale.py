@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from . import fleet_views as views
 from .app import App, common_options, pass_app, timeout_option
 from .cmd_ssh import ssh_key_option
 from .fleet_context import fleet_providers
+
+if TYPE_CHECKING:
+    from ..fleet.scale import ScaleRefused
 
 _TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one to go)."
 
@@ -42,8 +45,13 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
 
     if not 1 <= count <= MAX_FLEET:
         raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
+    from ..fleet.scale import ScaleRefused
+
     scaler = _scaler(app, name, timeout, ssh_public_key)
-    report = _run(scaler, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
+    try:
+        report = _run(scaler, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
+    except ScaleRefused as exc:
+        raise UsageError(_refusal(exc), suggestion=exc.hint) from None
     _show(app, report)
     _exit_for(app, name, report)
 
@@ -104,6 +112,16 @@ def _run(scaler: Any, work: Any) -> Any:
     from .cmd_fleet import _run_interruptibly
 
     return _run_interruptibly(scaler.creator, work)
+
+
+def _refusal(exc: ScaleRefused) -> str:
+    """A refused scale in the words of the options."""
+    from ..fleet.scale import ScaleProblem
+
+    return {ScaleProblem.MINIMUM_OUT_OF_RANGE: f"--min-count must be between 1 and --count ({exc.count}), not "
+                                               f"{exc.minimum}",
+            ScaleProblem.BELOW_MINIMUM: f"--count {exc.count} is below fleet {exc.fleet}'s minimum of {exc.minimum};"
+                                        " --min-count lowers the minimum"}[exc.problem]
 
 
 def _show(app: App, report: Any) -> None:

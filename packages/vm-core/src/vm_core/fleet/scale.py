@@ -17,6 +17,7 @@ requested count lacks.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -41,6 +42,24 @@ if TYPE_CHECKING:
 
 # A fleet in these states is being torn down: it is neither scaled nor repaired.
 GOING = frozenset({FleetState.DESTROYING, FleetState.ROLLING_BACK})
+
+
+class ScaleProblem(enum.Enum):
+    """Why a scale is refused before anything changes (the CLI words each with its option names)."""
+
+    MINIMUM_OUT_OF_RANGE = "minimum_out_of_range"  # the new minimum is not from 1 to the count
+    BELOW_MINIMUM = "below_minimum"  # the count is below the fleet's minimum (recorded, or the new one)
+
+
+class ScaleRefused(UsageError):
+    """A scale refused for `problem` (exit 2, nothing changed), about `count` VMs and the `minimum` in force."""
+
+    def __init__(self, problem: ScaleProblem, fleet: str, count: int, minimum: int, *,
+                 suggestion: Hint | None = None) -> None:
+        text = {ScaleProblem.MINIMUM_OUT_OF_RANGE: f"the minimum must be from 1 to the count ({count}), not {minimum}",
+                ScaleProblem.BELOW_MINIMUM: f"a count of {count} is below fleet {fleet}'s minimum of {minimum}"}
+        super().__init__(text[problem], suggestion=suggestion)
+        self.problem, self.fleet, self.count, self.minimum = problem, fleet, count, minimum
 
 
 @dataclass
@@ -245,12 +264,11 @@ def _check_scale(record: FleetRecord, count: int, min_count: int | None) -> int:
         raise UsageError(f"fleet {record.name} is {record.state.value} ({record.message or 'not settled'}): "
                          "repair it before scaling it", suggestion=Hint.run("fleet", "repair", record.name))
     if min_count is not None and not 1 <= min_count <= count:
-        raise UsageError(f"--min-count must be between 1 and --count ({count}), not {min_count}")
+        raise ScaleRefused(ScaleProblem.MINIMUM_OUT_OF_RANGE, record.name, count, min_count)
     minimum = record.min_count if min_count is None else min_count
     if count < minimum:
-        raise UsageError(f"--count {count} is below fleet {record.name}'s minimum of {minimum}; --min-count lowers "
-                         "the minimum",
-                         suggestion=Hint.run("fleet", "scale", record.name, "--count", count, "--min-count", count))
+        raise ScaleRefused(ScaleProblem.BELOW_MINIMUM, record.name, count, minimum,
+                           suggestion=Hint.run("fleet", "scale", record.name, "--count", count, "--min-count", count))
     return minimum
 
 

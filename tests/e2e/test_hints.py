@@ -161,6 +161,8 @@ def test_every_fleet_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
     home.config('[profiles.local]\nembedded = true\n\n[profiles.other]\nembedded = true\n'
                 '[profiles.other.lambda]\napi_key = "secret_other_0123456789"\n')
     scenarios.append(["fleet", "status", "acct", "--profile", "other"])  # another account
+    taken = ["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "acct", "--providers", "lambda"]
+    scenarios.append([*taken, "-o", "json"])  # the name is taken
     to_run = []
     for args in scenarios:
         run = home(*args)
@@ -170,6 +172,9 @@ def test_every_fleet_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
         to_run += found
     assert {"vm fleet status big", "vm fleet destroy huge", "vm fleet forget resv",
             "vm fleet status acct --profile local"} <= set(to_run), to_run
+    error = home(*taken, "-o", "json").error()  # under -o json the hint's commands are also data (argv lists)
+    assert error["suggestion"] == "see `vm fleet status acct`, or pick another name", error
+    assert error["next"] == [["vm", "fleet", "status", "acct"]], error
     for command in to_run:
         assert_runs(home, command)
     home.ok("fleet", "destroy", "big")

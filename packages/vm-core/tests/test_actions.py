@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 from vm_core.actions import Accepted, Tracker, failure_error, fan_out, wait
+from vm_core.cli.hints import render
 from vm_core.errors import CapacityError, NotFound, PartialFailure, Scope, Timeout, Transient, VmError
+from vm_core.hints import Command, Hint
 from vm_core.model import Instance, InstanceState
 
 
@@ -95,6 +97,10 @@ def instance(state: InstanceState) -> Instance:
 ACCEPTED = Accepted("fake", "create", "vm-1", "op-1", "one")
 
 
+def render_or_none(hint: Hint | None) -> str | None:
+    return None if hint is None else render(hint)
+
+
 def test_wait_prints_one_line_per_state_change() -> None:
     lines: list[str] = []
     provider = FakeProvider([InstanceState.CREATING, InstanceState.CREATING, InstanceState.STARTING])
@@ -108,14 +114,19 @@ def test_wait_gives_up_at_the_deadline_and_says_how_to_follow() -> None:
         wait(FakePending(polls=10**9), FakeProvider([InstanceState.CREATING]), ACCEPTED, timeout=0.3,
              progress=lambda _: None)
     assert "operation op-1 goes on in the cloud" in err.value.message
-    assert err.value.suggestion == "follow it with `vm get vm-1 --provider fake`"
+    assert err.value.hint == Hint.say("follow it with {}", Command(("get", "vm-1", "--provider", "fake")))
+    assert render_or_none(err.value.hint) == "follow it with `vm get vm-1 --provider fake`"
 
 
 def test_interrupt_names_what_goes_on() -> None:
     tracker = Tracker()
-    assert tracker.interrupted(["fake"]).suggestion == "check with `vm list --provider fake`"
+    nothing_accepted = tracker.interrupted(["fake", "other"]).hint
+    assert nothing_accepted is not None
+    assert render(nothing_accepted) == "check with `vm list --provider fake`, `vm list --provider other`"
+    assert render_or_none(tracker.interrupted([]).hint) == "check with `vm list`"
     tracker.add(ACCEPTED)
     error = tracker.interrupted(["fake"])
     assert error.exit_code == 130
     assert "fake create of one (operation op-1)" in error.message
-    assert error.suggestion == "follow it with `vm get vm-1 --provider fake`"
+    assert render_or_none(error.hint) == "follow it with `vm get vm-1 --provider fake`"
+    assert error.hint is not None and error.hint.commands == (ACCEPTED.follow,)

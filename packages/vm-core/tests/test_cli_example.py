@@ -186,7 +186,9 @@ def test_reboot_unsupported_is_exit_5(vm) -> None:
     assert result.error() == {"code": "unsupported", "message": "Example Cloud cannot reboot instances",
                               "provider": "example", "retryable": False,
                               "suggestion": f"vm stop {vm_id} --provider example && vm start {vm_id}"
-                                            " --provider example"}
+                                            " --provider example",
+                              "next": [["vm", "stop", vm_id, "--provider", "example"],
+                                       ["vm", "start", vm_id, "--provider", "example"]]}
 
 
 def test_unknown_instance_is_exit_3(vm) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .errors import Interrupted, NotFound, Timeout, Transient, VmError
+from .hints import MARK, Command, Hint
 from .model import Instance, InstanceState
 from .provider import Explained, Pending, Provider
 
@@ -23,6 +24,7 @@ K = TypeVar("K")
 T = TypeVar("T")
 Progress = Callable[[str], None]
 
+DEFAULT_TIMEOUT = 1800.0  # seconds a command waits for its cloud actions unless --timeout says otherwise
 FIRST_POLL, MAX_POLL = 0.1, 5.0  # seconds between polls of a pending action (grows by half each time)
 
 
@@ -87,8 +89,9 @@ class Accepted:
                 "operation_id": self.operation_id, "name": self.name or None}
 
     @property
-    def follow(self) -> str:
-        return f"vm get {self.instance_id} --provider {self.provider}"
+    def follow(self) -> Command:
+        """The command that shows how the action goes on."""
+        return Command.of("get", self.instance_id, "--provider", self.provider)
 
 
 class Tracker:
@@ -107,14 +110,19 @@ class Tracker:
         with self._lock:
             running = list(self._accepted)
         if not running:
-            check = ", ".join(f"`vm list --provider {p}`" for p in providers) or "`vm list`"
+            checks = [Command.of("list", "--provider", p) for p in providers] or [Command.of("list")]
             return Interrupted("interrupted; requests already sent may still complete in the cloud",
-                               suggestion=f"check with {check}")
+                               suggestion=_listed("check with ", checks))
         lines = "; ".join(f"{a.provider} {a.verb} of {a.name or a.instance_id} (operation {a.operation_id})"
                           for a in running)
-        follow = ", ".join(dict.fromkeys(f"`{a.follow}`" for a in running))
+        follow = list(dict.fromkeys(a.follow for a in running))
         return Interrupted(f"interrupted; the cloud operation keeps running: {lines}",
-                           suggestion=f"follow it with {follow}")
+                           suggestion=_listed("follow it with ", follow))
+
+
+def _listed(lead: str, commands: Sequence[Command]) -> Hint:
+    """The hint `lead` followed by the commands, separated by commas."""
+    return Hint(lead + ", ".join(MARK for _ in commands), tuple(commands))
 
 
 def start(provider: Provider, verb: str, begin: Callable[[], Pending[T]], tracker: Tracker, progress: Progress,
@@ -149,7 +157,8 @@ def wait(pending: Pending[T], provider: Provider, accepted: Accepted, *, timeout
         if remaining <= 0:
             raise Timeout(f"{provider.name}: gave up waiting after {timeout:g} s for the {accepted.verb} of"
                           f" {accepted.name or accepted.instance_id}; operation {accepted.operation_id} goes on"
-                          " in the cloud", provider=provider.name, suggestion=f"follow it with `{accepted.follow}`")
+                          " in the cloud", provider=provider.name,
+                          suggestion=Hint.say("follow it with {}", accepted.follow))
         time.sleep(min(delay, remaining))
         delay = min(delay * 1.5, MAX_POLL)
     result = pending.wait(max(deadline - time.monotonic(), 30.0))

@@ -17,12 +17,17 @@
     ├── Timeout                 exit 9   a wait passed its deadline; the cloud operation goes on
     └── Interrupted             exit 130 Ctrl-C/SIGTERM; cloud actions already accepted go on
 
-Adapters classify by the SDK's typed errors, never by message text.
+Adapters classify by the SDK's typed errors, never by message text. An error's hint (what to do next) is data
+(vm_core.hints): the CLI renders its commands, and its JSON output gives them as argv lists (`next`).
 """
 
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when an error is made, so `vm --help` loads no more than it did
+    from .hints import Hint
 
 
 class Scope(enum.StrEnum):
@@ -39,18 +44,31 @@ class VmError(Exception):
     exit_code = 1
     retryable = False
 
-    def __init__(self, message: str, *, provider: str | None = None, suggestion: str | None = None) -> None:
+    def __init__(self, message: str, *, provider: str | None = None, suggestion: str | Hint | None = None) -> None:
+        """`suggestion`: what to do next, a Hint when it names vm commands, else plain text."""
+        from .hints import hint_of
+
         super().__init__(message)
         self.message = message
         self.provider = provider
-        self.suggestion = suggestion
+        self.hint = hint_of(suggestion)
+
+    @property
+    def suggestion(self) -> str | None:
+        """The hint's text when it names no vm command; a hint with commands is spelled by the CLI only."""
+        return self.hint.text if self.hint is not None and not self.hint.commands else None
+
+    @suggestion.setter
+    def suggestion(self, text: str | None) -> None:
+        from .hints import hint_of
+
+        self.hint = hint_of(text)
 
     def to_json(self) -> dict[str, dict[str, object]]:
+        """The error's JSON body without its hint (the CLI adds `suggestion` and `next`)."""
         body: dict[str, object] = {
             "code": self.code, "message": self.message, "provider": self.provider, "retryable": self.retryable,
         }
-        if self.suggestion:
-            body["suggestion"] = self.suggestion
         return {"error": body}
 
 
@@ -87,7 +105,7 @@ class CapacityError(VmError):
     code, exit_code = "capacity", 6
 
     def __init__(self, message: str, *, scope: Scope = Scope.REGION, region: str | None = None,
-                 provider: str | None = None, suggestion: str | None = None) -> None:
+                 provider: str | None = None, suggestion: str | Hint | None = None) -> None:
         super().__init__(message, provider=provider, suggestion=suggestion)
         self.scope = scope
         self.region = region

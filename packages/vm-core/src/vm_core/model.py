@@ -140,6 +140,21 @@ class ReservationMode(enum.StrEnum):
     ID = "id"  # this reservation
 
 
+class ReservationProblem(enum.Enum):
+    """Why a reservation request cannot be (the CLI words each with its option names)."""
+
+    EMPTY = "empty"  # neither auto, none nor an id
+    STRICT_WITHOUT_RESERVATION = "strict_without_reservation"  # strict, yet no reservation may be used
+
+
+class ReservationError(ValueError):
+    """A reservation request that cannot be; `problem` says why."""
+
+    def __init__(self, problem: ReservationProblem) -> None:
+        super().__init__(problem.value)
+        self.problem = problem
+
+
 @dataclass(frozen=True, slots=True)
 class ReservationRequest:
     """`--reservation auto|none|ID` and `--strict` (fail rather than fall back to on-demand)."""
@@ -150,14 +165,14 @@ class ReservationRequest:
 
     @classmethod
     def parse(cls, value: str, *, strict: bool = False) -> ReservationRequest:
-        """Raises ValueError for an empty value or `--strict` with `none`."""
+        """Raises ReservationError (a ValueError) for an empty value or `strict` with `none`."""
         text = value.strip()
         if not text:
-            raise ValueError("--reservation needs auto, none or a reservation id")
+            raise ReservationError(ReservationProblem.EMPTY)
         if text.lower() in ("auto", "none"):
             mode = ReservationMode(text.lower())
             if mode is ReservationMode.NONE and strict:
-                raise ValueError("--strict cannot be combined with --reservation none")
+                raise ReservationError(ReservationProblem.STRICT_WITHOUT_RESERVATION)
             return cls(mode=mode, strict=strict)
         return cls(mode=ReservationMode.ID, reservation_id=text, strict=strict)
 

@@ -55,9 +55,9 @@ def _blob_type(encoded: str) -> str | None:
 def read_public_key(path: str) -> str:
     """The public key in the file at `path` (`--ssh-key PATH`; `~` is expanded). Raises UsageError, before any
     cloud call, for a missing or unreadable file, a private key (refused unread beyond its header) or a file
-    that is not one OpenSSH public key line."""
+    that is not one OpenSSH public key line; its message starts with `path` (the CLI puts its option first)."""
     file = Path(path).expanduser()
-    option = f"--ssh-key {path}"
+    option = path
     if not file.exists():
         raise UsageError(f"{option}: no such file")
     if not file.is_file():

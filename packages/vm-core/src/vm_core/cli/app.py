@@ -21,12 +21,12 @@ from .output import FORMATS, TABLE, Output
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..hints import Hint
     from ..model import Instance
     from ..session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 _debugged: list[str] = []  # the loggers _debug_logging set up (vm_core's and each plugin's `debug_loggers`)
-DEFAULT_TIMEOUT = 1800.0
 
 
 class App:
@@ -74,7 +74,7 @@ class App:
         raise click.exceptions.Exit(error.exit_code)
 
     def finish(self, failures: list[tuple[str, VmError]], total: int, what: str, *, as_warnings: bool = False,
-               note: str | None = None) -> None:
+               note: Hint | None = None) -> None:
         """End a command over `total` targets: nothing when none failed, else report and exit (see
         actions.failure_error). Several targets: each failure is listed (as a warning if `as_warnings`);
         `note` becomes the hint."""
@@ -89,7 +89,7 @@ class App:
             details = []
         error = failure_error(failures, total, what)
         if note:
-            error.suggestion = note
+            error.hint = note
         self.debug_causes([f for _, f in failures if f is not error])
         self.fail(error, details)
 
@@ -109,12 +109,12 @@ def on_terminal() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again: str, what: str = "") -> None:
+def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again: Hint, what: str = "") -> None:
     """Ask before destroying `instances`, listing each (provider, id, name, state, $/h) and the total $/h on
     stderr. No question with `yes`, without a terminal (scripts keep working) or when the list is empty.
     Raises Cancelled (exit 1, nothing done) unless the answer is yes; EOF or Ctrl-C count as no.
-    `again` is the command that destroys without asking (the hint of the refusal, e.g. "vm fleet destroy train
-    --yes"); `what` names the group in the question ("fleet train"); default "N VM(s)"."""
+    `again` is the command that destroys without asking (the hint of the refusal, e.g. Hint.run("fleet",
+    "destroy", "train", "--yes")); `what` names the group in the question ("fleet train"); default "N VM(s)"."""
     if yes or not instances or not on_terminal():
         return
     out = app.output
@@ -254,8 +254,15 @@ class Seconds(click.ParamType[float]):
 SECONDS = Seconds()
 
 
+def timeout_option(help: str | None = None) -> Callable[[F], F]:
+    """The --timeout option (seconds; default vm_core.actions.DEFAULT_TIMEOUT, the one default of every wait)."""
+    from ..actions import DEFAULT_TIMEOUT
+
+    return click.option("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS",
+                        help=help)
+
+
 def wait_options(fn: F) -> F:
-    fn = click.option("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT,
-                      show_default=True, metavar="SECONDS", help="How long to wait before giving up (exit 9).")(fn)
+    fn = timeout_option("How long to wait before giving up (exit 9).")(fn)
     return click.option("--no-wait", "no_wait", is_flag=True,
                         help="Return once the cloud accepted the action, printing the operation id.")(fn)

@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from ..catalog import default_catalog
-from ..errors import UsageError
-from ..model import CreateSpec, Instance, ReservationRequest
+from ..hints import MARK, Command, Hint
+from ..model import CreateSpec, Instance
 from ..provider import Provider
 from . import validate, views
 from .app import App, common_options, pass_app, provider_option, wait_options
@@ -69,10 +69,7 @@ def _specs(provider: str, gpu: str, count: int, name: str | None, region: str | 
     """The CreateSpecs of the command line; UsageError for any bad input."""
     request = validate.gpu(default_catalog(), provider, gpu)
     where = validate.region(provider, region)
-    try:
-        wanted = ReservationRequest.parse(reservation, strict=strict)
-    except ValueError as exc:
-        raise UsageError(str(exc), provider=provider) from None
+    wanted = validate.reservation(reservation, strict, provider)
     return [CreateSpec(name=n, gpu=request.gpu, gpu_count=request.gpu_count, region=where, reservation=wanted,
                        spot=spot)
             for n in validate.names(name, validate.count(count))]
@@ -85,10 +82,10 @@ def _check_region(target: Provider, spec: CreateSpec) -> None:
     validate.offered_region(target.offers(spec.gpu, spec.gpu_count), target.name, wanted, spec.region)
 
 
-def _left_running(provider: str, outcomes: list[Any]) -> str | None:
+def _left_running(provider: str, outcomes: list[Any]) -> Hint | None:
     made = [o.value for o in outcomes if o.value is not None]
     if not made:
         return None
     ids = [getattr(v, "id", None) or v.instance_id for v in made]
-    return (f"the {len(made)} VM(s) created are left running; destroy them with"
-            f" `vm destroy {' '.join(ids)} --provider {provider} --yes`")
+    return Hint.say(f"the {len(made)} VM(s) created are left running; destroy them with {MARK}",
+                    Command.of("destroy", *ids, "--provider", provider, "--yes"))

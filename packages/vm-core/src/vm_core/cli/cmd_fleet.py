@@ -12,9 +12,10 @@ import click
 
 from ..catalog import default_catalog
 from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, VmError
-from ..model import ReservationRequest
+from ..hints import Command, Hint
 from . import fleet_views as views
-from .app import SECONDS, App, common_options, pass_app, yes_option
+from . import validate
+from .app import SECONDS, App, common_options, pass_app, timeout_option, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
@@ -85,8 +86,7 @@ def fleet() -> None:
 @click.option("--ttl", type=_Duration(), metavar="DURATION",
               help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True,
-              metavar="SECONDS", help="How long each VM may take to come up.")
+@timeout_option("How long each VM may take to come up.")
 @ssh_key_option
 @common_options
 @pass_app
@@ -135,7 +135,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
         views.plan(app.output, spec, placements, offers)
         if len(placements) < spec.count:
             app.fail(CapacityError(f"only {len(placements)} of {spec.count} VMs can be placed with the current "
-                                   "offers", suggestion=f"vm offers --gpu {gpu}"))
+                                   "offers", suggestion=Hint.run("offers", "--gpu", gpu)))
         over = check_budget(placements, max_price)
         if over is not None:
             app.fail(over)
@@ -164,7 +164,7 @@ def _strategy_failed(store: Any, identity: Any, error: StrategyError) -> Strateg
             return error
         store.update_fleet(record.name, state=FleetState.INTERRUPTED, message=error.message)
     return StrategyError(f"{error.message}; fleet {record.name} keeps the VMs created before",
-                         suggestion=f"vm fleet destroy {record.name}")
+                         suggestion=Hint.run("fleet", "destroy", record.name))
 
 
 def _placement_strategy(placement: Any, strategy: str) -> str:
@@ -191,10 +191,7 @@ def _request(gpu: str, count: int, min_count: int | None, region: str | None, re
     minimum = count if min_count is None else min_count
     if not 1 <= minimum <= count:
         raise UsageError(f"--min-count must be between 1 and --count ({count}), not {minimum}")
-    try:
-        parsed = ReservationRequest.parse(reservation, strict=strict)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    parsed = validate.reservation(reservation, strict)
     return {"gpu": wanted.gpu, "gpu_count": wanted.gpu_count, "count": count, "min_count": minimum,
             "region": region, "reservation": parsed}
 
@@ -227,7 +224,8 @@ def _connect(app: App, session: Any, wanted: tuple[str, ...] | None) -> dict[str
         except VmError as exc:
             app.output.warn(f"{name} is not used: {exc.message}")
     if not connected:
-        raise UsageError("no provider is configured", suggestion="see `vm providers` and `vm config show`")
+        raise UsageError("no provider is configured", suggestion=Hint.say("see {} and {}", Command.of("providers"),
+                                                                                 Command.of("config", "show")))
     return connected
 
 
@@ -296,18 +294,20 @@ def _exit_for(app: App, report: Any) -> None:
     name, fleet = report.fleet.name, report.fleet
     if report.interrupted:
         app.fail(Interrupted(f"fleet {name} interrupted with {len(report.running)} VM(s) running",
-                             suggestion=f"vm fleet destroy {name}"))
+                             suggestion=Hint.run("fleet", "destroy", name)))
     if fleet.state is FleetState.DEGRADED:
-        app.fail(PartialFailure(f"fleet {name} is degraded: {fleet.message}", suggestion=f"vm fleet status {name}"))
+        app.fail(PartialFailure(f"fleet {name} is degraded: {fleet.message}",
+                                suggestion=Hint.run("fleet", "status", name)))
     if fleet.state is not FleetState.FAILED:
         return
     if report.unresolved:
         app.fail(PartialFailure(f"fleet {name}: rollback could not destroy {len(report.unresolved)} VM(s)",
-                                suggestion=f"vm fleet destroy {name}"), [(name, VmError(n)) for n in report.unresolved])
+                                suggestion=Hint.run("fleet", "destroy", name)),
+                 [(name, VmError(n)) for n in report.unresolved])
     kind = next((k for k in (Timeout, AuthError, Transient)
                  if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
     app.fail(kind(f"fleet {name} failed: {fleet.message}; its name stays taken until it is destroyed",
-                  suggestion=f"vm fleet destroy {name}"))
+                  suggestion=Hint.run("fleet", "destroy", name)))
 
 
 @fleet.command("list")
@@ -339,7 +339,8 @@ def status(app: App, name: str, watch: bool, interval: float | None) -> None:
     from ..fleet.inspect import FleetInspector
 
     if interval is not None and not watch:
-        raise UsageError("--interval only applies with --watch", suggestion=f"vm fleet status {name} --watch")
+        raise UsageError("--interval only applies with --watch",
+                         suggestion=Hint.run("fleet", "status", name, "--watch"))
     store, _, providers = fleet_providers(app, name)
     if watch:
         from .fleet_watch import watch as watching
@@ -355,7 +356,7 @@ def status(app: App, name: str, watch: bool, interval: float | None) -> None:
 
 @fleet.command()
 @click.argument("name")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@timeout_option()
 @yes_option
 @common_options
 @pass_app
@@ -380,13 +381,13 @@ def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
     views.destroyed(app.output, report)
     if report.failures:
         app.fail(PartialFailure(f"{len(report.failures)} VM(s) of fleet {name} may still exist",
-                                suggestion=f"vm fleet destroy {name}"),
+                                suggestion=Hint.run("fleet", "destroy", name)),
                  [(name, VmError(f)) for f in report.failures])
     if report.released:
         app.fail(PartialFailure(
             f"fleet {name}: {len(report.released)} VM(s) still run and bill: their cloud refuses to delete them "
             "through its API (terminate them in its console, then re-run this; the fleet stays recorded)",
-            suggestion=f"vm fleet forget {name}"))
+            suggestion=Hint.run("fleet", "forget", name)))
 
 
 def _confirm(app: App, record: Any, members: list[Any]) -> None:
@@ -395,13 +396,14 @@ def _confirm(app: App, record: Any, members: list[Any]) -> None:
     from .app import confirm_destroy
 
     live = [views.recorded_instance(record, m) for m in members if m.state in SHOWN]
-    confirm_destroy(app, live, yes=False, again=f"vm fleet destroy {record.name} --yes", what=f"fleet {record.name}")
+    confirm_destroy(app, live, yes=False, again=Hint.run("fleet", "destroy", record.name, "--yes"),
+                    what=f"fleet {record.name}")
 
 
 @fleet.command()
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Say what would be adopted, destroyed or marked, and change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@timeout_option()
 @common_options
 @pass_app
 def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:

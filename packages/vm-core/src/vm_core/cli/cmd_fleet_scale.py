@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import CapacityError, PartialFailure, UsageError, VmError
+from ..hints import Hint
 from . import fleet_views as views
-from .app import SECONDS, App, common_options, pass_app
+from .app import App, common_options, pass_app, timeout_option
 from .cmd_ssh import ssh_key_option
 from .fleet_context import fleet_providers
+
+if TYPE_CHECKING:
+    from ..fleet.scale import ScaleRefused
 
 _TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one to go)."
 
@@ -20,7 +24,7 @@ _TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one 
 @click.option("--count", "-n", type=int, required=True, help="How many VMs the fleet should have.")
 @click.option("--min-count", type=int, help="Also change the fleet's minimum (a shrink never goes below it).")
 @click.option("--dry-run", is_flag=True, help="Print what would be created (with prices) or destroyed; change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS", help=_TIMEOUT_HELP)
+@timeout_option(_TIMEOUT_HELP)
 @ssh_key_option
 @common_options
 @pass_app
@@ -41,8 +45,13 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
 
     if not 1 <= count <= MAX_FLEET:
         raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
+    from ..fleet.scale import ScaleRefused
+
     scaler = _scaler(app, name, timeout, ssh_public_key)
-    report = _run(scaler, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
+    try:
+        report = _run(scaler, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
+    except ScaleRefused as exc:
+        raise UsageError(_refusal(exc), suggestion=exc.hint) from None
     _show(app, report)
     _exit_for(app, name, report)
 
@@ -50,7 +59,7 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
 @click.command()
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Say what would be settled and replaced (with prices); change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS", help=_TIMEOUT_HELP)
+@timeout_option(_TIMEOUT_HELP)
 @ssh_key_option
 @common_options
 @pass_app
@@ -95,7 +104,7 @@ def _fleet_strategy(store: Any, record: Any) -> Any:
     place = place_of(store.members(record.name))
     if place is None:
         raise UsageError(f"fleet {record.name} was placed as a cluster and none of its VMs runs: there is no place "
-                         "to put new ones beside them", suggestion=f"vm fleet destroy {record.name}")
+                         "to put new ones beside them", suggestion=Hint.run("fleet", "destroy", record.name))
     return enforced(pinned_to(place, cheapest), name="cluster")
 
 
@@ -103,6 +112,16 @@ def _run(scaler: Any, work: Any) -> Any:
     from .cmd_fleet import _run_interruptibly
 
     return _run_interruptibly(scaler.creator, work)
+
+
+def _refusal(exc: ScaleRefused) -> str:
+    """A refused scale in the words of the options."""
+    from ..fleet.scale import ScaleProblem
+
+    return {ScaleProblem.MINIMUM_OUT_OF_RANGE: f"--min-count must be between 1 and --count ({exc.count}), not "
+                                               f"{exc.minimum}",
+            ScaleProblem.BELOW_MINIMUM: f"--count {exc.count} is below fleet {exc.fleet}'s minimum of {exc.minimum};"
+                                        " --min-count lowers the minimum"}[exc.problem]
 
 
 def _show(app: App, report: Any) -> None:
@@ -127,21 +146,22 @@ def _exit_for(app: App, name: str, report: Any) -> None:
         plan = report.plan
         if plan is not None and len(plan.placements) < len(plan.slots):
             app.fail(CapacityError(f"only {len(plan.placements)} of {len(plan.slots)} new VMs can be placed with "
-                                   "the current offers", suggestion=f"vm offers --gpu {fleet.gpu}"))
+                                   "the current offers", suggestion=Hint.run("offers", "--gpu", fleet.gpu)))
         return
     if report.interrupted:
-        app.fail(Interrupted(f"fleet {name} interrupted: {fleet.message}", suggestion=f"vm fleet repair {name}"))
+        app.fail(Interrupted(f"fleet {name} interrupted: {fleet.message}",
+                             suggestion=Hint.run("fleet", "repair", name)))
     if report.failures:
         app.fail(PartialFailure(f"{len(report.failures)} VM(s) of fleet {name} may still exist or still run",
-                                suggestion=f"vm fleet reconcile {name}"),
+                                suggestion=Hint.run("fleet", "reconcile", name)),
                  [(name, VmError(a.line())) for a in report.failures])
     if report.rolled_back:
         kind = next((k for k in (Timeout, AuthError, Transient)
                      if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
-        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=f"vm fleet status {name}"))
+        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=Hint.run("fleet", "status", name)))
     if report.view.problems:
         app.fail(PartialFailure(f"fleet {name}: {len(report.view.problems)} member(s) could not be checked"),
                  [(name, VmError(p)) for p in report.view.problems])
     if fleet.state is not FleetState.ACTIVE:
         app.fail(PartialFailure(f"fleet {name} is {fleet.state.value}: {fleet.message}",
-                                suggestion=f"vm fleet repair {name}"))
+                                suggestion=Hint.run("fleet", "repair", name)))

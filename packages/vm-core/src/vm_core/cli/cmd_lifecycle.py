@@ -13,6 +13,7 @@ import click
 
 from ..actions import fan_out
 from ..errors import NotFound, Unsupported, VmError
+from ..hints import MARK, Command, Hint
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider, SupportsReboot, SupportsReservedStart, SupportsStopStart
 from . import validate, views
@@ -65,7 +66,7 @@ def start(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool,
         if not isinstance(target, SupportsReservedStart):
             raise Unsupported(f"{_title(app, provider)} cannot tell before a start whether reserved capacity has"
                               " room, so it cannot start strictly", provider=provider,
-                              suggestion=f"vm start {' '.join(ids)} --provider {provider}")
+                              suggestion=Hint.run("start", *ids, "--provider", provider))
         begin = target.begin_start_reserved
     _run(app, target, "start", begin, ids, no_wait, timeout, already=InstanceState.RUNNING)
 
@@ -82,7 +83,8 @@ def reboot(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool
     """
     target, ids = _target(app, provider, instance_ids)
     if not isinstance(target, SupportsReboot):
-        both = f"vm stop {ids[0]} --provider {provider} && vm start {ids[0]} --provider {provider}"
+        both = Hint(f"{MARK} && {MARK}", (Command.of("stop", ids[0], "--provider", provider),
+                                          Command.of("start", ids[0], "--provider", provider)))
         raise Unsupported(f"{_title(app, provider)} cannot reboot instances", provider=provider,
                           suggestion=both if isinstance(target, SupportsStopStart) else None)
     _run(app, target, "reboot", lambda i: target.begin_reboot(i, hard=hard), ids, no_wait, timeout)
@@ -105,7 +107,7 @@ def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: boo
     notes = {i: note for i in ids if (note := _gone_note(found[i]))}  # nothing to send for these
     live = [i for i in ids if i not in notes]
     confirm_destroy(app, [_shown(found[i], provider, i) for i in live], yes=yes,
-                    again=f"vm destroy {' '.join(live)} --provider {provider} --yes")
+                    again=Hint.run("destroy", *live, "--provider", provider, "--yes"))
     for vm_id, note in notes.items():
         app.output.progress(f"{provider}: {vm_id}: {note}")
     outcomes = perform(app, target, "destroy", target.begin_destroy, live, no_wait=no_wait, timeout=timeout,
@@ -157,8 +159,9 @@ def _stop_start(app: App, target: Provider, ids: list[str]) -> SupportsStopStart
         return target
     title = _title(app, target.name)
     raise Unsupported(f"{title} has no stop/start: instances can only be terminated", provider=target.name,
-                      suggestion=f"keep it running, reboot it (`vm reboot {ids[0]} --provider {target.name}`) or"
-                                 f" destroy it (`vm destroy {ids[0]} --provider {target.name}`)")
+                      suggestion=Hint.say("keep it running, reboot it ({}) or destroy it ({})",
+                                          Command.of("reboot", ids[0], "--provider", target.name),
+                                          Command.of("destroy", ids[0], "--provider", target.name)))
 
 
 def _title(app: App, provider: str) -> str:

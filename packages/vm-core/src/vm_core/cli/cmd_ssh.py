@@ -21,6 +21,7 @@ import click
 
 from ..actions import fan_out
 from ..errors import ConfigError, NotFound, PartialFailure, UsageError, VmError
+from ..hints import Hint
 from ..model import Instance, InstanceState
 from .app import App, common_options, pass_app, provider_option
 
@@ -38,7 +39,10 @@ def ssh_key_option(fn: Any) -> Any:
     def read(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         from ..sshkeys import read_public_key
 
-        return None if value is None else read_public_key(value)
+        try:
+            return None if value is None else read_public_key(value)
+        except UsageError as exc:
+            raise UsageError(f"--ssh-key {exc.message}", suggestion=exc.hint) from None
 
     return click.option("--ssh-key", "ssh_public_key", metavar="PATH", callback=read,
                         help="Public key file (e.g. ~/.ssh/id_ed25519.pub) to log in to the new VMs with"
@@ -98,7 +102,7 @@ def resolve(app: App, target: str, provider: str | None) -> Instance:
     if len(found) > 1:
         listing = "; ".join(f"{i.provider} {i.id} ({i.state.value})" for i in found)
         raise UsageError(f"{len(found)} VMs are called {target}: {listing}; name one by its id",
-                         suggestion=f"vm ssh {found[0].id} --provider {found[0].provider}")
+                         suggestion=Hint.run("ssh", found[0].id, "--provider", found[0].provider))
     for name, error in failures:
         app.output.warn(f"{name} could not be searched: {error.message}")
     if found:
@@ -109,7 +113,7 @@ def resolve(app: App, target: str, provider: str | None) -> Instance:
                         f"{first.message}"
         raise first
     raise NotFound(f"no VM has the name or id {target} in {', '.join(names) or 'any configured provider'}",
-                   suggestion="vm list")
+                   suggestion=Hint.run("list"))
 
 
 def reachable(instance: Instance) -> Instance:
@@ -119,10 +123,10 @@ def reachable(instance: Instance) -> Instance:
     where = f"{instance.provider} VM {instance.name or instance.id} ({instance.id})"
     if instance.state is InstanceState.STOPPED:
         raise VmError(f"{where} is stopped", provider=instance.provider,
-                      suggestion=f"vm start {instance.id} --provider {instance.provider}")
+                      suggestion=Hint.run("start", instance.id, "--provider", instance.provider))
     reason = f"is {instance.state.value}" if instance.state is not InstanceState.RUNNING else "has no public IP"
     raise VmError(f"{where} {reason}, so there is nothing to connect to yet", provider=instance.provider,
-                  suggestion=f"vm get {instance.id} --provider {instance.provider}")
+                  suggestion=Hint.run("get", instance.id, "--provider", instance.provider))
 
 
 # ------------------------------------------------------------------------------------------ vm fleet ssh
@@ -149,7 +153,7 @@ def fleet_ssh(app: App, name: str, command: tuple[str, ...]) -> None:
     store, _, connected = fleet_providers(app, name)
     members = [m for m in store.members(name) if m.state is MemberState.RUNNING and m.instance_id]
     if not members:
-        raise VmError(f"fleet {name} has no running member", suggestion=f"vm fleet status {name}")
+        raise VmError(f"fleet {name} has no running member", suggestion=Hint.run("fleet", "status", name))
 
     def look_up(member: Any) -> Instance:
         if member.provider not in connected:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, VmError
 from ..fleet.location import open_store as open_store  # the fleet commands import it from here
+from ..hints import Hint
 from .app import App
 
 if TYPE_CHECKING:
@@ -49,4 +50,5 @@ def check_accounts(record: FleetRecord, providers: dict[str, Provider], profile:
             raise ConfigError(
                 f"fleet {record.name} was created in {provider} {recorded} (profile {record.profile or '?'}); "
                 f"profile {profile} uses {provider} {now}: refusing to act on another account", provider=provider,
-                suggestion=f"vm fleet status {record.name} --profile {record.profile}" if record.profile else None)
+                suggestion=Hint.run("fleet", "status", record.name, "--profile", record.profile)
+                if record.profile else None)

@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from ..errors import Cancelled, NotFound, PartialFailure, VmError
-from .app import SECONDS, App, common_options, on_terminal, pass_app, yes_option
+from ..hints import Hint
+from .app import App, common_options, on_terminal, pass_app, timeout_option, yes_option
 from .fleet_context import fleet_providers, open_store
 
 DESTROYED, LEFT, SKIPPED, WOULD_DESTROY, GONE = "destroyed", "left", "skipped", "would-destroy", "gone"
@@ -45,7 +46,7 @@ class _Target:
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="List the expired fleets and what would happen; change nothing.")
-@click.option("--timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS")
+@timeout_option()
 @yes_option
 @common_options
 @pass_app
@@ -76,7 +77,7 @@ def reap(app: App, dry_run: bool, timeout: float, yes: bool) -> None:
     left = [o for o in outcomes if not o.ok]
     if left:
         app.fail(PartialFailure(f"{len(left)} of {len(outcomes)} expired fleet(s) were left",
-                                suggestion="vm fleet reap"),
+                                suggestion=Hint.run("fleet", "reap")),
                  [(o.fleet.name, VmError(f"{o.result}: {o.reason}")) for o in left])
 
 
@@ -158,7 +159,7 @@ def _confirm(app: App, targets: list[_Target]) -> None:
     except click.Abort:
         agreed = False
     if not agreed:
-        raise Cancelled("cancelled: nothing was destroyed", suggestion="vm fleet reap --yes")
+        raise Cancelled("cancelled: nothing was destroyed", suggestion=Hint.run("fleet", "reap", "--yes"))
 
 
 def _when(epoch: float | None) -> str:

@@ -20,6 +20,8 @@ from ..model import Instance, InstanceState, Offer
 from .output import Output
 from .views import INSTANCE_COLUMNS
 
+RUNNING = InstanceState.RUNNING.value  # a member's "state" in its JSON (the instance schema) when it runs
+
 # A member without a fresh cloud view is shown with the state its record implies.
 _RECORDED_STATE = {
     MemberState.INTENT: InstanceState.CREATING, MemberState.CREATING: InstanceState.CREATING,
@@ -31,7 +33,7 @@ _RECORDED_STATE = {
 
 
 def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == "running")
+    total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == RUNNING)
     return {
         "name": fleet.name, "id": fleet.fleet_id or None, "state": fleet.state.value, "gpu": fleet.gpu,
         "gpu_count": fleet.gpu_count, "requested_count": fleet.requested_count, "min_count": fleet.min_count,
@@ -71,10 +73,10 @@ def recorded_instance(fleet: FleetRecord, member: MemberRecord) -> Instance:
 
 
 def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
-    """Members that are, or may be, VMs, and those gone outside vm (not failed attempts or destroyed ones)."""
-    shown = {MemberState.INTENT, MemberState.CREATING, MemberState.RUNNING, MemberState.UNKNOWN,
-             MemberState.DESTROYING, MemberState.RELEASED, MemberState.MISSING}
-    return [m for m in members if m.state in shown]
+    """The members a fleet's views list (fleet.inspect.VISIBLE)."""
+    from ..fleet.inspect import VISIBLE
+
+    return [m for m in members if m.state in VISIBLE]
 
 
 def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots: Sequence[int] | None = None,
@@ -186,7 +188,7 @@ def reconciled(out: Output, report: Any) -> None:
 
 
 def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
-    running = sum(1 for m in members if m["state"] == "running")
+    running = sum(1 for m in members if m["state"] == RUNNING)
     doc = fleet_json(fleet, members)
     out.pairs([("fleet", fleet.name), ("id", fleet.fleet_id or "- (recorded before fleet ids)"),
                ("state", fleet.state.value),
@@ -223,7 +225,7 @@ def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberR
 
 
 def _running(doc: dict[str, Any]) -> int:
-    return sum(1 for m in doc["members"] if m["state"] == "running")
+    return sum(1 for m in doc["members"] if m["state"] == RUNNING)
 
 
 def destroyed(out: Output, report: Any) -> None:

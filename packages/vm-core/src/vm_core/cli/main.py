@@ -82,7 +82,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         return UsageError.exit_code
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "vm"
-        return _report(app, args, UsageError(exc.format_message(), suggestion=f"see `{command} --help`"))
+        from ..hints import Command, Hint
+
+        program, *path = command.split()  # click's path starts with the program's name
+        return _report(app, args, UsageError(exc.format_message(), suggestion=Hint.say("see {}",
+                                                                                        Command.of(*path, "--help"))))
     except click.ClickException as exc:
         return _report(app, args, VmError(exc.format_message()))
     except (click.Abort, KeyboardInterrupt):

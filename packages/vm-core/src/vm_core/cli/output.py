@@ -92,17 +92,20 @@ class Output:
 
     def error(self, error: VmError, failures: Sequence[tuple[str, VmError]] = ()) -> None:
         """The error of a command (and of each failed target) on stderr: plain, or one JSON object."""
+        from .hints import render, to_json
+
         if self.json:
-            body = error.to_json()
+            body = {"error": {**error.to_json()["error"], **to_json(error.hint)}}
             if failures:
-                body["error"]["failures"] = [{"target": t, **e.to_json()["error"]} for t, e in failures]
+                body["error"]["failures"] = [{"target": t, **e.to_json()["error"], **to_json(e.hint)}
+                                             for t, e in failures]
             self._err(json.dumps(body))
             return
         for target, failure in failures:
             self._err(f"vm: error: {target}: {failure.message}")
         self._err(f"vm: error: {error.message}")
-        if error.suggestion:
-            self._err(f"hint: {error.suggestion}")
+        if error.hint is not None:
+            self._err(f"hint: {render(error.hint)}")
 
     def _err(self, text: str) -> None:
         with self._lock:

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..catalog import Catalog, GpuRequest
 from ..errors import UsageError
-from ..model import Offer
+from ..hints import Hint
+from ..model import Offer, ReservationError, ReservationProblem, ReservationRequest
 
 MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -81,6 +82,20 @@ def gpu(catalog: Catalog, provider: str, text: str) -> GpuRequest:
                      provider=provider)
 
 
+RESERVATION_PROBLEMS = {
+    ReservationProblem.EMPTY: "--reservation needs auto, none or a reservation id",
+    ReservationProblem.STRICT_WITHOUT_RESERVATION: "--strict cannot be combined with --reservation none",
+}
+
+
+def reservation(value: str, strict: bool, provider: str | None = None) -> ReservationRequest:
+    """The request of `--reservation VALUE` (and `--strict`); UsageError, in the options' words, if it cannot be."""
+    try:
+        return ReservationRequest.parse(value, strict=strict)
+    except ReservationError as exc:
+        raise UsageError(RESERVATION_PROBLEMS[exc.problem], provider=provider) from None
+
+
 def region(provider: str, value: str | None) -> str | None:
     """The region as given (stripped of nothing); UsageError for an empty one. Whether the provider offers it
     is checked against its offers (see `offered_region`)."""
@@ -100,7 +115,7 @@ def offered_region(offers: Sequence[Offer], provider: str, wanted: str, value: s
     later = sorted({o.region for o in offers} - set(now))
     if not now and not later:
         raise UsageError(f"{provider} offers no {wanted} in any region (asked for region {value!r})",
-                         provider=provider, suggestion=f"vm offers --gpu {wanted} --all")
+                         provider=provider, suggestion=Hint.run("offers", "--gpu", wanted, "--all"))
     parts = [f"with capacity now: {', '.join(now) or 'none'}"] + ([f"without: {', '.join(later)}"] if later else [])
     raise UsageError(f"{provider} offers no {wanted} in region {value!r}; regions that sell it: {'; '.join(parts)}",
-                     provider=provider, suggestion=f"vm offers --gpu {wanted} --provider {provider} --all")
+                     provider=provider, suggestion=Hint.run("offers", "--gpu", wanted, "--provider", provider, "--all"))

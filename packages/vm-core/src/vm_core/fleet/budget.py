@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..errors import BudgetError
+from ..hints import Command, Hint
 from ..model import Offer
 
 
@@ -29,7 +30,7 @@ def check_budget(placements: Sequence[Offer], cap: float | None, *,
         return None
     prices = [*committed, *(o.price_per_hour for o in placements)]
     total, complete = price_total(prices)
-    hint = "raise --max-price, or see `vm offers` for cheaper places"
+    hint = Hint.say("raise --max-price, or see {} for cheaper places", Command.of("offers"))
     if total > cap:
         return BudgetError(f"the plan costs {'at least ' if not complete else ''}${total:.2f}/h, above the cap "
                            f"--max-price {cap:.2f}", suggestion=hint)

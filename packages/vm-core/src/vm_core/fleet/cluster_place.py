@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CapacityError
+from ..hints import Hint
 from ..model import Instance, Offer
 from .cluster import Fit, Group, cluster_groups, groups, largest_fits, no_place_text
 from .strategies import Blocked, FleetRequest
@@ -48,7 +49,8 @@ class ClusterPlan:
         if self.candidates:
             return None
         text = no_place_text(self.request, largest_fits(self.offers.offers, self.request))
-        return CapacityError(text, suggestion=f"vm offers --gpu {self.request.gpu}:{self.request.gpu_count}")
+        size = f"{self.request.gpu}:{self.request.gpu_count}"
+        return CapacityError(text, suggestion=Hint.run("offers", "--gpu", size))
 
 
 def plan(creator: FleetCreator, spec: FleetSpec) -> ClusterPlan:

@@ -25,8 +25,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from ..actions import DEFAULT_TIMEOUT
 from ..catalog import default_catalog
 from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
+from ..hints import Command, Hint
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..plugins import create_concurrency
 from ..provider import Pending, Provider, SupportsAccount
@@ -117,7 +119,8 @@ class FleetCreator:
 
     def __init__(self, store: FleetStore, providers: Mapping[str, Provider], strategy: Strategy, *,
                  offers: OfferCache | None = None, progress: mem.Progress = lambda _: None,
-                 timeout: float = 1800.0, concurrency: Mapping[str, int] | None = None, profile: str = "") -> None:
+                 timeout: float = DEFAULT_TIMEOUT, concurrency: Mapping[str, int] | None = None,
+                 profile: str = "") -> None:
         self.store, self.providers, self.profile = store, providers, profile
         self.strategy = enforced(strategy, on_drop=progress)  # the engine's rules, whatever the strategy answers
         self.identity = FleetIdentity("", "")  # set when the fleet is registered
@@ -240,7 +243,8 @@ class FleetCreator:
             self.store.create_fleet(record)
         except FleetExists as exc:
             raise UsageError(f"a fleet named {spec.name!r} already exists",
-                             suggestion=f"see `vm fleet status {spec.name}`, or pick another name") from exc
+                             suggestion=Hint.say("see {}, or pick another name",
+                                                         Command.of("fleet", "status", spec.name))) from exc
 
     # ------------------------------------------------------------------------------------------ placement
     def _place_all(self, spec: FleetSpec, offers: OfferSet, blocked: Blocked, notes: list[str],
@@ -579,7 +583,7 @@ def _left_out(spec: FleetSpec, providers: Mapping[str, Provider]) -> dict[str, s
                 if (note := catalog.size_note(name, spec.gpu, spec.gpu_count)) is not None}
     if providers and len(left_out) == len(providers):
         raise UsageError(f"no provider sells {spec.gpu}:{spec.gpu_count} VMs: {'; '.join(left_out.values())}",
-                         suggestion=f"see `vm offers --gpu {spec.gpu}` for the sizes sold")
+                         suggestion=Hint.say("see {} for the sizes sold", Command.of("offers", "--gpu", spec.gpu)))
     return left_out
 
 

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..actions import DEFAULT_TIMEOUT
 from ..errors import NotFound
 from ..provider import Provider
 from . import members as mem
@@ -57,7 +58,7 @@ class DestroyReport:
 
 class FleetDestroyer:
     def __init__(self, store: FleetStore, providers: Mapping[str, Provider], *,
-                 progress: mem.Progress = lambda _: None, timeout: float = 1800.0) -> None:
+                 progress: mem.Progress = lambda _: None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.store, self.providers, self.progress, self.timeout = store, providers, progress, timeout
 
     def destroy(self, name: str, *, guard: Callable[[FleetRecord], str] | None = None) -> DestroyReport:

@@ -20,14 +20,14 @@ _WHOLE = re.compile(r"(?:\d+[smhd])+")
 
 def parse_duration(text: str) -> float:
     """Seconds of a duration such as `8h` or `1h30m`; UsageError (exit 2) for anything else, or for a duration
-    outside 1 s .. 365 d."""
+    outside 1 s .. 365 d. The message names the value, not the option (the CLI says which option it was)."""
     value = text.strip().lower()
     if not _WHOLE.fullmatch(value):
-        raise UsageError(f"--ttl {text!r} is not a duration: use a whole number and a unit s, m, h or d, e.g. "
+        raise UsageError(f"{text!r} is not a duration: use a whole number and a unit s, m, h or d, e.g. "
                          "30m, 8h, 2d or 1h30m")
     seconds = sum(int(n) * UNITS[unit] for n, unit in _PART.findall(value))
     if not 1 <= seconds <= MAX_TTL:
-        raise UsageError(f"--ttl {text!r} must be from 1s to 365d")
+        raise UsageError(f"{text!r} must be from 1s to 365d")
     return float(seconds)
 
 

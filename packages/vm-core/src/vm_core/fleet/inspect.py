@@ -22,7 +22,10 @@ from .naming import FleetIdentity
 from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 SETTLED = frozenset({FleetState.ACTIVE, FleetState.DEGRADED, FleetState.FAILED})
-SHOWN = MAY_EXIST | {MemberState.RELEASED}
+SHOWN = MAY_EXIST | {MemberState.RELEASED}  # members that are, or may be, VMs (a released one still runs)
+# The members a fleet's views list (`vm fleet status/list/create`): SHOWN and those gone outside vm (`missing`);
+# failed attempts and destroyed VMs are history, not shown.
+VISIBLE = SHOWN | {MemberState.MISSING}
 
 
 @dataclass

@@ -26,6 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
+from ..hints import Command, Hint
 from .store import DEFAULT_LEASE_SECONDS, FleetStore, Lease, LeaseHeld
 
 HEARTBEATS_PER_LEASE = 3
@@ -123,7 +124,7 @@ def lease(store: FleetStore, fleet: str, operation: str, *,
 class LeaseRefused(UsageError):
     """Another process holds a live lease on the fleet (exit 2, as any UsageError); `lease` is that lease."""
 
-    def __init__(self, message: str, held: Lease, *, suggestion: str | None = None) -> None:
+    def __init__(self, message: str, held: Lease, *, suggestion: str | Hint | None = None) -> None:
         super().__init__(message, suggestion=suggestion)
         self.lease = held
 
@@ -136,8 +137,9 @@ def refusal(held: Lease, operation: str) -> LeaseRefused:
         f"fleet {held.fleet!r}"
     return LeaseRefused(f"{taken} is being changed by {held.holder} ({held.operation}); its lease "
                         f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it", held,
-                        suggestion=f"wait for it to finish and run this again (`vm fleet status {held.fleet}` "
-                                   "shows the fleet); if that process died, run this again after the lease lapses")
+                        suggestion=Hint.say("wait for it to finish and run this again ({} shows the fleet); if that"
+                                            " process died, run this again after the lease lapses",
+                                            Command.of("fleet", "status", held.fleet)))
 
 
 def _heartbeat(store: FleetStore, held: Lease, seconds: float, stop: threading.Event,

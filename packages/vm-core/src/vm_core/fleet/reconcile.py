@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from ..actions import DEFAULT_TIMEOUT
 from ..model import Instance, InstanceState
 from ..provider import Provider
 from . import members as mem
@@ -54,7 +55,7 @@ class ReconcileReport:
 
 class FleetReconciler:
     def __init__(self, store: FleetStore, providers: Mapping[str, Provider], *,
-                 progress: mem.Progress = lambda _: None, timeout: float = 1800.0) -> None:
+                 progress: mem.Progress = lambda _: None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.store, self.providers, self.progress, self.timeout = store, providers, progress, timeout
 
     def reconcile(self, name: str, *, dry_run: bool = False) -> ReconcileReport:

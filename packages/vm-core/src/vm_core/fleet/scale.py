@@ -17,12 +17,14 @@ requested count lacks.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError, VmError
+from ..hints import Hint
 from ..model import InstanceState, Offer
 from ..provider import Provider
 from . import members as mem
@@ -40,6 +42,24 @@ if TYPE_CHECKING:
 
 # A fleet in these states is being torn down: it is neither scaled nor repaired.
 GOING = frozenset({FleetState.DESTROYING, FleetState.ROLLING_BACK})
+
+
+class ScaleProblem(enum.Enum):
+    """Why a scale is refused before anything changes (the CLI words each with its option names)."""
+
+    MINIMUM_OUT_OF_RANGE = "minimum_out_of_range"  # the new minimum is not from 1 to the count
+    BELOW_MINIMUM = "below_minimum"  # the count is below the fleet's minimum (recorded, or the new one)
+
+
+class ScaleRefused(UsageError):
+    """A scale refused for `problem` (exit 2, nothing changed), about `count` VMs and the `minimum` in force."""
+
+    def __init__(self, problem: ScaleProblem, fleet: str, count: int, minimum: int, *,
+                 suggestion: Hint | None = None) -> None:
+        text = {ScaleProblem.MINIMUM_OUT_OF_RANGE: f"the minimum must be from 1 to the count ({count}), not {minimum}",
+                ScaleProblem.BELOW_MINIMUM: f"a count of {count} is below fleet {fleet}'s minimum of {minimum}"}
+        super().__init__(text[problem], suggestion=suggestion)
+        self.problem, self.fleet, self.count, self.minimum = problem, fleet, count, minimum
 
 
 @dataclass
@@ -160,7 +180,7 @@ class FleetScaler:
             record = recorded_fleet(self.store, name)
             if record.state in GOING:
                 raise UsageError(f"fleet {name} is {record.state.value}: it is not repaired",
-                                 suggestion=f"vm fleet destroy {name}")
+                                 suggestion=Hint.run("fleet", "destroy", name))
             settled = FleetReconciler(self.store, self.providers, progress=self.progress,
                                       timeout=self.creator.timeout).settle(name, dry_run=dry_run)
             if not dry_run:
@@ -242,13 +262,13 @@ def _check_scale(record: FleetRecord, count: int, min_count: int | None) -> int:
     """The fleet's minimum after the scale; UsageError (nothing changed) when the scale is not allowed."""
     if record.state not in SETTLED:
         raise UsageError(f"fleet {record.name} is {record.state.value} ({record.message or 'not settled'}): "
-                         "repair it before scaling it", suggestion=f"vm fleet repair {record.name}")
+                         "repair it before scaling it", suggestion=Hint.run("fleet", "repair", record.name))
     if min_count is not None and not 1 <= min_count <= count:
-        raise UsageError(f"--min-count must be between 1 and --count ({count}), not {min_count}")
+        raise ScaleRefused(ScaleProblem.MINIMUM_OUT_OF_RANGE, record.name, count, min_count)
     minimum = record.min_count if min_count is None else min_count
     if count < minimum:
-        raise UsageError(f"--count {count} is below fleet {record.name}'s minimum of {minimum}; --min-count lowers "
-                         "the minimum", suggestion=f"vm fleet scale {record.name} --count {count} --min-count {count}")
+        raise ScaleRefused(ScaleProblem.BELOW_MINIMUM, record.name, count, minimum,
+                           suggestion=Hint.run("fleet", "scale", record.name, "--count", count, "--min-count", count))
     return minimum
 
 
@@ -257,7 +277,7 @@ def _check_identity(record: FleetRecord, what: str) -> None:
         gpu = f"{record.gpu}:{record.gpu_count or 1}"
         raise UsageError(f"fleet {record.name} was recorded before fleet ids: it cannot {what} (its new VMs could "
                          "not be told apart from look-alikes); create a new fleet instead",
-                         suggestion=f"vm fleet create --gpu {gpu} --count {record.requested_count}")
+                         suggestion=Hint.run("fleet", "create", "--gpu", gpu, "--count", record.requested_count))
 
 
 def new_slots(members: Sequence[MemberRecord], count: int) -> list[int]:

@@ -26,6 +26,7 @@ import psycopg
 import psycopg.errors
 
 from ..errors import ConfigError, Transient
+from ..hints import Command, Hint
 from .store import DEFAULT_LEASE_SECONDS, SqlFleetStore
 
 POOL_SIZE = 4
@@ -60,7 +61,8 @@ class PostgresFleetStore(SqlFleetStore):
                                    application_name="vm")
         except psycopg.Error as exc:
             raise ConfigError(f"cannot connect to the fleet store {self.location}: {_first_line(exc)}",
-                              suggestion="check store_url in config.toml (see `vm config show`) or VM_STORE_URL"
+                              suggestion=Hint.say("check store_url in config.toml (see {}) or VM_STORE_URL",
+                                                  Command.of("config", "show"))
                               ) from None
 
     @contextmanager

@@ -25,7 +25,25 @@ class Operation(Protocol):
     def done(self) -> bool: ...
 
 
-class OperationPending(Generic[T]):
+class _OnResource:
+    """The `id` and `resource_id` every Pending has (and a repr naming them)."""
+
+    _id: str
+    _resource_id: str
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._id} on {self._resource_id}>"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def resource_id(self) -> str:
+        return self._resource_id
+
+
+class OperationPending(_OnResource, Generic[T]):
     """A Pending over one SDK operation; every call runs inside `errors()` (the adapter's error translation).
 
     `wait(timeout)` calls `block(timeout)` (the SDK's wait, which raises on failure or timeout) and gives its
@@ -45,17 +63,6 @@ class OperationPending(Generic[T]):
         self._finish = finish
         self._failed = failed
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._id} on {self._resource_id}>"
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    @property
-    def resource_id(self) -> str:
-        return self._resource_id
-
     def done(self) -> bool:
         with self._errors():
             return bool(self.operation.done())
@@ -74,24 +81,13 @@ class OperationPending(Generic[T]):
             return self._finish(answer)
 
 
-class Finished(Generic[T]):
+class Finished(_OnResource, Generic[T]):
     """An action that had finished when it was asked for (a delete of a VM already gone): `done()` is True and
     `wait` returns `value` at once. `id` and `resource_id` are the resource's id."""
 
     def __init__(self, resource_id: str, value: T) -> None:
-        self._resource_id = resource_id
+        self._id = self._resource_id = resource_id
         self._value = value
-
-    def __repr__(self) -> str:
-        return f"<Finished {self._resource_id}>"
-
-    @property
-    def id(self) -> str:
-        return self._resource_id
-
-    @property
-    def resource_id(self) -> str:
-        return self._resource_id
 
     def done(self) -> bool:
         return True
@@ -100,7 +96,7 @@ class Finished(Generic[T]):
         return self._value
 
 
-class PolledPending(Generic[T]):
+class PolledPending(_OnResource, Generic[T]):
     """An action the cloud has no operation for, followed by reading the resource: `probe()` says (finished,
     result). `done()` is one probe; `wait` polls with `interval` until finished, counting an exception of a
     `tolerate` class as "not finished", and raises `on_timeout(timeout)` at the deadline (the action goes on).
@@ -108,22 +104,11 @@ class PolledPending(Generic[T]):
 
     def __init__(self, resource_id: str, probe: Callable[[], tuple[bool, T]], interval: Backoff, *,
                  on_timeout: Callable[[float], Exception], tolerate: tuple[type[Exception], ...] = ()) -> None:
-        self._resource_id = resource_id
+        self._id = self._resource_id = resource_id
         self._probe = probe
         self._interval = interval
         self._on_timeout = on_timeout
         self._tolerate = tolerate
-
-    def __repr__(self) -> str:
-        return f"<PolledPending {self._resource_id}>"
-
-    @property
-    def id(self) -> str:
-        return self._resource_id
-
-    @property
-    def resource_id(self) -> str:
-        return self._resource_id
 
     def done(self) -> bool:
         return self._probe()[0]

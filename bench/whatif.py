@@ -1,9 +1,10 @@
 """What-if runs behind bench/findings.md: one fleet case with a suspected limit lifted, in this process only.
 
-    python bench/whatif.py N TIME_SCALE STRATEGY [--unbounded-threads] [--no-lambda-request-limit]
+    python bench/whatif.py N TIME_SCALE STRATEGY [--no-lambda-request-limit]
 
---unbounded-threads        FleetCreator runs every slot of a batch in its own thread (instead of at most 64)
-                           and FleetDestroyer destroys every member at once (instead of 16 at a time).
+(The `--unbounded-threads` what-if of findings.md section 2 is gone with the engine it patched: creates now wait
+without a thread per VM, and destroys are batched.)
+
 --no-lambda-request-limit  Lambda's 1 request/s bucket is switched off in the mock and in the client (the 1
                            launch per 12 s bucket stays), to show what the per-instance polls cost.
 The create and destroy run in this process (bench/_fleet_run.py's functions), so the changes apply to them.
@@ -16,7 +17,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import _fleet_run
@@ -24,17 +24,6 @@ import common
 import fleet
 import worlds
 from common import fmt, mock_server, prepare_world
-
-
-def unbounded_threads() -> None:
-    from vm_core.fleet import create, destroy
-
-    def run_batch(self, spec, batch):
-        with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-            return list(pool.map(lambda item: self._attempt(spec, *item), batch))
-
-    create.FleetCreator._run_batch = run_batch
-    destroy.PARALLEL = 10_000
 
 
 def no_lambda_request_limit() -> None:
@@ -50,7 +39,8 @@ def no_lambda_request_limit() -> None:
 
         plugins = provider_plugins()
         settings = {n: settings_from_endpoints(dict(endpoints), n) for n in names}
-        settings["lambda"]["request_interval"] = 0.0
+        if "lambda" in settings:
+            settings["lambda"]["request_interval"] = 0.0
         return {n: plugins.get(n).connect(settings[n]) for n in names}
 
     worlds.fleet_world, common.connect_providers = world, connect
@@ -61,11 +51,8 @@ def main() -> int:
     parser.add_argument("n", type=int)
     parser.add_argument("time_scale", type=float)
     parser.add_argument("strategy", choices=fleet.strategy_names())
-    parser.add_argument("--unbounded-threads", action="store_true")
     parser.add_argument("--no-lambda-request-limit", action="store_true")
     args = parser.parse_args()
-    if args.unbounded_threads:
-        unbounded_threads()
     if args.no_lambda_request_limit:
         no_lambda_request_limit()
     base = Path(tempfile.mkdtemp(prefix="vm-whatif-"))

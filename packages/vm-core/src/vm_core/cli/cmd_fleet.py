@@ -149,7 +149,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
 
 
 def _strategy_failed(store: Any, identity: Any, error: StrategyError) -> StrategyError:
-    """The error of a create whose strategy failed (no batch is in flight then). The fleet this create recorded
+    """The error of a create whose strategy failed (the engine followed every create in flight to its end before
+    raising it: those VMs are recorded running or cleaned up). The fleet this create recorded
     (`identity`; none when it failed before) goes when none of its members may exist: no VM is left. Else it is
     left `interrupted`, every VM recorded, for `vm fleet destroy`."""
     from ..fleet.lease import lease

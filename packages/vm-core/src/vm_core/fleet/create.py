@@ -27,7 +27,17 @@ from dataclasses import dataclass, field, replace
 
 from ..actions import DEFAULT_TIMEOUT
 from ..catalog import default_catalog
-from ..errors import AuthError, CapacityError, QuotaError, Scope, Timeout, Transient, UsageError, VmError
+from ..errors import (
+    AuthError,
+    CapacityError,
+    QuotaError,
+    Scope,
+    StrategyError,
+    Timeout,
+    Transient,
+    UsageError,
+    VmError,
+)
 from ..hints import Command, Hint
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..plugins import create_concurrency
@@ -464,7 +474,8 @@ class _Placing:
     once, and each result is handled as soon as it arrives. A failed slot is placed again right away with the
     scope it ruled out blocked (after a backoff when it ruled nothing out: only transient failures, so the
     retries of a flapping cloud are spaced); VMs running or in flight are taken off their offers' capacity and
-    count towards the budget cap."""
+    count towards the budget cap. A strategy that fails (StrategyError) stops the placing: the creates in
+    flight are followed to their end (recorded running, or cleaned up), then its error is raised."""
 
     def __init__(self, creator: FleetCreator, spec: FleetSpec, offers: OfferSet, blocked: Blocked,
                  notes: list[str]) -> None:
@@ -476,7 +487,8 @@ class _Placing:
         self.ready: list[int] = []  # slots to place now
         self.later: list[tuple[float, int]] = []  # (monotonic time, slot): slots to place after a backoff
         self.idle = 0  # failures in a row that ruled nothing out
-        self.halted = False  # no more placements (the budget cap)
+        self.halted = False  # no more placements (the budget cap, a failed strategy)
+        self.failure: StrategyError | None = None  # the strategy's failure, raised once nothing is in flight
         self.changed = True  # a result arrived since the strategy was last asked
 
     def run(self, slots: list[int]) -> dict[int, Instance]:
@@ -486,6 +498,8 @@ class _Placing:
             if not self.in_flight and not self.later and self.ready:
                 break  # the strategy placed none of them and nothing in flight can change that
             self._handle(self._next_result())
+        if self.failure is not None:
+            raise self.failure
         if (self.ready or self.later) and not self.halted and not self.c.stop.is_set():
             self.notes.append(f"no offer left for {len(self.ready) + len(self.later)} VM(s) after failover")
         return self.running
@@ -502,7 +516,11 @@ class _Placing:
             return
         self.changed = False
         request = self.spec.request(len(self.ready), self.offers.unterminable_reservations)
-        placements = self.c.strategy(_remaining(self.offers.offers, self.used), request, self.blocked)
+        try:
+            placements = self.c.strategy(_remaining(self.offers.offers, self.used), request, self.blocked)
+        except StrategyError as exc:
+            self.failure, self.halted = exc, True
+            return
         committed = [i.price_per_hour for i in self.running.values()] + [o.price_per_hour
                                                                          for o in self.in_flight.values()]
         over = check_budget(placements, self.spec.max_price, committed=committed) if placements else None

@@ -126,3 +126,19 @@ def test_a_ctrl_c_after_the_command_is_exit_130_and_later_ones_are_ignored(monke
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "p", "--max-price", "cheap"],
+     "'cheap' is not a price in USD per hour, e.g. 25 or 12.50"),
+    (["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "p", "--max-price", "nan"],
+     "'nan' is not a positive price in USD per hour"),
+    (["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "p", "--timeout", "soon"],
+     "'soon' is not a number of seconds"),
+    (["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "p", "--timeout", "-5"],
+     "'-5' is not a positive, finite number of seconds"),
+])
+def test_prices_and_seconds_must_be_positive_finite_numbers(home: Path, capsys: pytest.CaptureFixture[str],
+                                                            args: list[str], message: str) -> None:
+    code, out, err = vm(capsys, *args)
+    assert code == 2 and message in err and out == ""

@@ -236,19 +236,29 @@ def provider_option(required: bool = True) -> Callable[[F], F]:
                         help="Provider (see `vm providers`)." + ("" if required else " Default: every configured."))
 
 
-class Seconds(click.ParamType[float]):
-    """A positive, finite number of seconds (click's FloatRange lets nan and inf through)."""
+class PositiveNumber(click.ParamType[float]):
+    """A positive, finite number (click's FloatRange lets nan and inf through). Subclasses word the two
+    refusals (`not_a_number`, `not_positive`: format strings of the value's repr)."""
 
-    name = "seconds"
+    not_a_number = "{} is not a number"
+    not_positive = "{} is not a positive, finite number"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
-            seconds = float(value)
+            number = float(value)
         except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or seconds <= 0:
-            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
-        return seconds
+            self.fail(self.not_a_number.format(repr(value)), param, ctx)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(self.not_positive.format(repr(value)), param, ctx)
+        return number
+
+
+class Seconds(PositiveNumber):
+    """A positive, finite number of seconds."""
+
+    name = "seconds"
+    not_a_number = "{} is not a number of seconds"
+    not_positive = "{} is not a positive, finite number of seconds"
 
 
 SECONDS = Seconds()

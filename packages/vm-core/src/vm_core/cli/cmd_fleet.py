@@ -15,7 +15,7 @@ from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, V
 from ..hints import Command, Hint
 from . import fleet_views as views
 from . import validate
-from .app import SECONDS, App, common_options, pass_app, timeout_option, yes_option
+from .app import SECONDS, App, PositiveNumber, common_options, pass_app, timeout_option, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
@@ -24,21 +24,12 @@ from .fleet_reap import reap
 MAX_FLEET = 1000
 
 
-class _Price(click.ParamType[float]):
+class _Price(PositiveNumber):
     """A cap in USD per hour: a positive, finite number."""
 
     name = "usd_per_hour"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        import math
-
-        try:
-            price = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a price in USD per hour, e.g. 25 or 12.50", param, ctx)
-        if not math.isfinite(price) or price <= 0:
-            self.fail(f"{value!r} is not a positive price in USD per hour", param, ctx)
-        return price
+    not_a_number = "{} is not a price in USD per hour, e.g. 25 or 12.50"
+    not_positive = "{} is not a positive price in USD per hour"
 
 
 class _Duration(click.ParamType[float]):

@@ -366,9 +366,15 @@ class LambdaProvider:
         try:
             return self._terminated(ids, self._client.terminate_instances(ids))
         except ReservedInstanceError:
-            pass
+            return self._terminate_around_reserved(ids)
         except Exception as exc:
             return self._call_failed(ids, exc)
+
+    def _terminate_around_reserved(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
+        """Lambda refused the batch `ids` because one is reserved: find which with one listing, refuse those and
+        send the others again (each alone when the listing shows none reserved)."""
+        from lambda_sdk import ReservedInstanceError
+
         try:
             wanted = set(ids)
             reserved = [n.id for n in self._client.list_instances() if n.id in wanted and n.is_reserved]

@@ -1,18 +1,7 @@
-"""`Operation[T]`: a long-running operation of a cloud (modelled on azure-core's LROPoller and NoPolling).
-
-One set of verbs: `id`, `resource_id`, `done()`, `status()`, `wait(timeout) -> None`, `result(timeout) -> T`, and
-`continuation_token()`, which the SDK client's `resume_operation(token)` turns back into the same operation, in
-any process. `_already_finished(value)` makes the "already finished" object of work that needed nothing done.
-
-- `wait(timeout)` blocks until the operation is finished. It raises the SDK's typed failure of a failed operation
-  and the SDK's timeout error at the deadline (`timeout`, default `PollPolicy.timeout`: a wait always has one). It
-  never sleeps past the deadline and gives it to each poll, which then neither retries nor waits past it.
-- Polls back off exponentially with jitter (`PollPolicy.delay`) and honour the `retry_after` seconds that a poll's
-  error may carry. A transient poll error is logged and polled again until the deadline; any other propagates.
-- Stopping a wait (deadline, KeyboardInterrupt) never cancels the cloud operation.
-
-A subclass says what is native to its API through the hooks below: how to read its operation and when that is
-finished, its typed failure and timeout errors, which poll errors are transient, and its result.
+"""`Operation[T]`: a long-running operation of a cloud (modelled on azure-core's LROPoller and NoPolling): one set
+of verbs, one resume call (the SDK client's `resume_operation(continuation_token())`, in any process), one
+"already finished" object. A subclass brings what is native to its API through the hooks. Stopping a wait
+(deadline, KeyboardInterrupt) never cancels the cloud operation.
 """
 
 from __future__ import annotations
@@ -32,34 +21,22 @@ log = logging.getLogger("cloud_sdk_core")
 
 
 class Operation(abc.ABC, Generic[T]):
-    """A long-running operation, as last read from its cloud (the subclass holds that state).
-
-    `id` and `resource_id` (the resource being changed) are known as soon as the operation exists.
-    """
+    """A long-running operation, as last read from its cloud (the subclass holds that state). `id` ("" for the
+    already finished object) and `resource_id` (the resource being changed) are known as soon as it exists."""
 
     _transient: tuple[type[Exception], ...] = ()  # the poll errors that say nothing about the operation
 
     def __init__(self, id: str, resource_id: str, poll: PollPolicy, *, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
-        self._id = id
-        self._resource_id = resource_id
+        self.id = id
+        self.resource_id = resource_id
         self._poll = poll
         self._clock = clock
         self._sleep = sleep
         self._rng = rng
         self._result: tuple[T] | None = None  # the result, once read (or given to `_already_finished`)
 
-    @property
-    def id(self) -> str:
-        """The operation's id ("" for the already finished object)."""
-        return self._id
-
-    @property
-    def resource_id(self) -> str:
-        """The id of the resource being changed."""
-        return self._resource_id
-
-    # ------------------------------------------------------------------ hooks: what is native to the cloud
+    # hooks: what is native to the cloud
     @abc.abstractmethod
     def _is_done(self) -> bool:
         """Whether the operation, as last read, is finished (no request)."""
@@ -85,7 +62,7 @@ class Operation(abc.ABC, Generic[T]):
     def _resolve(self) -> T:
         """The result of the succeeded operation (it may make a request)."""
 
-    # ------------------------------------------------------------------ the verbs
+    # the verbs
     def _already_finished(self, value: T) -> Self:
         """Make this the "already finished" object of work that needed nothing done; the subclass has set its
         state to succeeded and its `id` to "". `continuation_token()` is then "" (there is nothing to resume),
@@ -112,11 +89,13 @@ class Operation(abc.ABC, Generic[T]):
         return self._is_done()
 
     def wait(self, timeout: float | None = None) -> None:
-        """Block until the operation is finished; return None when it succeeded.
+        """Block until the operation is finished; return None when it succeeded. Raises the typed failure of a
+        failed operation, the timeout error after `timeout` seconds (None: the poll policy's timeout: a wait
+        always has a deadline), and any poll error that is not transient (e.g. an authentication error).
 
-        Raises the typed failure of a failed operation, the timeout error after `timeout` seconds (None: the
-        poll policy's timeout), and any poll error that is not transient (e.g. an authentication error).
-        """
+        Polls back off (`PollPolicy.delay`, exponential with jitter) and honour the `retry_after` seconds a poll's
+        error may carry; a transient poll error is logged and polled again. The wait never sleeps past its
+        deadline and gives it to each poll, which then neither retries nor waits past it."""
         limit = self._poll.timeout if timeout is None else timeout
         deadline = self._clock() + limit
         polls = 0

@@ -1,10 +1,5 @@
-"""A lazy pager (modelled on azure-core's ItemPaged): what every list call of the SDKs returns.
-
-Nothing is fetched before iteration starts; each page is fetched when the previous one is used up, and each
-iteration starts a fresh listing. `by_page(continuation_token)` yields the `Page`s, starting at an earlier page's
-`next_token`. Only an empty `next_token` ends a listing; a token returned twice raises the SDK's PaginationLoop
-instead of looping forever. Errors of a page fetch propagate (after the SDK's call retries).
-"""
+"""A lazy pager (modelled on azure-core's ItemPaged): what every list call of the SDKs returns. Only an empty
+`next_token` ends a listing; errors of a page fetch propagate (after the SDK's call retries)."""
 
 from __future__ import annotations
 
@@ -36,7 +31,9 @@ FetchPage = Callable[[str | None], Page[Any]]
 
 
 class Pager(Generic[T]):
-    """Iterate for the items, `by_page()` for the pages. Subclasses raise their own error in `_loop_error`.
+    """Iterate for the items, `by_page()` for the pages. Nothing is fetched before iteration starts; each page is
+    fetched when the previous one is used up, and each iteration starts a fresh listing. A token returned twice
+    raises `_loop_error(token)` (each SDK its own PaginationLoop) instead of looping forever.
 
     With `decode`, `fetch` returns each page's items still encoded and `decode` turns them into items: the next
     page is then requested (in a daemon thread) as soon as a page arrives, before it is decoded, so the server
@@ -60,7 +57,8 @@ class Pager(Generic[T]):
         return next(iter(self), None)
 
     def by_page(self, continuation_token: str | None = None) -> Iterator[Page[T]]:
-        """Yield pages from `continuation_token` (None: the first page) until a page has no next token."""
+        """Yield pages from `continuation_token` (an earlier page's `next_token`; None: the first page) until a page
+        has no next token."""
         seen: set[str] = {continuation_token} if continuation_token else set()
         page = self._fetch(continuation_token)
         while True:

@@ -1,10 +1,7 @@
 """Retry and poll policies: exponential backoff with jitter, and the server's Retry-After (pure; callers sleep).
 
-`delay(attempt, retry_after, rng)` is step `attempt` (1-based), `initial * multiplier**(attempt-1)` capped at
-`maximum`, less a random `jitter` fraction of it, or a longer `retry_after`: a server's Retry-After always wins
-over a shorter delay. `jitter=0.5` is "equal jitter" (half fixed, half random: concurrent clients spread out but
-a delay never collapses to zero); `jitter=0` is none. Each SDK subclasses RetryPolicy and PollPolicy with its own
-defaults, and its RetryPolicy docstring says what it retries.
+Each SDK subclasses RetryPolicy and PollPolicy with its own defaults; its RetryPolicy docstring says what it
+retries.
 """
 
 from __future__ import annotations
@@ -16,9 +13,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, kw_only=True)
 class Backoff:
-    """Exponential backoff with jitter. `Backoff(initial=1.0, maximum=15.0, multiplier=1.5, jitter=0)` gives 1,
-    1.5, 2.25, ... 15, 15 seconds. Nonsense (a maximum below the initial step, a shrinking multiplier, a jitter
-    outside [0, 1]) raises ValueError."""
+    """Exponential backoff: step n (1-based) is `initial * multiplier**(n-1)` capped at `maximum`; a random
+    `jitter` fraction of it is taken off (`0.5`: "equal jitter", half fixed and half random, so concurrent clients
+    spread out but a delay never collapses to zero; `0`: none). `Backoff(initial=1.0, maximum=15.0,
+    multiplier=1.5, jitter=0)` gives 1, 1.5, 2.25, ... 15, 15 seconds. Nonsense raises ValueError."""
 
     initial: float = 1.0
     maximum: float = 15.0
@@ -53,7 +51,8 @@ class RetryPolicy(Backoff):
 @dataclass(frozen=True, kw_only=True)
 class PollPolicy(Backoff):
     """How an operation polls, and `timeout`: the deadline of `wait()`/`result()` when the caller passes none (30
-    minutes in every SDK: GPU VMs may take many minutes to be scheduled and to boot)."""
+    minutes in every SDK: GPU VMs may take many minutes to be scheduled and to boot). What is retried: a poll
+    that fails with an error the SDK's operation calls transient is polled again until the deadline."""
 
     timeout: float = 1800.0
 

@@ -1,10 +1,8 @@
 """`Operation[T]`: a poller for one Crusoe asynchronous operation, on `cloud_sdk_core.Operation` (README
-"Operations, pagers, retries"; checked by tests/sdk_contract.py), with `CrusoeClient.resume_operation(token)` and
-`Operation.finished(...)` for work that needed nothing done.
-
-What is Crusoe's is here: the operation record and its states, the typed failure of a FAILED record (`fail`),
-the transient poll errors (5xx, 429, lost connections) and OperationTimeout. A poll in flight at the deadline may
-take up to `MIN_REQUEST_TIMEOUT` (1 s) more; polls never retry past the deadline.
+"Operations, pagers, retries"; checked by tests/sdk_contract.py). `wait`/`result` raise CapacityError
+(`out_of_stock`), QuotaError or OperationFailed for a FAILED operation, and OperationTimeout at the deadline;
+429, 5xx and lost connections while polling are polled again. A poll in flight at the deadline may take up to
+`MIN_REQUEST_TIMEOUT` (1 s) more; polls never retry past the deadline.
 """
 
 from __future__ import annotations
@@ -26,9 +24,7 @@ TRANSIENT_POLL_ERRORS = (errors.RequestNotSent, errors.NoResponse, errors.RateLi
 
 
 class Operation(cloud_sdk_core.Operation[T]):
-    """A handle on an operation: `.id`, `.done()`, `.status()`, `.wait(timeout)`, `.result(timeout)`,
-    `.continuation_token()`; `.record` and `.state` as last seen. `wait`/`result` raise CapacityError
-    (`out_of_stock`), QuotaError or OperationFailed for a FAILED operation, OperationTimeout at the deadline."""
+    """A handle on an operation (`cloud_sdk_core.Operation`'s verbs); `.record` and `.state` as last seen."""
 
     _transient = TRANSIENT_POLL_ERRORS
 

@@ -1,8 +1,6 @@
-"""A lazy pager over Crusoe's `limit`/`next_token` lists (and over unpaged lists, as one page).
-
-The shared `cloud_sdk_core.Pager` (README "Operations, pagers, retries"): nothing is fetched until iteration
-starts; each page is fetched when the previous one is used up. `fetch` gets None for the first page. An empty
-`next_page_token` ends the collection; a token seen before raises PaginationLoop instead of looping forever.
+"""A lazy pager over Crusoe's `limit`/`next_token` lists (and over unpaged lists, as one page): the shared
+`cloud_sdk_core.Pager` (README "Operations, pagers, retries"), raising Crusoe's PaginationLoop. An empty
+`next_page_token` ends the collection; `fetch` gets None for the first page.
 """
 
 from __future__ import annotations
@@ -17,14 +15,12 @@ from .errors import PaginationLoop
 
 T = TypeVar("T")
 
-FetchPage = Callable[[str | None], Page[T]]
-
 
 class Pager(cloud_sdk_core.Pager[T]):
     """Iterate to get items; `by_page()` to get pages; `first()`, `to_list()`. Each iteration starts again from
     the first page. `description` names the list in its repr and in a PaginationLoop."""
 
-    def __init__(self, fetch: FetchPage[T], *, description: str = "list") -> None:
+    def __init__(self, fetch: Callable[[str | None], Page[T]], *, description: str = "list") -> None:
         super().__init__(fetch)
         self._description = description
 

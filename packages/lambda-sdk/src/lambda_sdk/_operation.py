@@ -1,8 +1,9 @@
 """The synthetic operation of a launch: Lambda returns an instance id at once and the instance then boots.
 
-It is `cloud_sdk_core.Operation` (README "Operations, pagers, retries"; checked by tests/sdk_contract.py), with
-`LambdaClient.resume_operation(token)` and `LaunchOperation.finished(instance)` for a launch with nothing left to
-wait for. The operation is the instance id, so it is resumable anywhere: `client.resume_operation(instance_id)`.
+It is `cloud_sdk_core.Operation` (README "Operations, pagers, retries"; checked by tests/sdk_contract.py). Its id
+is the instance id, so it is resumable anywhere: `client.resume_operation(instance_id)`. It is done when the
+instance is active with an IP, or can no longer become so; `wait`/`result` raise OperationFailed when the
+instance ends unhealthy, terminating, terminated, preempted or disappears, and OperationTimeout at the deadline.
 Waiting only reads; interrupting a wait (timeout, KeyboardInterrupt) never touches the instance.
 """
 
@@ -21,12 +22,7 @@ if TYPE_CHECKING:
 
 
 class LaunchOperation(cloud_sdk_core.Operation[Instance]):
-    """A launched instance on its way to `active` with an IP address; `id` is the instance id ("" for `finished`).
-
-    It is done when the instance is active with an IP, or can no longer become so. `wait`/`result` raise
-    OperationFailed when the instance ends unhealthy, terminating, terminated, preempted or disappears, and
-    OperationTimeout at the deadline (the instance keeps booting).
-    """
+    """A launched instance on its way to `active` with an IP address."""
 
     # Poll failures that say nothing about the instance: keep polling until the deadline.
     _transient = (errors.ServerError, errors.RateLimited, errors.TransportError)
@@ -46,7 +42,7 @@ class LaunchOperation(cloud_sdk_core.Operation[Instance]):
             raise ValueError(f"instance {instance.id} is {instance.status.value}, not active with an IP")
         operation = cls(None, "", PollPolicy())
         operation.instance = instance
-        operation._resource_id = instance.id
+        operation.resource_id = instance.id
         return operation._already_finished(instance)
 
     def __repr__(self) -> str:

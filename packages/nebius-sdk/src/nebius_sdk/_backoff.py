@@ -1,5 +1,6 @@
 """Retry and poll policies: `cloud_sdk_core`'s exponential backoff with jitter (the shape shared by the three SDKs
-of this repository, README "Operations, pagers, retries"), with Nebius's defaults."""
+of this repository, README "Operations, pagers, retries"). Nebius's defaults are the shared ones: calls retry 4
+times from 0.5 s doubling up to 8 s, polls grow from 1 s by 1.5 up to 15 s, with 20 % jitter."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 import cloud_sdk_core
 from cloud_sdk_core import Backoff as Backoff
+from cloud_sdk_core import PollPolicy as PollPolicy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -14,12 +16,4 @@ class RetryPolicy(cloud_sdk_core.RetryPolicy):
     """How one call is retried. What is retried: Unavailable (UNAVAILABLE, DEADLINE_EXCEEDED), RateLimited,
     RequestNotSent and errors whose ServiceError says `retry_type: CALL`, for every call; mutating calls carry
     one idempotency key shared by all their attempts. `max_attempts` counts the first try (1 disables
-    retries). Defaults: 4 attempts, 0.5 s doubling up to 8 s, 20 % jitter."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class PollPolicy(cloud_sdk_core.PollPolicy):
-    """How an Operation polls (1 s growing by 1.5 up to 15 s, 20 % jitter), and `timeout`: the deadline of
-    `wait()`/`result()` when the caller passes none (30 minutes: Nebius GPU VMs may take minutes to be
-    scheduled). What is retried: a poll that fails transiently (as RetryPolicy) is polled again until the
-    deadline."""
+    retries)."""

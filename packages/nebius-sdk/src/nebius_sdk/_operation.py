@@ -34,10 +34,7 @@ ResultOf = Callable[[str], T]
 
 class Operation(cloud_sdk_core.Operation[T]):
     """A long-running Nebius operation (create, start, stop, delete...). `wait`/`result` raise the typed
-    `APIError` of a non-OK final status (e.g. `CapacityError` for RESOURCE_EXHAUSTED + NotEnoughResources).
-
-    `id` and `resource_id` are known at once (the instance id of a create is set before it finishes).
-    """
+    `APIError` of a non-OK final status (e.g. `CapacityError` for RESOURCE_EXHAUSTED + NotEnoughResources)."""
 
     def __init__(self, raw: RawOperation, *, refresh: Refresh, result_of: ResultOf[T], poll: PollPolicy,
                  call_timeout: float, target: str = "") -> None:

@@ -1,8 +1,6 @@
-"""A lazy pager over Nebius `List` calls (`page_size` / `page_token` / `next_page_token`).
-
-It is the shared `cloud_sdk_core.Pager` (README "Operations, pagers, retries"; checked by tests/sdk_contract.py):
-lazy, re-iterable, `by_page(continuation_token)`, `Page(items, next_token)`, `PaginationLoop`, and the optional
-one-page look-ahead (`decode`) that lets the server work on page k+1 while the client decodes page k.
+"""A lazy pager over Nebius `List` calls (`page_size` / `page_token` / `next_page_token`): the shared
+`cloud_sdk_core.Pager` (README "Operations, pagers, retries"), raising Nebius's `PaginationLoop`, with its
+optional one-page look-ahead (`decode`): the server works on page k+1 while the client decodes page k.
 """
 
 from __future__ import annotations
@@ -17,14 +15,14 @@ from .errors import PaginationLoop
 
 T = TypeVar("T")
 
-# Fetches one page: given a page token ("" for the first page), returns the items and the next token; with a
-# `decode`, the items still encoded.
+# Fetches one page: given a page token ("" for the first page), returns the items (still encoded when the pager
+# has a `decode`) and the next token.
 FetchPage = Callable[[str], tuple[Any, str]]
 
 
 class Pager(cloud_sdk_core.Pager[T]):
-    """Iterating yields every item across pages; nothing is fetched before iteration starts. Each iteration
-    starts a fresh listing; a token seen before raises `PaginationLoop`."""
+    """Iterating yields every item across pages; nothing is fetched before iteration starts, and each iteration
+    starts a fresh listing."""
 
     def __init__(self, fetch: FetchPage, decode: Callable[[Any], list[T]] | None = None) -> None:
         super().__init__(lambda token: Page(*fetch(token or "")), decode)

@@ -1,8 +1,5 @@
-"""cloud-sdk-core: the long-running operation, lazy pager and retry policies of the SDKs of this repository.
-
-Standard library only. Each SDK (crusoe-sdk, lambda-sdk, nebius-sdk) subclasses these classes and keeps only what
-is native to its API: how to read its operations, its exceptions and messages, its defaults (README.md).
-"""
+"""cloud-sdk-core: the long-running operation, lazy pager and retry policies that crusoe-sdk, lambda-sdk and
+nebius-sdk subclass, keeping what is native to their API (README.md). Standard library only."""
 
 from .operation import Operation
 from .pager import Page, Pager

@@ -11,7 +11,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Generic, Self, TypeVar
+from typing import Generic, Self, TypeVar, cast
 
 from .policy import PollPolicy
 
@@ -127,6 +127,5 @@ class Operation(abc.ABC, Generic[T]):
             if not self._is_transient(exc):
                 raise
             log.debug("polling operation %s: transient %s, polling again", self.id, type(exc).__name__)
-            retry_after: float | None = getattr(exc, "retry_after", None)
-            return retry_after
+            return cast("float | None", getattr(exc, "retry_after", None))
         return None

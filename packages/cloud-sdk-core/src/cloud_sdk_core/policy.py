@@ -1,7 +1,5 @@
 """Retry and poll policies: exponential backoff with jitter, and the server's Retry-After (pure; callers sleep).
-
-Each SDK subclasses RetryPolicy and PollPolicy with its own defaults; its RetryPolicy docstring says what it
-retries.
+Each SDK subclasses RetryPolicy and PollPolicy with its defaults; its RetryPolicy docstring says what it retries.
 """
 
 from __future__ import annotations

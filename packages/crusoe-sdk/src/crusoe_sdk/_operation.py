@@ -20,13 +20,11 @@ from .models import OperationRecord, OperationState
 
 T = TypeVar("T")
 
-TRANSIENT_POLL_ERRORS = (errors.RequestNotSent, errors.NoResponse, errors.RateLimited, errors.ServerError)
-
 
 class Operation(cloud_sdk_core.Operation[T]):
     """A handle on an operation (`cloud_sdk_core.Operation`'s verbs); `.record` and `.state` as last seen."""
 
-    _transient = TRANSIENT_POLL_ERRORS
+    _transient = (errors.RequestNotSent, errors.NoResponse, errors.RateLimited, errors.ServerError)
 
     def __init__(self, record: OperationRecord, *, project_id: str, refresh: Callable[[float | None], OperationRecord],
                  resolve: Callable[[OperationRecord], T], fail: Callable[[OperationRecord], errors.OperationFailed],

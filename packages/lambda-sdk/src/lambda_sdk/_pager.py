@@ -1,9 +1,7 @@
-"""A lazy pager for list calls: the shared `cloud_sdk_core.Pager` (README "Operations, pagers, retries"), raising
-Lambda's PaginationLoop; `fetch` gets None for the first page.
+"""A lazy pager for list calls: the shared `cloud_sdk_core.Pager` (README "Operations, pagers, retries").
 
 Lambda's list endpoints are not paginated today: each answers with one page and no next token. Every list
-still returns a Pager, so that server-side paging can be added without changing callers (Azure `ItemPaged`,
-AIP-158).
+still returns a Pager, so that server-side paging can be added without changing callers (AIP-158).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ class RetryPolicy(cloud_sdk_core.RetryPolicy):
 
     What is retried: a 429, a 5xx or a lost connection, for reads and idempotent calls; a launch only when the
     request was never sent. `max_attempts` counts every try (1 = never retry). A Retry-After header is honoured,
-    capped at `max_retry_after` seconds. Delays double from `initial` with "equal jitter" (half fixed, half random).
+    capped at `max_retry_after` seconds.
     """
 
     max_attempts: int = 6

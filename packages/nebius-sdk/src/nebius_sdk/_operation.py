@@ -26,18 +26,15 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Fetches the operation by id: (id, per-attempt timeout, max attempts or None for the client's default).
-Refresh = Callable[[str, float, "int | None"], "RawOperation"]
-# Produces the result of a successful operation from its resource id.
-ResultOf = Callable[[str], T]
-
 
 class Operation(cloud_sdk_core.Operation[T]):
     """A long-running Nebius operation (create, start, stop, delete...). `wait`/`result` raise the typed
-    `APIError` of a non-OK final status (e.g. `CapacityError` for RESOURCE_EXHAUSTED + NotEnoughResources)."""
+    `APIError` of a non-OK final status (e.g. `CapacityError` for RESOURCE_EXHAUSTED + NotEnoughResources).
+    `refresh(id, per-call timeout, max attempts or None for the client's)` gets the operation; `result_of` makes
+    the result of a successful one from its resource id."""
 
-    def __init__(self, raw: RawOperation, *, refresh: Refresh, result_of: ResultOf[T], poll: PollPolicy,
-                 call_timeout: float, target: str = "") -> None:
+    def __init__(self, raw: RawOperation, *, refresh: Callable[[str, float, int | None], RawOperation],
+                 result_of: Callable[[str], T], poll: PollPolicy, call_timeout: float, target: str = "") -> None:
         super().__init__(raw.id, raw.resource_id, poll)
         self._raw = raw
         self._get = refresh

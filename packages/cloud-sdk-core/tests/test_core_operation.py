@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable
 
@@ -144,3 +145,12 @@ def test_an_operation_must_say_what_is_native_to_its_cloud() -> None:
     incomplete: Callable[..., object] = Operation  # type: ignore[type-abstract]
     with pytest.raises(TypeError, match="abstract"):
         incomplete("op", "vm", PollPolicy())
+
+
+def test_a_transient_poll_error_is_logged_on_the_subclass_package_logger(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    Scripted([Blip(), "ok"], FakeClock()).wait(100)
+    expected = Scripted.__module__.partition(".")[0]
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        (expected, "polling operation op-1: transient Blip, polling again")
+    ]

@@ -17,8 +17,6 @@ from .policy import PollPolicy
 
 T = TypeVar("T")
 
-log = logging.getLogger("cloud_sdk_core")
-
 
 class Operation(abc.ABC, Generic[T]):
     """A long-running operation, as last read from its cloud (the subclass holds that state). `id` ("" for the
@@ -126,6 +124,7 @@ class Operation(abc.ABC, Generic[T]):
         except Exception as exc:
             if not self._is_transient(exc):
                 raise
+            log = logging.getLogger(type(self).__module__.partition(".")[0])  # the SDK's own logger
             log.debug("polling operation %s: transient %s, polling again", self.id, type(exc).__name__)
             return cast("float | None", getattr(exc, "retry_after", None))
         return None

@@ -36,12 +36,9 @@ class RetryPolicy(cloud_sdk_core.RetryPolicy):
 
 @dataclass(frozen=True, kw_only=True)
 class PollPolicy(cloud_sdk_core.PollPolicy):
-    """Intervals between polls of a launching instance, and `timeout`: the deadline of `wait()`/`result()` when
-    the caller passes none (30 minutes: 8-GPU instances take 15 to 20+ minutes to boot, research lambda.md
-    section 8).
-
-    What is retried: a poll that fails with a 5xx, a 429 or a lost connection is polled again until the deadline.
-    """
+    """Intervals between polls of a launching instance, and `timeout`, a wait's default deadline (30 minutes: 8-GPU
+    instances take 15 to 20+ minutes to boot, research lambda.md section 8). What is retried: a poll that fails
+    with a 5xx, a 429 or a lost connection is polled again until the deadline."""
 
     initial: float = 5.0
     maximum: float = 30.0

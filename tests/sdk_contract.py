@@ -1,10 +1,11 @@
 """The one contract of the three SDKs' long-running operations and pagers, written once and run by each SDK.
 
-The SDKs stay standalone packages (none imports another, nor a shared runtime package): what they share is this
-contract, checked against each SDK's own implementation. Each SDK's test suite subclasses the classes below in
-its `tests/test_sdk_contract.py` and provides the fixtures they name (the repository's conftest.py puts this
-folder on sys.path). The contract is modelled on azure-core's LROPoller/NoPolling/ItemPaged (research
-aesthetics.md) and documented in each SDK's README, section "Operations, pagers, retries".
+The SDKs stay standalone packages (none imports another, nor vm-core): they share the mechanism through the small,
+stdlib-only package cloud-sdk-core, and this contract, checked against each SDK's own classes. Each SDK's test
+suite subclasses the classes below in its `tests/test_sdk_contract.py` and provides the fixtures they name (the
+repository's conftest.py puts this folder on sys.path). The contract is modelled on azure-core's
+LROPoller/NoPolling/ItemPaged (research aesthetics.md) and documented in each SDK's README, section "Operations,
+pagers, retries".
 
 Long-running operation (`Operation[T]`; Lambda's `LaunchOperation`, whose T is the instance):
 - `id`, `resource_id`: known as soon as the call returned.

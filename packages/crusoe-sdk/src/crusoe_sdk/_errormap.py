@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import TypedDict
 
 import msgspec
+from cloud_sdk_core import parse_retry_after
 
 from . import errors
-from ._backoff import parse_retry_after
 from .models import ErrorBody, OperationRecord
 
 

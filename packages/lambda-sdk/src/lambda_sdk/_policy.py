@@ -1,37 +1,20 @@
-"""Retry, backoff and polling policies, and the client-side rate limiter (pure logic, no I/O but sleeping)."""
+"""Retry and polling policies (`cloud_sdk_core`'s backoff with Lambda's defaults), and the client-side rate
+limiter (pure logic, no I/O but sleeping)."""
 
 from __future__ import annotations
 
-import email.utils
 import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, kw_only=True)
-class Backoff:
-    """Exponential backoff: step n (1-based) is `initial * multiplier**(n-1)` capped at `maximum`; a random
-    `jitter` fraction of it is taken off (`jitter=0.5`: "equal jitter", half fixed and half random; `0`: none)."""
-
-    initial: float
-    maximum: float
-    multiplier: float = 2.0
-    jitter: float = 0.5
-
-    def __post_init__(self) -> None:
-        if self.initial < 0 or self.maximum < self.initial or self.multiplier < 1 or not 0 <= self.jitter <= 1:
-            raise ValueError(f"invalid backoff {self}")
-
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
-        """Seconds to sleep after attempt (or poll) number `attempt` (1-based); a longer Retry-After wins."""
-        step = min(self.maximum, self.initial * self.multiplier ** max(attempt - 1, 0))
-        return max(step * (1 - self.jitter * (rng or random).random()), retry_after or 0.0)
+import cloud_sdk_core
+from cloud_sdk_core import parse_retry_after as parse_retry_after
 
 
 @dataclass(frozen=True, kw_only=True)
-class RetryPolicy(Backoff):
+class RetryPolicy(cloud_sdk_core.RetryPolicy):
     """How one call is retried (the shape shared by the three SDKs: README "Operations, pagers, retries").
 
     What is retried: a 429, a 5xx or a lost connection, for reads and idempotent calls; a launch only when the
@@ -42,6 +25,7 @@ class RetryPolicy(Backoff):
     max_attempts: int = 6
     initial: float = 1.0
     maximum: float = 30.0
+    jitter: float = 0.5
     max_retry_after: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
@@ -51,17 +35,15 @@ class RetryPolicy(Backoff):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PollPolicy(Backoff):
-    """Intervals between polls of a launching instance, and `timeout`: the deadline of `wait()`/`result()` when
-    the caller passes none (30 minutes: 8-GPU instances take 15 to 20+ minutes to boot, research lambda.md
-    section 8).
-
-    What is retried: a poll that fails with a 5xx, a 429 or a lost connection is polled again until the deadline.
-    """
+class PollPolicy(cloud_sdk_core.PollPolicy):
+    """Intervals between polls of a launching instance, and `timeout`, a wait's default deadline (30 minutes: 8-GPU
+    instances take 15 to 20+ minutes to boot, research lambda.md section 8). What is retried: a poll that fails
+    with a 5xx, a 429 or a lost connection is polled again until the deadline."""
 
     initial: float = 5.0
     maximum: float = 30.0
-    timeout: float = 30 * 60.0
+    multiplier: float = 2.0
+    jitter: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -74,21 +56,6 @@ class RateLimit:
 
     request_interval: float = 1.0
     launch_interval: float = 12.0
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds from a Retry-After value (delta-seconds, fractions allowed, or an HTTP date), else None."""
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
 class TokenBucket:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mock_clouds.core.faults import FaultInjector
 from mock_clouds.core.models import Faults, OpKind, Provider, Quota, VMState
+from vm_core.cli.hints import render
 from vm_core.errors import (
     AuthError,
     CapacityError,
@@ -364,7 +365,7 @@ def test_a_wait_that_times_out_leaves_the_operation_running(nebius: NebiusProvid
     with pytest.raises(Timeout) as err:
         pending.wait(0.0)
     assert pending.id in err.value.message and "continues in the cloud" in err.value.message
-    assert pending.resource_id in (err.value.suggestion or "")
+    assert err.value.hint is not None and pending.resource_id in render(err.value.hint)
     assert pending.wait(WAIT).state is InstanceState.RUNNING  # the cloud went on
     nebius.begin_destroy(pending.resource_id).wait(WAIT)
 

@@ -24,7 +24,6 @@ Importing this module imports neither lambda_sdk nor requests; `connect` does.
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
+from ..hints import Command, Hint
 from ..kit import (
     Backoff,
     Finished,
@@ -45,6 +45,11 @@ from ..kit import (
     setting,
     settings_of,
 )
+from ..kit.batch import Answers, batch_call, destroy_many
+from ..kit.hints import still_running
+from ..kit.ids import id_check
+from ..kit.polling import scaled
+from ..kit.watch import create_round
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
 from ..sshkeys import public_key_setting
@@ -57,7 +62,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_INSTANCE_ID = re.compile(r"[0-9a-f]{32}")
+ID_PATTERN = r"[0-9a-f]{32}"
 _MAX_NAME = 64
 _GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
 # Seconds between two listings that follow launches (times time_scale): a third of the account's 1 request/s,
@@ -102,7 +107,7 @@ class LambdaPlugin:
     name = NAME
     title = "Lambda Cloud"
     settings = settings_of(LambdaSettings)
-    instance_id_pattern = r"[0-9a-f]{32}"
+    instance_id_pattern = ID_PATTERN
     instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
     debug_loggers = ("lambda_sdk",)
@@ -124,8 +129,7 @@ class LambdaPlugin:
         client = LambdaClient(
             config.api_key, base_url=config.api_endpoint,
             rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
-            retry=RetryPolicy(initial=1.0 * scale, maximum=30.0 * scale),
-            poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
+            retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
                               time_scale=scale, account=key_fingerprint(config.api_key),
@@ -135,8 +139,6 @@ class LambdaPlugin:
 def key_fingerprint(api_key: str) -> str:
     """Lambda accounts have no id in the API: the account is the key's owner. A SHA-256 prefix of the key
     tells two keys apart without revealing either."""
-    import hashlib
-
     return "key sha256:" + hashlib.sha256(api_key.encode()).hexdigest()[:16]
 
 
@@ -247,17 +249,15 @@ class LambdaProvider:
         """One listing of the account (SupportsCreateWatch): launches active with an IP (as `wait` returns them),
         launches that can no longer become active (ended: `wait` terminates an unhealthy one and says so), and
         launches the listing does not show (absent). Pendings this provider did not make are absent: only they
-        can say how they end."""
-        from lambda_sdk.models import FAILED_STATUSES, InstanceStatus
-
+        can say how they end (kit.create_round)."""
         launches = {p.resource_id: p for p in pendings if isinstance(p, _Launch)}
-        foreign = {p.resource_id for p in pendings} - launches.keys()
+
+        def running(natives: list[NativeInstance]) -> list[Instance]:
+            return [launches[n.id].launched(i) for n, i in zip(natives, self._to_instances(natives), strict=True)]
+
         with translated():
-            natives = [n for page in self._client.list_instances().by_page() for n in page if n.id in launches]
-        active = [n for n in natives if n.status is InstanceStatus.ACTIVE and n.ip]
-        running = {n.id: launches[n.id].launched(i) for n, i in zip(active, self._to_instances(active), strict=True)}
-        ended = frozenset(n.id for n in natives if n.status in FAILED_STATUSES)
-        return CreateRound(running, ended, frozenset((launches.keys() - {n.id for n in natives}) | foreign))
+            return create_round(pendings, _Launch, lambda _ids: {n.id: n for n in self._client.list_instances()},
+                                state=lm.launch_state, instances=running)
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
         """The requested region if Lambda lists capacity there, else the first region that has some."""
@@ -285,8 +285,8 @@ class LambdaProvider:
         found = next((r for r in self._reservations() if r.id == reservation_id), None)
         if found is None or found.region is None:
             raise NotFound(f"no Lambda reservation {reservation_id} is visible to this account", provider=NAME,
-                           suggestion=f"check the id (`vm offers --gpu {gpu} --provider lambda` lists reservations), or"
-                                      " give --region")
+                           suggestion=Hint.say("check the id ({} lists reservations), or give --region",
+                                               Command.of("offers", "--gpu", gpu, "--provider", NAME)))
         return found.region.name
 
     def _ssh_key_for(self, public_key: str | None) -> str:
@@ -346,31 +346,19 @@ class LambdaProvider:
         maps to a Pending (terminating; finished when it was already gone) or to its error: UsageError for a
         malformed id, Unsupported for a reserved instance (Lambda refuses the whole call then: the reserved ids
         are found in one listing and the others sent again), the call's error when a call failed."""
-        answers: dict[str, Pending[None] | VmError] = {}
-        valid: list[str] = []
-        for instance_id in dict.fromkeys(instance_ids):
-            try:
-                _check_id(instance_id)
-                valid.append(instance_id)
-            except UsageError as exc:
-                answers[instance_id] = exc
-        for start in range(0, len(valid), BATCH_DESTROY_LIMIT):
-            answers.update(self._terminate_batch(valid[start:start + BATCH_DESTROY_LIMIT]))
-        return answers
+        return destroy_many(instance_ids, check=_check_id, limit=BATCH_DESTROY_LIMIT, send=self._terminate_batch)
 
-    def _terminate_batch(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
+    def _terminate_batch(self, ids: list[str]) -> Answers:
         """One terminate call; when a reserved id made Lambda refuse it, one listing to find the reserved ids and
         one more call for the others. Should the listing not tell which id is reserved, each id is sent alone."""
         from lambda_sdk import ReservedInstanceError
 
         try:
-            return self._terminated(ids, self._client.terminate_instances(ids))
+            return self._terminate(ids, passing=(ReservedInstanceError,))
         except ReservedInstanceError:
             return self._terminate_around_reserved(ids)
-        except Exception as exc:
-            return self._call_failed(ids, exc)
 
-    def _terminate_around_reserved(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
+    def _terminate_around_reserved(self, ids: list[str]) -> Answers:
         """Lambda refused the batch `ids` because one is reserved: find which with one listing, refuse those and
         send the others again (each alone when the listing shows none reserved)."""
         from lambda_sdk import ReservedInstanceError
@@ -379,42 +367,25 @@ class LambdaProvider:
             wanted = set(ids)
             reserved = [n.id for n in self._client.list_instances() if n.id in wanted and n.is_reserved]
         except Exception as exc:
-            return self._call_failed(ids, exc)
+            return dict(lm.ERRORS.answers(ids, exc))
         if not reserved:
-            answers: dict[str, Pending[None] | VmError] = {}
-            for one in ids:
-                answers.update(self._terminate_alone(one))
-            return answers
+            return {i: answer for one in ids for i, answer in self._terminate([one], Where(instance_id=one)).items()}
         others = [i for i in ids if i not in reserved]
-        refused: dict[str, Pending[None] | VmError] = {i: lm.reserved_refusal(i) for i in reserved}
+        refused: Answers = {i: lm.reserved_refusal(i) for i in reserved}
         try:
-            return {**refused, **self._terminated(others, self._client.terminate_instances(others))}
+            return {**refused, **self._terminate(others, passing=(ReservedInstanceError,))}
         except ReservedInstanceError:  # refused again: none of these is reserved by the listing, so they failed
             again = VmError("Lambda refused to terminate these instances as reserved, although its listing shows "
                             "them on-demand; nothing was terminated", provider=NAME,
                             suggestion="run the destroy again")
             return {**refused, **dict.fromkeys(others, again)}
-        except Exception as exc:
-            return {**refused, **self._call_failed(others, exc)}
 
-    def _terminate_alone(self, instance_id: str) -> dict[str, Pending[None] | VmError]:
-        try:
-            return self._terminated([instance_id], self._client.terminate_instances([instance_id]))
-        except Exception as exc:
-            return self._call_failed([instance_id], exc, Where(instance_id=instance_id))
-
-    def _terminated(self, ids: list[str], terminated: list[NativeInstance]) -> dict[str, Pending[None] | VmError]:
-        """Ids Lambda answered `terminating` are followed; the others were already gone."""
-        going = {n.id for n in terminated}
-        return {i: self._termination(i) if i in going else Finished(i, None) for i in ids}
-
-    @staticmethod
-    def _call_failed(ids: list[str], exc: Exception, where: Where = Where()) -> dict[str, Pending[None] | VmError]:  # noqa: B008
-        """Every id answered with the call's error (re-raised when it is not a lambda_sdk error: a bug)."""
-        error = lm.to_vm_error(exc, where)
-        if error is None:
-            raise exc
-        return dict.fromkeys(ids, error)
+    def _terminate(self, ids: list[str], where: Where | None = None, *,
+                   passing: tuple[type[Exception], ...] = ()) -> Answers:
+        """One terminate call (kit.batch_call): the ids Lambda answered `terminating` are followed, the others
+        were already gone; a failed call answers every id with its error, but for a `passing` class."""
+        return batch_call(ids, lambda: [n.id for n in self._client.terminate_instances(ids)], self._termination,
+                          lm.ERRORS, where, passing=passing)
 
     def _termination(self, instance_id: str) -> PolledPending[None]:
         return self._watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination")
@@ -423,9 +394,8 @@ class LambdaProvider:
         """An action Lambda has no operation for, followed by reading the instance with backoff; failed reads
         (Transient) are retried until the deadline, then Timeout (the action goes on)."""
         def late(timeout: float) -> Timeout:
-            return Timeout(f"the {what} of Lambda instance {instance_id} has not finished after {timeout:g}s; it "
-                           "continues in the cloud", provider=NAME,
-                           suggestion=f"follow it with `vm get {instance_id} --provider lambda`")
+            return still_running(f"the {what} of Lambda instance {instance_id} has not finished after {timeout:g}s; "
+                                 "it continues in the cloud", provider=NAME, instance_id=instance_id)
         return PolledPending(instance_id, probe, Backoff(1.0 * self._scale, 15.0 * self._scale), on_timeout=late,
                              tolerate=(Transient,))
 
@@ -481,7 +451,8 @@ class LambdaProvider:
             self.begin_destroy(native.id)
         except VmError as cleanup:
             return VmError(f"{error.message}; terminating it failed: {cleanup.message}", provider=NAME,
-                           suggestion=cleanup.suggestion or f"destroy it: `vm destroy {native.id} --provider lambda`")
+                           suggestion=cleanup.hint or Hint.say("destroy it: {}", Command.of(
+                               "destroy", native.id, "--provider", NAME)))
         return VmError(f"{error.message}; it was terminated", provider=NAME,
                        suggestion="try again, or another region or provider")
 
@@ -507,10 +478,8 @@ class _Launch(OperationPending[Instance]):
 
 
 # --------------------------------------------------------------------------------------- input checks
-def _check_id(instance_id: str) -> None:
-    if not _INSTANCE_ID.fullmatch(instance_id or ""):
-        raise UsageError(f"malformed Lambda instance id {instance_id!r}: Lambda ids are 32 lowercase hex digits",
-                         provider=NAME)
+_check_id = id_check(ID_PATTERN, "malformed Lambda instance id {id!r}: Lambda ids are 32 lowercase hex digits",
+                     provider=NAME)
 
 
 def _checked_name(name: str) -> str:

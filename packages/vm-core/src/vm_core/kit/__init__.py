@@ -5,7 +5,8 @@
 - `poll_until` + `Backoff`: the one polling loop with a deadline (kit.polling);
 - `OperationPending`, `PolledPending`, `Finished`, `Noted`: Pending building blocks (kit.pending);
 - `create_round` + `ENDED`: one round of a create watch (kit.watch);
-- `destroy_many`, `batch_call`, `chunks`: actions on many ids at once (kit.batch);
+- `destroy_many`, `batch_call`, `read_many`, `chunks`: actions and reads on many ids at once (kit.batch);
+- `AccountKeys`: the account SSH key a launch names, added when missing (kit.keys);
 - `follow`, `still_running`: the hints of an action that goes on in the cloud (kit.hints);
 - `scaled`: an SDK backoff policy times a plugin's time_scale (kit.polling);
 - `ShapesFile`: a plugin's catalog rows from a TOML file next to it, read on first use, and `offer`, the Offer
@@ -15,10 +16,11 @@
 Importing the kit imports no SDK.
 """
 
-from .batch import batch_call, chunks, destroy_many
+from .batch import batch_call, chunks, destroy_many, read_many
 from .errors import ErrorTable, capacity, rate_limited, rule, translated
 from .hints import follow, still_running
 from .ids import id_check
+from .keys import AccountKeys
 from .pending import Finished, Noted, OperationPending, PolledPending
 from .polling import Backoff, poll_until, scaled
 from .settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of, text
@@ -26,8 +28,8 @@ from .shapes import GivenCatalog, ShapesFile, offer
 from .watch import ENDED, create_round
 
 __all__ = [
-    "ENDED", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "Noted", "OperationPending", "PolledPending",
-    "ShapesFile", "batch_call", "capacity", "chunks", "create_round", "destroy_many", "follow", "id_check", "offer",
-    "optional_text", "parse_settings", "poll_until", "positive_number", "rate_limited", "rule", "scaled", "seconds",
-    "setting", "settings_of", "still_running", "text", "translated",
+    "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "Noted", "OperationPending",
+    "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks", "create_round", "destroy_many", "follow",
+    "id_check", "offer", "optional_text", "parse_settings", "poll_until", "positive_number", "rate_limited",
+    "read_many", "rule", "scaled", "seconds", "setting", "settings_of", "still_running", "text", "translated",
 ]

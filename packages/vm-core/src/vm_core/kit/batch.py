@@ -1,5 +1,5 @@
 """Actions on many resources at once (vm_core.provider.SupportsBatchDestroy): ids checked, then sent in batches,
-and every id answered, by a Pending or by its error."""
+and every id answered, by a Pending or by its error; and the answer of a batch read (SupportsGetMany)."""
 
 from __future__ import annotations
 
@@ -52,3 +52,12 @@ def batch_call(ids: Sequence[str], call: Callable[[], Collection[str]], follow: 
     except Exception as exc:
         return dict(errors.answers(ids, exc, context))
     return {i: follow(i) if i in going else Finished(i, None) for i in ids}
+
+
+def read_many(found: Mapping[str, object], convert: Callable[[object], T], *,
+              gone: tuple[type[Exception], ...]) -> dict[str, T | None]:
+    """The answer of a batch read (SupportsGetMany) from what the cloud answered per id (`found`: a native VM or
+    an exception): the converted VM, None for an exception of a `gone` class (the VM does not exist), and no
+    entry for any other exception (unknown)."""
+    return {i: None if isinstance(item, gone) else convert(item) for i, item in found.items()
+            if isinstance(item, gone) or not isinstance(item, Exception)}

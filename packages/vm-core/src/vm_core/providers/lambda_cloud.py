@@ -48,6 +48,7 @@ from ..kit import (
 from ..kit.batch import Answers, batch_call, destroy_many
 from ..kit.hints import still_running
 from ..kit.ids import id_check
+from ..kit.keys import AccountKeys
 from ..kit.polling import scaled
 from ..kit.watch import create_round
 from ..model import CreateSpec, Instance, InstanceState, Offer
@@ -164,8 +165,8 @@ class LambdaProvider:
         self._ssh_key_name = ssh_key_name
         self._ssh_public_key = ssh_public_key
         self._scale = time_scale
-        self._lock = threading.Lock()  # guards the lookups below, each made once
-        self._ssh_keys: dict[str, str] = {}  # public key ("" = the default key) -> key name
+        self._lock = threading.Lock()  # guards the regions' lookup, made once
+        self._ssh_keys = AccountKeys(find=self._find_key, add=self._add_key, default=self._pick_default_key)
         self._regions: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
@@ -230,7 +231,7 @@ class LambdaProvider:
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
-        ssh_key = self._ssh_key_for(spec.ssh_public_key or self._ssh_public_key)
+        ssh_key = self._ssh_keys.name_for(spec.ssh_public_key or self._ssh_public_key)
         if reservation_id:
             region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:
@@ -289,17 +290,8 @@ class LambdaProvider:
                                                Command.of("offers", "--gpu", gpu, "--provider", NAME)))
         return found.region.name
 
-    def _ssh_key_for(self, public_key: str | None) -> str:
-        """The name of the SSH key to launch with: the one holding `public_key` (added if new), else the
-        configured key, else the account's first key. Looked up once per key, one thread at a time (concurrent
-        creates must not add the same key twice). Raises ConfigError when there is no key to use."""
-        wanted = (public_key or "").strip()
-        with self._lock:
-            if wanted not in self._ssh_keys:
-                self._ssh_keys[wanted] = self._key_holding(wanted) if wanted else self._pick_default_key()
-            return self._ssh_keys[wanted]
-
     def _pick_default_key(self) -> str:
+        """The configured key, else the account's first key; ConfigError when there is no key to use."""
         with translated():
             names = [k.name for k in self._client.list_ssh_keys()]
         if self._ssh_key_name and self._ssh_key_name not in names:
@@ -310,20 +302,9 @@ class LambdaProvider:
                               suggestion="add one at https://cloud.lambda.ai/ssh-keys")
         return self._ssh_key_name or names[0]
 
-    def _key_holding(self, public_key: str) -> str:
-        """The account's key with this public key, added under a name derived from the key if missing."""
-        found = self._find_key(public_key)
-        if found is not None:
-            return found
-        try:
-            with translated():
-                return self._client.add_ssh_key("vm-" + hashlib.sha256(public_key.encode()).hexdigest()[:12],
-                                                public_key).name
-        except UsageError:  # another process added it first (the name is taken), or the key is invalid
-            found = self._find_key(public_key)
-            if found is None:
-                raise
-            return found
+    def _add_key(self, name: str, public_key: str) -> str:
+        with translated():
+            return self._client.add_ssh_key(name, public_key).name
 
     def _find_key(self, public_key: str) -> str | None:
         with translated():

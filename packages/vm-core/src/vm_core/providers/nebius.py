@@ -52,10 +52,15 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..catalog import Catalog, default_catalog
+from ..catalog import Catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
+from ..hints import MARK, Command, Hint
 from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positive_number, setting, settings_of
-from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
+from ..kit.batch import read_many
+from ..kit.polling import scaled
+from ..kit.shapes import GivenCatalog, offer
+from ..kit.watch import create_round
+from ..model import CreateSpec, Instance, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
@@ -64,10 +69,9 @@ from ._nebius_map import NAME, SSH_USER, ErrorContext, instance_state, reservati
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
 if TYPE_CHECKING:
-    from nebius_sdk import Backoff, NebiusClient, Operation
+    from nebius_sdk import NebiusClient, Operation
 
 T = TypeVar("T")
-B = TypeVar("B", bound="Backoff")  # the SDK's RetryPolicy or PollPolicy
 
 TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 PROJECT_ENV = "NEBIUS_PROJECT_ID"
@@ -193,14 +197,9 @@ class NebiusPlugin:
         config = parse_settings(NebiusSettings, settings, title=self.title, provider=NAME)
         client = NebiusClient(
             config.token, target=config.endpoint, parent_id=config.project_id,
-            retry=_scaled(DEFAULT_RETRY, config.time_scale),
-            poll=_scaled(DEFAULT_POLL, config.time_scale),
+            retry=scaled(DEFAULT_RETRY, config.time_scale), poll=scaled(DEFAULT_POLL, config.time_scale),
         )
         return NebiusProvider(client, config)
-
-
-def _scaled(backoff: B, scale: float) -> B:
-    return replace(backoff, initial=backoff.initial * scale, maximum=backoff.maximum * scale)
 
 
 plugin = NebiusPlugin()
@@ -215,6 +214,7 @@ class NebiusProvider:
     """
 
     name = NAME
+    _catalog = GivenCatalog()  # the catalog given, else the default one
 
     def __init__(self, client: NebiusClient, config: NebiusSettings, catalog: Catalog | None = None) -> None:
         self._client = client
@@ -222,11 +222,6 @@ class NebiusProvider:
         self._given_catalog = catalog
         self._region_of = {project: region for region, project in config.projects.items()}
         self._sold: dict[tuple[str, bool], tuple[float, set[str]]] = {}  # (region, preemptible) -> (read at, shapes)
-
-    @property
-    def _catalog(self) -> Catalog:
-        """The catalog given, else the default one, parsed on first use (listing no VMs never needs it)."""
-        return self._given_catalog or default_catalog()
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
@@ -267,13 +262,7 @@ class NebiusProvider:
 
         with translated():
             found = self._client.batch_get_instances(list(instance_ids))
-        read: dict[str, Instance | None] = {}
-        for instance_id, item in found.items():
-            if isinstance(item, NativeNotFound):
-                read[instance_id] = None
-            elif not isinstance(item, Exception):
-                read[instance_id] = self._instance(item)
-        return read
+        return read_many(found, self._instance, gone=(NativeNotFound,))
 
     @property
     def poll_interval(self) -> float:
@@ -300,21 +289,13 @@ class NebiusProvider:
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
         """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
         passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
-        Pendings this provider did not make are absent: only they can say how they end."""
-        ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
-        foreign = {p.resource_id for p in pendings} - set(ids)
+        Pendings this provider did not make are absent: only they can say how they end (kit.create_round)."""
+        def read(ids: list[str]) -> dict[str, Any]:
+            return {i: n for i, n in self._client.batch_get_instances(ids).items() if not isinstance(n, Exception)}
+
         with translated():
-            found = self._client.batch_get_instances(ids)
-        natives = {i: native for i, native in found.items() if not isinstance(native, Exception)}
-        running: dict[str, Instance] = {}
-        ended: set[str] = set()
-        for instance_id, native in natives.items():
-            state = instance_state(native)
-            if state is InstanceState.RUNNING:
-                running[instance_id] = self._instance(native)
-            elif state in _NOT_CREATING:
-                ended.add(instance_id)
-        return CreateRound(running, frozenset(ended), frozenset((set(ids) - natives.keys()) | foreign))
+            return create_round(pendings, _OperationPending, read, state=instance_state,
+                                instances=lambda natives: [self._instance(n) for n in natives])
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -369,7 +350,7 @@ class NebiusProvider:
         and a stop + start is not one."""
         if hard:
             raise Unsupported("Nebius AI Cloud has no hard reset; its only reboot is a stop then a start",
-                              provider=NAME, suggestion=f"vm reboot {instance_id} --provider {NAME}")
+                              provider=NAME, suggestion=Hint.run("reboot", instance_id, "--provider", NAME))
         return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
 
     # ------------------------------------------------------------------------------------------ offers
@@ -383,17 +364,11 @@ class NebiusProvider:
         found = []
         for region in self._config.projects:
             sold = self._shapes_sold(region)
-            found += [
-                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, e.price_per_hour, capacity=None)
-                for e in entries
-                if e.shape in sold and e.price_per_hour is not None  # the catalog prices every Nebius shape
-            ]
-            found += [
-                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, round(b.price_per_gpu_hour * e.gpu_count, 4),
-                      capacity=None, reservation_id=b.id)
-                for b in self._config.capacity_blocks.values() if b.region == region
-                for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform
-            ]
+            found += [offer(e, region, e.price_per_hour, None) for e in entries
+                      if e.shape in sold and e.price_per_hour is not None]  # the catalog prices every Nebius shape
+            found += [offer(e, region, round(b.price_per_gpu_hour * e.gpu_count, 4), None, reservation_id=b.id)
+                      for b in self._config.capacity_blocks.values() if b.region == region
+                      for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform]
         return found
 
     def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
@@ -407,11 +382,8 @@ class NebiusProvider:
         found = []
         for region in self._config.projects if entries else ():
             sold = self._shapes_sold(region, preemptible=True)
-            found += [
-                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, e.spot_price_per_hour, capacity=None, spot=True)
-                for e in entries
-                if e.shape in sold and e.spot_price_per_hour is not None
-            ]
+            found += [offer(e, region, e.spot_price_per_hour, None, spot=True) for e in entries
+                      if e.shape in sold and e.spot_price_per_hour is not None]
         return found
 
     # ------------------------------------------------------------------------------------------ internals
@@ -475,8 +447,8 @@ class NebiusProvider:
                                  suggestion="add its project to the profile's `projects` table")
             if shape not in self._shapes_sold(wanted):
                 raise CapacityError(f"Nebius offers no {shape} in {wanted}", scope=Scope.REGION, region=wanted,
-                                    provider=NAME, suggestion=f"`vm offers --gpu {gpu} --provider nebius` lists where"
-                                                              " it is sold")
+                                    provider=NAME, suggestion=Hint.say("{} lists where it is sold", Command.of(
+                                        "offers", "--gpu", gpu, "--provider", NAME)))
             return wanted
         for region in regions:
             if shape in self._shapes_sold(region):
@@ -493,16 +465,14 @@ class NebiusProvider:
             with translated(_about(instance_id)):
                 self._client.delete_instance(instance_id, wait_timeout=max(deadline - time.monotonic(), 0.0))
         except VmError as cleanup:
-            error.suggestion = (f"Nebius kept instance {instance_id} after the failed create and it is not gone "
-                                f"yet ({cleanup.message}); remove it with `vm destroy {instance_id} --provider "
-                                "nebius`")
+            detail = cleanup.message.replace(MARK, "{ }")  # the cloud's words are prose, not a command's mark
+            error.hint = Hint.say(f"Nebius kept instance {instance_id} after the failed create and it is not gone "
+                                  f"yet ({detail}); remove it with {{}}",
+                                  Command.of("destroy", instance_id, "--provider", NAME))
 
 
 WATCH_INTERVAL = 1.0
 PLATFORMS_TTL = 60.0  # seconds a PlatformService.List answer is reused (times time_scale)
-# Instance states a create never passes through on its way to running: the create has failed.
-_NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
-                           InstanceState.ERROR})
 
 
 def _about(instance_id: str) -> ErrorContext:

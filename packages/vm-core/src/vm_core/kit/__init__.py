@@ -1,7 +1,8 @@
 """The provider kit: what every cloud adapter needs and writes once here.
 
 - `ErrorTable` + `translated`: SDK exception type -> vm-core error, by type (kit.errors);
-- `setting`, `settings_of`, `parse_settings`: typed settings declared once per plugin (kit.settings);
+- `setting`, `settings_of`, `parse_settings`: typed settings declared once per plugin, and parsers of their values
+  (`positive_number`, `seconds`, `table`, `texts`...) (kit.settings);
 - `poll_until` + `Backoff`: the one polling loop with a deadline (kit.polling);
 - `OperationPending`, `PolledPending`, `Finished`, `Noted`: Pending building blocks (kit.pending);
 - `create_round` + `ENDED`: one round of a create watch (kit.watch);
@@ -9,8 +10,8 @@
 - `AccountKeys`: the account SSH key a launch names, added when missing (kit.keys);
 - `follow`, `still_running`: the hints of an action that goes on in the cloud (kit.hints);
 - `scaled`: an SDK backoff policy times a plugin's time_scale (kit.polling);
-- `ShapesFile`: a plugin's catalog rows from a TOML file next to it, read on first use, and `offer`, the Offer
-  of one row, and `GivenCatalog`, the catalog a provider was given or the default one (kit.shapes);
+- `ShapesFile`: a plugin's catalog rows from a TOML file next to it, read on first use; `offer` (the Offer of
+  one row) and `GivenCatalog` (the catalog a provider was given, or the default one) (kit.shapes);
 - `id_check`: the check of an instance id against the plugin's pattern, before any call (kit.ids).
 
 Importing the kit imports no SDK.
@@ -23,7 +24,17 @@ from .ids import id_check
 from .keys import AccountKeys
 from .pending import Finished, Noted, OperationPending, PolledPending
 from .polling import Backoff, poll_until, scaled
-from .settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of, text
+from .settings import (
+    optional_text,
+    parse_settings,
+    positive_number,
+    seconds,
+    setting,
+    settings_of,
+    table,
+    text,
+    texts,
+)
 from .shapes import GivenCatalog, ShapesFile, offer
 from .watch import ENDED, create_round
 
@@ -31,5 +42,6 @@ __all__ = [
     "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "Noted", "OperationPending",
     "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks", "create_round", "destroy_many", "follow",
     "id_check", "offer", "optional_text", "parse_settings", "poll_until", "positive_number", "rate_limited",
-    "read_many", "rule", "scaled", "seconds", "setting", "settings_of", "still_running", "text", "translated",
+    "read_many", "rule", "scaled", "seconds", "setting", "settings_of", "still_running", "table", "text", "texts",
+    "translated",
 ]

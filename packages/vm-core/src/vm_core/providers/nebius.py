@@ -58,6 +58,7 @@ from ..hints import MARK, Command, Hint
 from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positive_number, setting, settings_of
 from ..kit.batch import read_many
 from ..kit.polling import scaled
+from ..kit.settings import table, texts
 from ..kit.shapes import GivenCatalog, offer
 from ..kit.watch import create_round
 from ..model import CreateSpec, Instance, Offer, ReservationMode
@@ -88,24 +89,8 @@ class CapacityBlock:
     price_per_gpu_hour: float
 
 
-def _projects(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, Mapping) or not all(isinstance(v, str) and v for v in raw.values()):
-        raise ValueError("a table (map each region to a project id)")
-    return {str(region): project for region, project in raw.items()}
-
-
 def _subnets(raw: Any) -> dict[str, str] | str:
-    if isinstance(raw, str):
-        return raw.strip()
-    if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
-        return {str(region): subnet for region, subnet in raw.items()}
-    raise ValueError("a subnet id or a region -> subnet id table")
-
-
-def _capacity_blocks(raw: Any) -> dict[str, CapacityBlock]:
-    if not isinstance(raw, Mapping):
-        raise ValueError("a table mapping each block id to {region, platform, price_per_gpu_hour}")
-    return {str(block_id): _block(str(block_id), terms) for block_id, terms in raw.items()}
+    return raw.strip() if isinstance(raw, str) else texts("a subnet id or a region -> subnet id table", blank=True)(raw)
 
 
 def _block(block_id: str, terms: Any) -> CapacityBlock:
@@ -129,7 +114,7 @@ class NebiusSettings:
     token: str = setting(env=TOKEN_ENV, secret=True, help="IAM access token (`nebius iam get-access-token`)")
     endpoint: str = setting(default=DEFAULT_ENDPOINT, help=f"compute API host:port (default {DEFAULT_ENDPOINT})")
     project_id: str = setting(env=PROJECT_ENV, help="default project (project-...); its region is tried first")
-    projects: dict[str, str] = setting(default_factory=dict, parse=_projects,
+    projects: dict[str, str] = setting(default_factory=dict, parse=texts("a table (map each region to a project id)"),
                                        help="region -> project id, one project per region")
     subnet_id: dict[str, str] | str = setting(
         default="", parse=_subnets,
@@ -137,7 +122,8 @@ class NebiusSettings:
     time_scale: float = setting(default=1.0, parse=positive_number,
                                 help="multiplies retry and poll intervals (default 1)")
     capacity_blocks: dict[str, CapacityBlock] = setting(
-        default_factory=dict, parse=_capacity_blocks,
+        default_factory=dict, parse=table("a table mapping each block id to {region, platform, price_per_gpu_hour}",
+                                          _block),
         help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
              "(the API has no price)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),

@@ -7,8 +7,10 @@
 - `OperationPending`, `PolledPending`, `Finished`, `Noted`: Pending building blocks (kit.pending);
 - `create_round` + `ENDED`: one round of a create watch (kit.watch);
 - `destroy_many`, `batch_call`, `read_many`, `chunks`: actions and reads on many ids at once (kit.batch);
-- `AccountKeys`: the account SSH key a launch names, added when missing (kit.keys);
-- `follow`, `still_running`: the hints of an action that goes on in the cloud (kit.hints);
+- `AccountKeys`: the account SSH key a launch names, added when missing, and `key_fingerprint`, the account of
+  an API key (kit.keys);
+- `Memo`: a lookup made once (or once per time-to-live) per key, one at a time (kit.memo);
+- `follow`, `still_running`, `gave_up`: the hints and Timeouts of an action that goes on in the cloud (kit.hints);
 - `scaled`: an SDK backoff policy times a plugin's time_scale (kit.polling);
 - `ShapesFile`: a plugin's catalog rows from a TOML file next to it, read on first use; `offer` (the Offer of
   one row) and `GivenCatalog` (the catalog a provider was given, or the default one) (kit.shapes);
@@ -19,9 +21,10 @@ Importing the kit imports no SDK.
 
 from .batch import batch_call, chunks, destroy_many, read_many
 from .errors import ErrorTable, capacity, rate_limited, rule, translated
-from .hints import follow, still_running
+from .hints import follow, gave_up, still_running
 from .ids import id_check
-from .keys import AccountKeys
+from .keys import AccountKeys, key_fingerprint
+from .memo import Memo
 from .pending import Finished, Noted, OperationPending, PolledPending
 from .polling import Backoff, poll_until, scaled
 from .settings import (
@@ -39,9 +42,9 @@ from .shapes import GivenCatalog, ShapesFile, offer
 from .watch import ENDED, create_round
 
 __all__ = [
-    "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "Noted", "OperationPending",
-    "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks", "create_round", "destroy_many", "follow",
-    "id_check", "offer", "optional_text", "parse_settings", "poll_until", "positive_number", "rate_limited",
-    "read_many", "rule", "scaled", "seconds", "setting", "settings_of", "still_running", "table", "text", "texts",
-    "translated",
+    "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "Memo", "Noted",
+    "OperationPending", "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks", "create_round",
+    "destroy_many", "follow", "gave_up", "id_check", "key_fingerprint", "offer", "optional_text", "parse_settings",
+    "poll_until", "positive_number", "rate_limited", "read_many", "rule", "scaled", "seconds", "setting",
+    "settings_of", "still_running", "table", "text", "texts", "translated",
 ]

@@ -3,6 +3,8 @@ the cloud after a wait gave up on it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import Timeout
 from ..hints import Command, Hint
 
@@ -19,3 +21,10 @@ def still_running(message: str, *, provider: str, instance_id: str | None = None
     (`vm list` without an instance), then `after`."""
     return Timeout(message, provider=provider,
                    suggestion=Hint.say("follow it with {}" + after, follow(provider, instance_id)))
+
+
+def gave_up(action: str, *, provider: str, instance_id: str) -> Callable[[float], Timeout]:
+    """The `on_timeout` of a PolledPending: the Timeout "`action` has not finished after Ns; it continues in the
+    cloud", hinting how to follow it."""
+    return lambda timeout: still_running(f"{action} has not finished after {timeout:g}s; it continues in the cloud",
+                                         provider=provider, instance_id=instance_id)

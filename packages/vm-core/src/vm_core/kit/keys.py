@@ -1,12 +1,19 @@
-"""SSH keys kept in a cloud account, for clouds whose launches name an account key rather than take a public key."""
+"""Accounts known by an API key, and SSH keys kept in a cloud account, for clouds whose launches name an account
+key rather than take a public key."""
 
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable
 
 from ..errors import UsageError
+from .memo import Memo
+
+
+def key_fingerprint(api_key: str) -> str:
+    """The account of a cloud whose API has no account id: the key's owner. A SHA-256 prefix of the key tells two
+    keys apart without revealing either."""
+    return "key sha256:" + hashlib.sha256(api_key.encode()).hexdigest()[:16]
 
 
 def key_name(public_key: str) -> str:
@@ -26,15 +33,10 @@ class AccountKeys:
     def __init__(self, *, find: Callable[[str], str | None], add: Callable[[str, str], str],
                  default: Callable[[], str]) -> None:
         self._find, self._add, self._default = find, add, default
-        self._names: dict[str, str] = {}  # public key ("" = the default key) -> key name
-        self._lock = threading.Lock()
+        self._names = Memo(lambda key: self._holding(key) if key else self._default())  # "" = the default key
 
     def name_for(self, public_key: str | None) -> str:
-        wanted = (public_key or "").strip()
-        with self._lock:
-            if wanted not in self._names:
-                self._names[wanted] = self._holding(wanted) if wanted else self._default()
-            return self._names[wanted]
+        return self._names((public_key or "").strip())
 
     def _holding(self, public_key: str) -> str:
         found = self._find(public_key)

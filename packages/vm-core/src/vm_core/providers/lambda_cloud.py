@@ -23,14 +23,12 @@ Importing this module imports neither lambda_sdk nor requests; `connect` does.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import default_catalog
-from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
+from ..errors import CapacityError, ConfigError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
 from ..hints import Command, Hint
 from ..kit import (
     Backoff,
@@ -46,9 +44,10 @@ from ..kit import (
     settings_of,
 )
 from ..kit.batch import Answers, batch_call, destroy_many
-from ..kit.hints import still_running
+from ..kit.hints import gave_up
 from ..kit.ids import id_check
-from ..kit.keys import AccountKeys
+from ..kit.keys import AccountKeys, key_fingerprint
+from ..kit.memo import Memo
 from ..kit.polling import scaled
 from ..kit.watch import create_round
 from ..model import CreateSpec, Instance, InstanceState, Offer
@@ -133,14 +132,8 @@ class LambdaPlugin:
             retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
-                              time_scale=scale, account=key_fingerprint(config.api_key),
+                              time_scale=scale, account=key_fingerprint(config.api_key),  # the API has no account id
                               request_interval=config.request_interval * _HEADROOM)
-
-
-def key_fingerprint(api_key: str) -> str:
-    """Lambda accounts have no id in the API: the account is the key's owner. A SHA-256 prefix of the key
-    tells two keys apart without revealing either."""
-    return "key sha256:" + hashlib.sha256(api_key.encode()).hexdigest()[:16]
 
 
 plugin = LambdaPlugin()
@@ -165,9 +158,8 @@ class LambdaProvider:
         self._ssh_key_name = ssh_key_name
         self._ssh_public_key = ssh_public_key
         self._scale = time_scale
-        self._lock = threading.Lock()  # guards the regions' lookup, made once
         self._ssh_keys = AccountKeys(find=self._find_key, add=self._add_key, default=self._pick_default_key)
-        self._regions: tuple[str, ...] | None = None
+        self._regions = Memo(self._read_regions)  # the account's regions, read once
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
@@ -217,7 +209,7 @@ class LambdaProvider:
             return []
         with translated():
             types = self._client.instance_types()
-        return [*lm.on_demand_offers(shapes, types, self._region_names()),
+        return [*lm.on_demand_offers(shapes, types, self._regions(self._account)),
                 *lm.reserved_offers(shapes, types, self._reservations())]
 
     # ------------------------------------------------------------------------------------- create
@@ -275,9 +267,9 @@ class LambdaProvider:
                                 provider=NAME, suggestion="try another GPU count, another provider, or later")
         if requested in with_room:
             return requested
-        if requested not in self._region_names():
+        if requested not in self._regions(self._account):
             raise UsageError(f"unknown Lambda Cloud region {requested!r}; regions: "
-                             f"{', '.join(self._region_names())}", provider=NAME)
+                             f"{', '.join(self._regions(self._account))}", provider=NAME)
         raise CapacityError(f"Lambda Cloud lists no capacity for {shape} in {requested}", scope=Scope.REGION,
                             region=requested, provider=NAME,
                             suggestion=f"regions with capacity now: {', '.join(with_room) or 'none'}")
@@ -374,9 +366,7 @@ class LambdaProvider:
     def _watch(self, instance_id: str, probe: Callable[[], tuple[bool, T]], what: str) -> PolledPending[T]:
         """An action Lambda has no operation for, followed by reading the instance with backoff; failed reads
         (Transient) are retried until the deadline, then Timeout (the action goes on)."""
-        def late(timeout: float) -> Timeout:
-            return still_running(f"the {what} of Lambda instance {instance_id} has not finished after {timeout:g}s; "
-                                 "it continues in the cloud", provider=NAME, instance_id=instance_id)
+        late = gave_up(f"the {what} of Lambda instance {instance_id}", provider=NAME, instance_id=instance_id)
         return PolledPending(instance_id, probe, Backoff(1.0 * self._scale, 15.0 * self._scale), on_timeout=late,
                              tolerate=(Transient,))
 
@@ -417,12 +407,9 @@ class LambdaProvider:
         except NotFound:  # the real API has no GET /reservations (a mock extension): nothing to list
             return []
 
-    def _region_names(self) -> tuple[str, ...]:
-        with self._lock:
-            if self._regions is None:
-                with translated():
-                    self._regions = tuple(r.name for r in self._client.list_regions())
-            return self._regions
+    def _read_regions(self, _account: str) -> tuple[str, ...]:
+        with translated():
+            return tuple(r.name for r in self._client.list_regions())
 
     def _after_failed_launch(self, native: NativeInstance | None, error: VmError) -> VmError:
         """A launch that ended unhealthy still bills: terminate it and say so. Other failures are returned."""

@@ -57,6 +57,7 @@ from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError,
 from ..hints import MARK, Command, Hint
 from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positive_number, setting, settings_of
 from ..kit.batch import read_many
+from ..kit.memo import Memo
 from ..kit.polling import scaled
 from ..kit.settings import table, texts
 from ..kit.shapes import GivenCatalog, offer
@@ -207,7 +208,7 @@ class NebiusProvider:
         self._config = config
         self._given_catalog = catalog
         self._region_of = {project: region for region, project in config.projects.items()}
-        self._sold: dict[tuple[str, bool], tuple[float, set[str]]] = {}  # (region, preemptible) -> (read at, shapes)
+        self._sold = Memo(self._read_platforms, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
@@ -311,7 +312,8 @@ class NebiusProvider:
                 reservation=policy, cloud_init_user_data=user_data, preemptible=spec.spot,
             )
         context = replace(context, instance_id=operation.resource_id)
-        return _OperationPending(operation, self.get_instance, context, on_failure=self._remove_failed)
+        return _OperationPending(operation, self.get_instance, context,
+                                 failed=lambda error, deadline: self._remove_failed(operation, error, deadline))
 
     def begin_destroy(self, instance_id: str) -> Pending[None]:
         """Delete an instance and its managed disks; an instance already gone gives a finished Pending."""
@@ -387,21 +389,19 @@ class NebiusProvider:
         """"platform/preset" of every preset the region's project may create (PlatformService.List, read again
         after PLATFORMS_TTL seconds times time_scale: a fleet's creates share one read); with `preemptible`,
         only on platforms allowed for preemptible VMs."""
-        key = (region, preemptible)
-        read_at, sold = self._sold.get(key, (-math.inf, set()))
-        if time.monotonic() - read_at < PLATFORMS_TTL * self._config.time_scale:
-            return sold
+        return self._sold((region, preemptible))
+
+    def _read_platforms(self, key: tuple[str, bool]) -> set[str]:
+        region, preemptible = key
         project = self._config.projects[region]
         with translated(ErrorContext(region=region, project=project)):
-            sold = {
+            return {
                 f"{p.metadata.name}/{preset.name}"
                 for p in self._client.list_platforms(project)
                 if p.metadata is not None
                 and (not preemptible or (p.status is not None and p.status.allowed_for_preemptibles))
                 for preset in (p.spec.presets if p.spec else ())
             }
-        self._sold[key] = (time.monotonic(), sold)
-        return sold
 
     def _shape_for(self, spec: CreateSpec) -> str:
         if spec.shape:
@@ -442,11 +442,15 @@ class NebiusProvider:
         raise CapacityError(f"none of the configured Nebius regions offers {shape}", scope=Scope.PROVIDER,
                             provider=NAME)
 
-    def _remove_failed(self, instance_id: str, error: VmError, deadline: float) -> None:
-        """Delete the instance Nebius keeps (STOPPED) after a failed create, waiting until `deadline`.
+    def _remove_failed(self, operation: Operation[Any], error: VmError, deadline: float) -> VmError:
+        """When the create operation itself failed (not a timeout or a failed poll), delete the instance Nebius
+        keeps (STOPPED), waiting until `deadline`; returns `error`.
 
         If it cannot be removed in time, `error` says so (its suggestion) instead of hiding the original error.
         """
+        if operation.error() is None:
+            return error
+        instance_id = operation.resource_id
         try:
             with translated(_about(instance_id)):
                 self._client.delete_instance(instance_id, wait_timeout=max(deadline - time.monotonic(), 0.0))
@@ -455,6 +459,7 @@ class NebiusProvider:
             error.hint = Hint.say(f"Nebius kept instance {instance_id} after the failed create and it is not gone "
                                   f"yet ({detail}); remove it with {{}}",
                                   Command.of("destroy", instance_id, "--provider", NAME))
+        return error
 
 
 WATCH_INTERVAL = 1.0
@@ -507,18 +512,10 @@ class _Prefetched:
 
 
 class _OperationPending(OperationPending[T]):
-    """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded.
-
-    `on_failure(resource_id, error, deadline)` runs when the operation itself failed (not on a timeout or a
-    failed poll), before the error is raised.
-    """
+    """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded; `failed` is
+    the kit's hook for a wait that raised (OperationPending)."""
 
     def __init__(self, operation: Operation[Any], finish: Callable[[str], T], context: ErrorContext, *,
-                 on_failure: Callable[[str, VmError, float], None] | None = None) -> None:
-        def failed(error: VmError, deadline: float) -> VmError:
-            if on_failure is not None and operation.error() is not None:
-                on_failure(operation.resource_id, error, deadline)
-            return error
-
+                 failed: Callable[[VmError, float], VmError] | None = None) -> None:
         super().__init__(operation, lambda: translated(context), id=operation.id, resource_id=operation.resource_id,
                          block=operation.wait, finish=lambda _answer: finish(operation.resource_id), failed=failed)

@@ -33,7 +33,8 @@ class AccountKeys:
     def __init__(self, *, find: Callable[[str], str | None], add: Callable[[str, str], str],
                  default: Callable[[], str]) -> None:
         self._find, self._add, self._default = find, add, default
-        self._names = Memo(lambda key: self._holding(key) if key else self._default())  # "" = the default key
+        # public key ("" = the default key) -> key name
+        self._names: Memo[str, str] = Memo(lambda key: self._holding(key) if key else self._default())
 
     def name_for(self, public_key: str | None) -> str:
         return self._names((public_key or "").strip())

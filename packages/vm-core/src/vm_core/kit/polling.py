@@ -16,8 +16,12 @@ class Policy(Protocol):
     """An SDK's backoff policy (RetryPolicy, PollPolicy): a dataclass with `initial` and `maximum` seconds."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
-    initial: float
-    maximum: float
+
+    @property
+    def initial(self) -> float: ...
+
+    @property
+    def maximum(self) -> float: ...
 
 
 P = TypeVar("P", bound=Policy)

@@ -522,8 +522,8 @@ class Account:
         self.keys = keys
         self.adds = 0
 
-    def find(self, public_key: str) -> str | None:
-        return next((name for name, key in self.keys.items() if key == public_key), None)
+    def listed(self) -> list[tuple[str, str]]:
+        return list(self.keys.items())
 
     def add(self, name: str, public_key: str) -> str:
         self.adds += 1
@@ -532,27 +532,37 @@ class Account:
         self.keys[name] = public_key
         return name
 
+    def keys_for(self, preferred: str | None = None, **kwargs: Any) -> AccountKeys:
+        return AccountKeys(**{"listed": self.listed, "add": self.add, "preferred": preferred, "title": "Toy",
+                              "provider": "toy", "add_at": "https://toy.example/keys", **kwargs})
+
 
 def test_account_keys_find_add_once_and_fall_back_to_the_default() -> None:
-    account = Account({"laptop": "ssh-ed25519 AAAA laptop"})
-    keys = AccountKeys(find=account.find, add=account.add, default=lambda: "laptop")
-    assert keys.name_for(None) == keys.name_for("  ") == "laptop"
+    account = Account({"laptop": "ssh-ed25519 AAAA laptop ", "ci": "ssh-ed25519 CCCC ci"})
+    keys = account.keys_for()
+    assert keys.name_for(None) == keys.name_for("  ") == "laptop"  # the account's first key
+    assert account.keys_for("ci").name_for(None) == "ci"
     assert keys.name_for(" ssh-ed25519 AAAA laptop ") == "laptop" and account.adds == 0
-    new = "ssh-ed25519 BBBB ci"
+    new = "ssh-ed25519 BBBB new"
     assert keys.name_for(new) == key_name(new) == keys.name_for(new) and account.adds == 1
     assert account.keys[key_name(new)] == new and key_name(new).startswith("vm-")
 
 
+def test_account_keys_without_a_usable_default_are_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="no SSH key named 'gone'; it has: laptop"):
+        Account({"laptop": "ssh-ed25519 AAAA"}).keys_for("gone").name_for(None)
+    with pytest.raises(ConfigError, match="the Toy account has no SSH key") as err:
+        Account({}).keys_for().name_for(None)
+    assert err.value.suggestion == "add one at https://toy.example/keys"
+
+
 def test_account_keys_find_a_key_another_process_added_first() -> None:
     racing = "ssh-ed25519 CCCC racing"
-    account = Account({})
-    finds = iter([None, "theirs"])  # not there when looked up, there once the add is refused
-    account.keys[key_name(racing)] = "a key of another process"
-    keys = AccountKeys(find=lambda _key: next(finds), add=account.add, default=lambda: "none")
-    assert keys.name_for(racing) == "theirs"
-    refusing = AccountKeys(find=lambda _key: None, add=account.add, default=lambda: "none")
+    account = Account({key_name(racing): "a key of another process"})
+    answers = iter([[], [("theirs", racing)]])  # not there when first listed, there once the add is refused
+    assert account.keys_for(listed=lambda: next(answers)).name_for(racing) == "theirs"
     with pytest.raises(UsageError, match="taken"):  # refused and still not there: the error stands
-        refusing.name_for(racing)
+        account.keys_for().name_for(racing)
 
 
 def test_an_api_keys_fingerprint_tells_keys_apart_without_showing_them() -> None:

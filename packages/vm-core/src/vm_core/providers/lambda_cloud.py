@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import default_catalog
-from ..errors import CapacityError, ConfigError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
+from ..errors import CapacityError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
 from ..hints import Command, Hint
 from ..kit import (
     Backoff,
@@ -155,10 +155,10 @@ class LambdaProvider:
         self._client = client
         self._request_interval = request_interval
         self._account = account
-        self._ssh_key_name = ssh_key_name
         self._ssh_public_key = ssh_public_key
         self._scale = time_scale
-        self._ssh_keys = AccountKeys(find=self._find_key, add=self._add_key, default=self._pick_default_key)
+        self._ssh_keys = AccountKeys(listed=self._listed_keys, add=self._add_key, preferred=ssh_key_name,
+                                     title="Lambda", provider=NAME, add_at="https://cloud.lambda.ai/ssh-keys")
         self._regions = Memo(self._read_regions)  # the account's regions, read once
 
     def __repr__(self) -> str:
@@ -282,25 +282,13 @@ class LambdaProvider:
                                                Command.of("offers", "--gpu", gpu, "--provider", NAME)))
         return found.region.name
 
-    def _pick_default_key(self) -> str:
-        """The configured key, else the account's first key; ConfigError when there is no key to use."""
+    def _listed_keys(self) -> list[tuple[str, str]]:
         with translated():
-            names = [k.name for k in self._client.list_ssh_keys()]
-        if self._ssh_key_name and self._ssh_key_name not in names:
-            raise ConfigError(f"the Lambda account has no SSH key named {self._ssh_key_name!r}; it has: "
-                              f"{', '.join(names) or 'none'}", provider=NAME)
-        if not names:
-            raise ConfigError("the Lambda account has no SSH key, and Lambda launches need one", provider=NAME,
-                              suggestion="add one at https://cloud.lambda.ai/ssh-keys")
-        return self._ssh_key_name or names[0]
+            return [(k.name, k.public_key) for k in self._client.list_ssh_keys()]
 
     def _add_key(self, name: str, public_key: str) -> str:
         with translated():
             return self._client.add_ssh_key(name, public_key).name
-
-    def _find_key(self, public_key: str) -> str | None:
-        with translated():
-            return next((k.name for k in self._client.list_ssh_keys() if k.public_key.strip() == public_key), None)
 
     # ---------------------------------------------------------------------------- destroy, reboot
     def begin_destroy(self, instance_id: str) -> Pending[None]:

@@ -339,14 +339,16 @@ def toy_instance(instance_id: str, state: InstanceState) -> Instance:
 
 
 def test_a_create_round_reads_once_and_sorts_running_ended_and_absent() -> None:
-    natives = {"up": "RUNNING", "boot": "CREATING", "dead": "ERROR", "stopped": "STOPPED", "stranger": "RUNNING"}
+    natives: dict[str, Any] = {"up": "RUNNING", "boot": "CREATING", "dead": "ERROR", "stopped": "STOPPED",
+                               "stranger": "RUNNING", "unread": SdkFull()}  # a batch get's per-id failure
     reads: list[list[str]] = []
 
-    def read(ids: list[str]) -> dict[str, str]:
+    def read(ids: list[str]) -> dict[str, Any]:
         reads.append(ids)
         return natives  # more than asked for: what was not asked for is left out
 
-    pendings = [Mine(i, toy_instance(i, InstanceState.CREATING)) for i in ("up", "boot", "dead", "stopped", "gone")]
+    followed = ("up", "boot", "dead", "stopped", "gone", "unread")
+    pendings = [Mine(i, toy_instance(i, InstanceState.CREATING)) for i in followed]
     pendings.append(Finished("foreign", toy_instance("foreign", InstanceState.CREATING)))  # another provider's
     converted: list[list[str]] = []
 
@@ -355,9 +357,9 @@ def test_a_create_round_reads_once_and_sorts_running_ended_and_absent() -> None:
         return [toy_instance(n, InstanceState.RUNNING) for n in found]
 
     round_ = create_round(pendings, Mine, read, state=lambda n: InstanceState(n.lower()), instances=instances)
-    assert reads == [["up", "boot", "dead", "stopped", "gone"]] and converted == [["RUNNING"]]
+    assert reads == [list(followed)] and converted == [["RUNNING"]]
     assert list(round_.running) == ["up"] and round_.ended == {"dead", "stopped"}
-    assert round_.absent == {"gone", "foreign"}
+    assert round_.absent == {"gone", "unread", "foreign"}
     assert {InstanceState.ERROR, InstanceState.STOPPED, InstanceState.PREEMPTED} <= ENDED
     assert InstanceState.CREATING not in ENDED and InstanceState.RUNNING not in ENDED
 

@@ -19,13 +19,14 @@ def create_round(pendings: Sequence[Pending[Instance]], own: type, read: Callabl
                  state: Callable[[N], InstanceState],
                  instances: Callable[[list[N]], list[Instance]]) -> CreateRound:
     """One round over `pendings`. The resource ids of the Pendings of class `own` (the provider's own) are read at
-    once: `read(ids)` maps each id the cloud shows to its native VM. A VM whose `state` is RUNNING is running
+    once: `read(ids)` maps each id the cloud shows to its native VM (an exception, as a batch get answers an id it
+    could not read, shows nothing). A VM whose `state` is RUNNING is running
     (`instances` converts all of those in one call, in order), one in ENDED has ended; ids the read does not
     show, and the Pendings of other classes, are absent (only their Pending can say how they end). Call it inside
     the adapter's error translation: `read` may raise SDK errors."""
     ids = list(dict.fromkeys(p.resource_id for p in pendings if isinstance(p, own)))
     wanted = set(ids)
-    found = {i: native for i, native in read(ids).items() if i in wanted}
+    found = {i: native for i, native in read(ids).items() if i in wanted and not isinstance(native, Exception)}
     states = {i: state(native) for i, native in found.items()}
     up = [i for i, s in states.items() if s is InstanceState.RUNNING]
     running = dict(zip(up, instances([found[i] for i in up]), strict=True))

@@ -45,7 +45,6 @@ Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` do
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -59,7 +58,7 @@ from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positi
 from ..kit.batch import read_many
 from ..kit.memo import Memo
 from ..kit.polling import scaled
-from ..kit.settings import table, texts
+from ..kit.settings import number, table, texts
 from ..kit.shapes import GivenCatalog, offer
 from ..kit.watch import create_round
 from ..model import CreateSpec, Instance, Offer, ReservationMode
@@ -97,11 +96,10 @@ def _subnets(raw: Any) -> dict[str, str] | str:
 def _block(block_id: str, terms: Any) -> CapacityBlock:
     try:
         block = CapacityBlock(block_id, str(terms["region"]), str(terms["platform"]),
-                              float(terms["price_per_gpu_hour"]))
+                              number(terms["price_per_gpu_hour"]))  # finite, 0 or more
     except (TypeError, KeyError, ValueError):
         block = None
-    if block is None or not (block.id and block.platform) or not math.isfinite(block.price_per_gpu_hour) \
-            or block.price_per_gpu_hour < 0:
+    if block is None or not (block.id and block.platform):
         raise ValueError(f"a table of blocks: {block_id!r} needs region, platform and a price_per_gpu_hour of 0 or "
                          "more")
     return block
@@ -277,11 +275,8 @@ class NebiusProvider:
         """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
         passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
         Pendings this provider did not make are absent: only they can say how they end (kit.create_round)."""
-        def read(ids: list[str]) -> dict[str, Any]:
-            return {i: n for i, n in self._client.batch_get_instances(ids).items() if not isinstance(n, Exception)}
-
         with translated():
-            return create_round(pendings, _OperationPending, read, state=instance_state,
+            return create_round(pendings, _OperationPending, self._client.batch_get_instances, state=instance_state,
                                 instances=lambda natives: [self._instance(n) for n in natives])
 
     # ------------------------------------------------------------------------------------------ lifecycle

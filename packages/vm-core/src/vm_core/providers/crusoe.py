@@ -47,13 +47,8 @@ from typing import Any, TypeVar
 from ..catalog import Catalog, ShapeEntry
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
 from ..hints import Command, Hint
-from ..kit import OperationPending, ShapesFile, optional_text, parse_settings, positive_number, setting, settings_of
-from ..kit.batch import chunks
-from ..kit.ids import id_check
-from ..kit.pending import Noted
-from ..kit.polling import scaled
-from ..kit.shapes import GivenCatalog, offer
-from ..kit.watch import create_round
+from ..kit import GivenCatalog, Noted, OperationPending, ShapesFile, chunks, create_round, id_check, offer, scaled
+from ..kit.settings import optional_text, parse_settings, positive_number, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting

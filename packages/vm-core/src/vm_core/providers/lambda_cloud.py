@@ -30,26 +30,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog import default_catalog
 from ..errors import CapacityError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
 from ..hints import Command, Hint
-from ..kit import (
-    Backoff,
-    Finished,
-    OperationPending,
-    PolledPending,
-    ShapesFile,
-    optional_text,
-    parse_settings,
-    positive_number,
-    seconds,
-    setting,
-    settings_of,
-)
+from ..kit import AccountKeys, Backoff, Finished, Memo, OperationPending, PolledPending, ShapesFile, create_round
 from ..kit.batch import Answers, batch_call, destroy_many
 from ..kit.hints import gave_up
 from ..kit.ids import id_check
-from ..kit.keys import AccountKeys, key_fingerprint
-from ..kit.memo import Memo
+from ..kit.keys import key_fingerprint
 from ..kit.polling import scaled
-from ..kit.watch import create_round
+from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
 from ..sshkeys import public_key_setting

@@ -54,13 +54,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog import Catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint
-from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positive_number, setting, settings_of
-from ..kit.batch import read_many
-from ..kit.memo import Memo
-from ..kit.polling import scaled
-from ..kit.settings import number, table, texts
-from ..kit.shapes import GivenCatalog, offer
-from ..kit.watch import create_round
+from ..kit import Finished, GivenCatalog, Memo, OperationPending, ShapesFile, create_round, offer, read_many, scaled
+from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
 from ..model import CreateSpec, Instance, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting

@@ -92,16 +92,13 @@ class CrusoeSettings:
                                 help="multiplies poll intervals (mock clouds only; default 1.0)")
 
 
-SETTINGS = settings_of(CrusoeSettings)
-
-
 @dataclass(frozen=True)
 class CrusoePlugin:
     """The `vm_core.providers` entry point of Crusoe."""
 
     name: str = NAME
     title: str = TITLE
-    settings: tuple[Setting, ...] = SETTINGS
+    settings: tuple[Setting, ...] = settings_of(CrusoeSettings)
     instance_id_pattern = ID_PATTERN
     instance_id_example = "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"
     create_concurrency = 32  # Crusoe documents no rate limit

@@ -146,16 +146,13 @@ class NebiusSettings:
         return subnet
 
 
-SETTINGS = settings_of(NebiusSettings)
-
-
 @dataclass(frozen=True)
 class NebiusPlugin:
     """The `vm_core.providers` entry point `nebius`."""
 
     name: str = NAME
     title: str = "Nebius AI Cloud"
-    settings: tuple[Setting, ...] = SETTINGS
+    settings: tuple[Setting, ...] = settings_of(NebiusSettings)
     instance_id_pattern = INSTANCE_ID_PREFIX + "[a-z0-9]{3,40}"
     instance_id_example = INSTANCE_ID_PREFIX + "e00hf93cfnsgaxygn3"
     create_concurrency = 32  # Nebius documents no rate limit

@@ -3,8 +3,8 @@ whole hint is a command (`vm ...`, `chmod ...`), or each command is between back
 runs the hints of many failures; this guards the ones no scenario reaches.
 
 Outside the CLI a hint that names a vm command is data (vm_core.hints: Hint.run / Hint.say with Command.of);
-here it is read as the CLI prints it. Only vm_core.cli spells `vm ...`: no other module has a vm command in a
-string (the adapters' hints, written as text, move to data with their error translation)."""
+here it is read as the CLI prints it. Only vm_core.cli spells `vm ...`: no other module, the adapters included,
+has a vm command in a string."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ VERBS = ("list", "get", "create", "stop", "start", "reboot", "destroy", "offers"
 COMMAND = re.compile(rf"(?<![\w`-])vm ({'|'.join(VERBS)})\b")
 ANY_COMMAND = re.compile(rf"(?<![\w-])vm ({'|'.join(VERBS)})\b")
 BACKTICKED = re.compile(r"`[^`]*`")
-NOT_YET_DATA = ("providers",)  # the adapters' own hints (see the module docstring)
 
 
 def _text(node: ast.expr) -> str | None:
@@ -97,7 +96,7 @@ def test_only_the_cli_spells_vm_commands() -> None:
 
 def _core_files() -> list[Path]:
     return [p for p in sorted(SOURCE.rglob("*.py"))
-            if p.relative_to(SOURCE).parts[0] not in ("cli", *NOT_YET_DATA)]
+            if p.relative_to(SOURCE).parts[0] != "cli"]
 
 
 def _strings(tree: ast.Module) -> list[ast.Constant]:
@@ -116,9 +115,9 @@ def test_the_scan_sees_a_spelled_command(tmp_path: Path) -> None:
 
 
 def test_hints_naming_vm_commands_are_data() -> None:
-    """Outside the adapters no hint is text naming a vm command: it is a Hint, so `-o json` gives its `next`."""
+    """No hint is text naming a vm command: it is a Hint, so `-o json` gives its `next`."""
     written = [(f"{path.relative_to(SOURCE)}:{node.lineno}", text)
-               for path in sorted(SOURCE.rglob("*.py")) if path.relative_to(SOURCE).parts[0] not in NOT_YET_DATA
+               for path in sorted(SOURCE.rglob("*.py"))
                for node in ast.walk(ast.parse(path.read_text(), str(path)))
                if isinstance(node, ast.keyword) and node.arg in ("suggestion", "again", "note")
                and isinstance(node.value, (ast.Constant, ast.JoinedStr)) and (text := _text(node.value))

@@ -1,34 +1,70 @@
-"""The provider kit (vm_core.kit) on its own: error tables, typed settings, poll_until and Pending blocks.
+"""The provider kit (vm_core.kit) on its own: error tables, typed settings, poll_until, Pending blocks, the
+create-watch round, batch plumbing, hints, memos and account keys.
 
 The adapters' tests (test_provider_*.py) prove the kit through the wire against the mock clouds; these pin the
 contracts the adapters rely on, with fake SDK exceptions and an injected sleep (no wall-clock dependence)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from vm_core.errors import CapacityError, ConfigError, NotFound, RateLimited, Scope, Timeout, Transient, VmError
+from vm_core.catalog import Catalog, ShapeEntry, default_catalog
+from vm_core.cli.hints import render
+from vm_core.errors import (
+    CapacityError,
+    ConfigError,
+    NotFound,
+    RateLimited,
+    Scope,
+    Timeout,
+    Transient,
+    UsageError,
+    VmError,
+)
+from vm_core.hints import Command, Hint
 from vm_core.kit import (
+    ENDED,
+    AccountKeys,
     Backoff,
     ErrorTable,
     Finished,
+    GivenCatalog,
+    Memo,
+    Noted,
     OperationPending,
     PolledPending,
     ShapesFile,
+    batch_call,
+    chunks,
+    create_round,
+    destroy_many,
+    follow,
+    gave_up,
+    id_check,
+    key_fingerprint,
+    offer,
     optional_text,
     parse_settings,
     poll_until,
     positive_number,
     rate_limited,
+    read_many,
     rule,
+    scaled,
     seconds,
     setting,
     settings_of,
+    still_running,
+    table,
+    texts,
     translated,
 )
 from vm_core.kit.errors import capacity
+from vm_core.kit.keys import key_name
+from vm_core.model import Instance, InstanceState, Offer
 
 
 class SdkError(Exception):
@@ -289,3 +325,248 @@ def test_shapes_are_the_providers_rows_of_its_file_read_once() -> None:
 
     first = Plugin().shapes
     assert first and {s.provider for s in first} == {"lambda"} and Plugin().shapes is first
+
+
+# ------------------------------------------------------------------------------------------ create watch
+class Mine(Finished[Instance]):
+    """A Pending of the toy provider (create_round recognises them by class)."""
+
+
+def toy_instance(instance_id: str, state: InstanceState) -> Instance:
+    return Instance(provider="toy", id=instance_id, name=instance_id, state=state, gpu="H100", gpu_count=1,
+                    region="r1", shape="h100.1x", reserved=False, reservation_id="", price_per_hour=1.0,
+                    created_at=None, public_ip="", ssh_user="ubuntu")
+
+
+def test_a_create_round_reads_once_and_sorts_running_ended_and_absent() -> None:
+    natives: dict[str, Any] = {"up": "RUNNING", "boot": "CREATING", "dead": "ERROR", "stopped": "STOPPED",
+                               "stranger": "RUNNING", "unread": SdkFull()}  # a batch get's per-id failure
+    reads: list[list[str]] = []
+
+    def read(ids: list[str]) -> dict[str, Any]:
+        reads.append(ids)
+        return natives  # more than asked for: what was not asked for is left out
+
+    followed = ("up", "boot", "dead", "stopped", "gone", "unread")
+    pendings = [Mine(i, toy_instance(i, InstanceState.CREATING)) for i in followed]
+    pendings.append(Finished("foreign", toy_instance("foreign", InstanceState.CREATING)))  # another provider's
+    converted: list[list[str]] = []
+
+    def instances(found: list[str]) -> list[Instance]:
+        converted.append(found)
+        return [toy_instance(n, InstanceState.RUNNING) for n in found]
+
+    round_ = create_round(pendings, Mine, read, state=lambda n: InstanceState(n.lower()), instances=instances)
+    assert reads == [list(followed)] and converted == [["RUNNING"]]
+    assert list(round_.running) == ["up"] and round_.ended == {"dead", "stopped"}
+    assert round_.absent == {"gone", "unread", "foreign"}
+    assert {InstanceState.ERROR, InstanceState.STOPPED, InstanceState.PREEMPTED} <= ENDED
+    assert InstanceState.CREATING not in ENDED and InstanceState.RUNNING not in ENDED
+
+
+# ------------------------------------------------------------------------------------------ batches
+def test_destroy_many_answers_malformed_ids_and_sends_the_rest_in_batches() -> None:
+    sent: list[list[str]] = []
+
+    def check(instance_id: str) -> None:
+        if not instance_id.startswith("vm-"):
+            raise UsageError(f"bad id {instance_id}")
+
+    def send(batch: list[str]) -> dict[str, Any]:
+        sent.append(batch)
+        return {i: Finished(i, None) for i in batch}
+
+    answers = destroy_many(["vm-1", "x", "vm-2", "vm-1", "vm-3"], check=check, limit=2, send=send)
+    assert sent == [["vm-1", "vm-2"], ["vm-3"]]  # each id once, in order, at most `limit` a call
+    assert isinstance(answers["x"], UsageError) and list(answers) == ["x", "vm-1", "vm-2", "vm-3"]
+    assert list(chunks([1, 2, 3, 4, 5], 2)) == [[1, 2], [3, 4], [5]] and list(chunks([], 3)) == []
+
+
+def test_a_batch_call_follows_what_goes_on_and_answers_a_failure_per_id() -> None:
+    followed = batch_call(["a", "b"], lambda: ["a"], lambda i: Finished(i, None), TABLE)
+    assert followed["a"].done() and followed["b"].wait(0.0) is None  # type: ignore[union-attr]
+
+    def fail() -> list[str]:
+        raise SdkNotFound()
+
+    failed = batch_call(["a", "b"], fail, lambda i: Finished(i, None), TABLE, Ctx(what="batch"))
+    assert failed["a"] is failed["b"] and isinstance(failed["a"], NotFound) and "no batch" in str(failed["a"])
+    with pytest.raises(SdkFull):  # a `passing` class is the caller's to handle
+        batch_call(["a"], lambda: (_ for _ in ()).throw(SdkFull()), lambda i: Finished(i, None), TABLE,
+                   passing=(SdkFull,))
+    with pytest.raises(KeyError):  # not an SDK error: a bug, re-raised
+        batch_call(["a"], lambda: {}["x"], lambda i: Finished(i, None), TABLE)
+
+
+def test_a_batch_read_maps_gone_ids_to_none_and_leaves_unknown_ones_out() -> None:
+    found = {"a": "native-a", "b": SdkGone(), "c": SdkFull()}
+    assert read_many(found, lambda n: f"vm {n}", gone=(SdkNotFound,)) == {"a": "vm native-a", "b": None}
+
+
+# ------------------------------------------------------------------------------------------ hints
+def test_an_action_that_goes_on_is_a_timeout_hinting_how_to_follow_it() -> None:
+    assert follow("toy", "vm-1") == Command.of("get", "vm-1", "--provider", "toy")
+    assert follow("toy") == Command.of("list", "--provider", "toy")
+    late = still_running("op 7 is slow", provider="toy", instance_id="vm-1", after=" (operation 7)")
+    assert isinstance(late, Timeout) and late.provider == "toy" and late.suggestion is None  # the CLI spells it
+    assert render(late.hint) == "follow it with `vm get vm-1 --provider toy` (operation 7)"  # type: ignore[arg-type]
+    timeout = gave_up("the restart of vm-2", provider="toy", instance_id="vm-2")(2.5)
+    assert timeout.message == "the restart of vm-2 has not finished after 2.5s; it continues in the cloud"
+    assert timeout.hint == Hint.say("follow it with {}", Command.of("get", "vm-2", "--provider", "toy"))
+
+
+# ------------------------------------------------------------------------------------------ small blocks
+def test_scaled_multiplies_a_policys_intervals_and_keeps_the_rest() -> None:
+    @dataclass(frozen=True)
+    class Policy:
+        initial: float = 1.0
+        maximum: float = 8.0
+        attempts: int = 5
+
+    assert scaled(Policy(), 0.5) == Policy(0.5, 4.0, 5)
+
+
+def test_a_noted_pending_explains_its_result_after_wait() -> None:
+    noted = Noted(Finished("vm-1", "on-demand"), lambda result: f"came back {result}")
+    assert (noted.id, noted.resource_id, noted.note, noted.done()) == ("vm-1", "vm-1", "", True)
+    assert noted.wait(1.0) == "on-demand" and noted.note == "came back on-demand"
+
+    def refuse(result: str) -> str:
+        raise CapacityError("not what was asked for")
+
+    with pytest.raises(CapacityError):
+        Noted(Finished("vm-2", "x"), refuse).wait(1.0)
+
+
+def test_an_offer_takes_its_rows_shape_and_the_given_catalog_wins_over_the_default() -> None:
+    row = ShapeEntry("toy", "H100", "h100.8x", 8, price_per_hour=20.0)
+    assert offer(row, "r1", 18.5, None, reservation_id="res-1") == Offer(
+        "toy", "r1", "H100", 8, "h100.8x", 18.5, None, reservation_id="res-1")
+
+    class Provider:
+        _catalog = GivenCatalog()
+
+        def __init__(self, given: Catalog | None) -> None:
+            self._given_catalog = given
+
+    mine = Catalog(default_catalog().gpus, (row,))
+    assert Provider(mine)._catalog is mine and Provider(None)._catalog is default_catalog()
+
+
+def test_an_id_check_refuses_an_id_its_pattern_does_not_match_whole() -> None:
+    check = id_check(r"vm-[0-9]+", "{id!r} is not a toy id", provider="toy")
+    assert check("vm-12") is None
+    for bad in ("vm-12x", "xvm-1", ""):
+        with pytest.raises(UsageError, match="is not a toy id"):
+            check(bad)
+
+
+def test_table_settings_parse_each_value_and_refuse_anything_else() -> None:
+    projects = texts("a region -> project table")
+    assert projects({"eu": "p-1"}) == {"eu": "p-1"}
+    for bad in ("p-1", {"eu": ""}, {"eu": 3}):
+        with pytest.raises(ValueError, match="a region -> project table"):
+            projects(bad)
+    assert texts("subnets", blank=True)({"eu": ""}) == {"eu": ""}
+    sized = table("sizes", lambda key, raw: int(raw))
+    assert sized({1: "2"}) == {"1": 2}
+
+
+# ------------------------------------------------------------------------------------------ memo, keys
+def test_a_memo_computes_once_per_key_until_its_ttl_runs_out() -> None:
+    now = [0.0]
+    calls: list[str] = []
+
+    def compute(key: str) -> str:
+        calls.append(key)
+        if key == "bad":
+            raise Transient("read failed")
+        return key.upper()
+
+    memo = Memo(compute, ttl=60.0, clock=lambda: now[0])
+    assert (memo("a"), memo("a"), memo("b")) == ("A", "A", "B") and calls == ["a", "b"]
+    now[0] = 59.0
+    assert memo("a") == "A" and calls == ["a", "b"]
+    now[0] = 60.0
+    assert memo("a") == "A" and calls == ["a", "b", "a"]  # read again after the ttl
+    for _ in range(2):  # a failed computation is not remembered
+        with pytest.raises(Transient):
+            memo("bad")
+    assert calls.count("bad") == 2
+
+
+def test_a_memo_computes_a_key_once_among_concurrent_callers() -> None:
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def slow(key: str) -> str:
+        calls.append(key)
+        started.set()
+        release.wait(5)
+        return key
+
+    memo: Memo[str, str] = Memo(slow)
+    first = threading.Thread(target=memo, args=("k",))
+    first.start()
+    started.wait(5)
+    second = threading.Thread(target=memo, args=("k",))
+    second.start()
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert calls == ["k"]
+
+
+class Account:
+    """A toy cloud account holding SSH keys by name; `add` refuses a name that is taken."""
+
+    def __init__(self, keys: dict[str, str]) -> None:
+        self.keys = keys
+        self.adds = 0
+
+    def listed(self) -> list[tuple[str, str]]:
+        return list(self.keys.items())
+
+    def add(self, name: str, public_key: str) -> str:
+        self.adds += 1
+        if name in self.keys:
+            raise UsageError(f"key name {name} is taken")
+        self.keys[name] = public_key
+        return name
+
+    def keys_for(self, preferred: str | None = None, **kwargs: Any) -> AccountKeys:
+        return AccountKeys(**{"listed": self.listed, "add": self.add, "preferred": preferred, "title": "Toy",
+                              "provider": "toy", "add_at": "https://toy.example/keys", **kwargs})
+
+
+def test_account_keys_find_add_once_and_fall_back_to_the_default() -> None:
+    account = Account({"laptop": "ssh-ed25519 AAAA laptop ", "ci": "ssh-ed25519 CCCC ci"})
+    keys = account.keys_for()
+    assert keys.name_for(None) == keys.name_for("  ") == "laptop"  # the account's first key
+    assert account.keys_for("ci").name_for(None) == "ci"
+    assert keys.name_for(" ssh-ed25519 AAAA laptop ") == "laptop" and account.adds == 0
+    new = "ssh-ed25519 BBBB new"
+    assert keys.name_for(new) == key_name(new) == keys.name_for(new) and account.adds == 1
+    assert account.keys[key_name(new)] == new and key_name(new).startswith("vm-")
+
+
+def test_account_keys_without_a_usable_default_are_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="no SSH key named 'gone'; it has: laptop"):
+        Account({"laptop": "ssh-ed25519 AAAA"}).keys_for("gone").name_for(None)
+    with pytest.raises(ConfigError, match="the Toy account has no SSH key") as err:
+        Account({}).keys_for().name_for(None)
+    assert err.value.suggestion == "add one at https://toy.example/keys"
+
+
+def test_account_keys_find_a_key_another_process_added_first() -> None:
+    racing = "ssh-ed25519 CCCC racing"
+    account = Account({key_name(racing): "a key of another process"})
+    answers = iter([[], [("theirs", racing)]])  # not there when first listed, there once the add is refused
+    assert account.keys_for(listed=lambda: next(answers)).name_for(racing) == "theirs"
+    with pytest.raises(UsageError, match="taken"):  # refused and still not there: the error stands
+        account.keys_for().name_for(racing)
+
+
+def test_an_api_keys_fingerprint_tells_keys_apart_without_showing_them() -> None:
+    one, two = key_fingerprint("secret-one"), key_fingerprint("secret-two")
+    assert one != two and one.startswith("key sha256:") and "secret" not in one and len(one) == len("key sha256:") + 16

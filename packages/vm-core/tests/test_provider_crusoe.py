@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from mock_clouds.core.models import Faults, OpKind, Provider, WorldState
 from vm_core.catalog import default_catalog
+from vm_core.cli.hints import render
 from vm_core.errors import (
     AuthError,
     CapacityError,
@@ -219,7 +220,7 @@ def test_timeout_says_the_operation_continues_and_how_to_follow_it(
     with pytest.raises(Timeout) as err:
         pending.wait(0.01)
     assert pending.id in err.value.message and "continues in the cloud" in err.value.message
-    assert f"vm get {pending.resource_id} --provider crusoe" in (err.value.suggestion or "")
+    assert err.value.hint is not None and f"vm get {pending.resource_id} --provider crusoe" in render(err.value.hint)
     assert [vm.id for vm in vms_named(slow, "slow")] == [pending.resource_id]  # the wait cancelled nothing
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import lambda_sdk as sdk
 import pytest
 from mock_clouds.core.models import Capacity, Faults, Provider, Quota, WorldState
+from vm_core.cli.hints import render
 from vm_core.errors import (
     AuthError,
     CapacityError,
@@ -366,7 +367,7 @@ def test_a_wait_deadline_is_a_timeout_and_the_launch_goes_on(mock_clouds_factory
     pending = provider.begin_create(spec("slow"))
     with pytest.raises(Timeout, match="continues in the cloud") as err:
         pending.wait(0.01)
-    assert pending.resource_id in (err.value.suggestion or "")
+    assert err.value.hint is not None and f"vm get {pending.resource_id} --provider lambda" in render(err.value.hint)
     assert provider.find_instance("slow").state is InstanceState.CREATING
 
 

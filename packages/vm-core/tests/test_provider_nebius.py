@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mock_clouds.core.faults import FaultInjector
 from mock_clouds.core.models import Faults, OpKind, Provider, Quota, VMState
+from vm_core.cli.hints import render
 from vm_core.errors import (
     AuthError,
     CapacityError,
@@ -26,6 +27,7 @@ from vm_core.errors import (
     UsageError,
     VmError,
 )
+from vm_core.hints import Command
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
 from vm_core.provider import (
     Paced,
@@ -364,7 +366,7 @@ def test_a_wait_that_times_out_leaves_the_operation_running(nebius: NebiusProvid
     with pytest.raises(Timeout) as err:
         pending.wait(0.0)
     assert pending.id in err.value.message and "continues in the cloud" in err.value.message
-    assert pending.resource_id in (err.value.suggestion or "")
+    assert err.value.hint is not None and pending.resource_id in render(err.value.hint)
     assert pending.wait(WAIT).state is InstanceState.RUNNING  # the cloud went on
     nebius.begin_destroy(pending.resource_id).wait(WAIT)
 
@@ -501,3 +503,27 @@ def test_state_map() -> None:
     scheduling = Instance(status=InstanceStatus(state=native.STOPPED, reconciling=True))
     assert instance_state(scheduling) is InstanceState.CREATING
     assert instance_state(Instance()) is InstanceState.UNKNOWN  # no status yet
+
+
+def test_a_failed_creates_instance_that_cannot_be_removed_is_named_with_the_command_that_removes_it(
+        nebius: NebiusProvider, mock_clouds: Any) -> None:
+    """The cleanup after a failed create deletes the instance Nebius keeps; when the delete fails, the error's
+    hint (data, spelled by the CLI) says the instance is still there and how to remove it."""
+    vm = nebius.begin_create(spec("husk-kept")).wait(WAIT)
+
+    class FailedCreate:  # the create operation of `vm`, as it looks once it failed
+        resource_id = vm.id
+
+        def error(self) -> str:
+            return "NotEnoughResources"
+
+    error = CapacityError("no room", provider="nebius")
+    mock_clouds.world.configure_faults(NEBIUS, Faults(error_rate=1.0, seed=3))  # every call refused
+    try:
+        assert nebius._remove_failed(FailedCreate(), error, time.monotonic() + WAIT) is error  # type: ignore[arg-type]
+    finally:
+        mock_clouds.world.configure_faults(NEBIUS, Faults())
+    assert error.hint is not None and render(error.hint).startswith(f"Nebius kept instance {vm.id} after the failed")
+    assert render(error.hint).endswith(f"remove it with `vm destroy {vm.id} --provider nebius`")
+    assert error.hint.commands == (Command.of("destroy", vm.id, "--provider", "nebius"),)
+    nebius.begin_destroy(vm.id).wait(WAIT)

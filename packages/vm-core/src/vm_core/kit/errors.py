@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from ..errors import CapacityError, RateLimited, Scope, VmError
@@ -46,6 +46,14 @@ class ErrorTable(Generic[C]):
             if factory is not None:
                 return factory(exc, self.default if context is None else context)
         return None
+
+    def answers(self, ids: Iterable[str], exc: Exception, context: C | None = None) -> dict[str, VmError]:
+        """Every id answered with the vm-core error of `exc`, the failure of one call about all of them; `exc`
+        itself is re-raised when the table does not list it (a bug)."""
+        error = self.translate(exc, context)
+        if error is None:
+            raise exc
+        return dict.fromkeys(ids, error)
 
     def translated(self, context: C | None = None) -> contextlib.AbstractContextManager[None]:
         """`translated(self, context)`, as a method (adapters bind it once: `translated = ERRORS.translated`)."""

@@ -1,8 +1,8 @@
 """Pending building blocks: one over an SDK operation, one polling a resource where the cloud has no operation,
 and one for an action already finished.
 
-Both satisfy vm_core.provider.Pending. Adapters subclass `OperationPending` (without adding behaviour) when they
-need to recognise their own Pendings, e.g. in `poll_creates`.
+All satisfy vm_core.provider.Pending; `Noted` wraps one to give it a `note`. Adapters subclass `OperationPending`
+(without adding behaviour) when they need to recognise their own Pendings, e.g. in `poll_creates`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import VmError
+from ..provider import Pending
 from .polling import Backoff, poll_until
 
 T = TypeVar("T")
@@ -123,3 +124,23 @@ class PolledPending(_OnResource, Generic[T]):
     def wait(self, timeout: float) -> T:
         return poll_until(self._probe, timeout, self._interval, tolerate=self._tolerate,
                           on_timeout=lambda: self._on_timeout(timeout))
+
+
+class Noted(_OnResource, Generic[T]):
+    """A Pending whose `note` (the Explained protocol) is `explain(result)` once `wait` returned ("" until then);
+    `explain` may raise instead, when the result is not what was asked for after all. `id` and `resource_id` are
+    the wrapped Pending's."""
+
+    def __init__(self, pending: Pending[T], explain: Callable[[T], str]) -> None:
+        self._pending = pending
+        self._id, self._resource_id = pending.id, pending.resource_id
+        self._explain = explain
+        self.note = ""
+
+    def done(self) -> bool:
+        return self._pending.done()
+
+    def wait(self, timeout: float) -> T:
+        result = self._pending.wait(timeout)
+        self.note = self._explain(result)
+        return result

@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class Policy(Protocol):
+    """An SDK's backoff policy (RetryPolicy, PollPolicy): a dataclass with `initial` and `maximum` seconds."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def initial(self) -> float: ...
+
+    @property
+    def maximum(self) -> float: ...
+
+
+P = TypeVar("P", bound=Policy)
+
+
+def scaled(policy: P, factor: float) -> P:
+    """`policy` with its `initial` and `maximum` multiplied by `factor` (a plugin's `time_scale`)."""
+    return dataclasses.replace(policy, initial=policy.initial * factor, maximum=policy.maximum * factor)
 
 
 @dataclass(frozen=True, slots=True)

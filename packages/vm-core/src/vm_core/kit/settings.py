@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from ..provider import Setting
 
 S = TypeVar("S")
+V = TypeVar("V")
 Parser = Callable[[Any], Any]  # raises ValueError (its message says what is wanted) for a bad value
 
 _META = "vm_core.setting"
@@ -56,6 +57,26 @@ def positive_number(raw: Any) -> float:
 
 def seconds(raw: Any) -> float:
     return number(raw)
+
+
+def table(wanted: str, value: Callable[[str, Any], V]) -> Callable[[Any], dict[str, V]]:
+    """A parser of a table setting (a TOML table): its keys as text, each value `value(key, raw)` (which raises
+    ValueError for a bad one); anything but a table is a ValueError saying `wanted`."""
+    def parse(raw: Any) -> dict[str, V]:
+        if not isinstance(raw, Mapping):
+            raise ValueError(wanted)
+        return {str(key): value(str(key), item) for key, item in raw.items()}
+    return parse
+
+
+def texts(wanted: str, *, blank: bool = False) -> Callable[[Any], dict[str, str]]:
+    """A parser of a table of texts (region -> project id...), each non-empty unless `blank`; else ValueError
+    saying `wanted`."""
+    def text_value(_key: str, item: Any) -> str:
+        if not isinstance(item, str) or not (item or blank):
+            raise ValueError(wanted)
+        return item
+    return table(wanted, text_value)
 
 
 def setting(*, env: str = "", secret: bool = False, help: str = "", default: Any = dataclasses.MISSING,

@@ -1,11 +1,13 @@
-"""A plugin's `shapes` (its rows of the GPU catalog) from a TOML file next to its module, read on first use."""
+"""A plugin's `shapes` (its rows of the GPU catalog) from a TOML file next to its module, read on first use, and
+the offers of those rows."""
 
 from __future__ import annotations
 
 import threading
 from importlib import resources
 
-from ..catalog import ShapeEntry, read_shapes
+from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
+from ..model import Offer
 
 
 class ShapesFile:
@@ -25,3 +27,19 @@ class ShapesFile:
                 source = resources.files(self._package).joinpath(self._filename)
                 self._shapes = read_shapes(self._provider, source)
             return self._shapes
+
+
+class GivenCatalog:
+    """The provider attribute `_catalog`: the catalog the provider was given (its `_given_catalog`, None for the
+    default one), else vm's default catalog, parsed on first use (a provider listing no VMs never needs it)."""
+
+    def __get__(self, provider: object, owner: type | None = None) -> Catalog:
+        given: Catalog | None = getattr(provider, "_given_catalog", None)
+        return given or default_catalog()
+
+
+def offer(shape: ShapeEntry, region: str, price_per_hour: float, capacity: int | None, *, available: bool = True,
+          reservation_id: str = "", spot: bool = False) -> Offer:
+    """The Offer of a catalog row in `region`: provider, GPU, GPU count and shape are the row's."""
+    return Offer(shape.provider, region, shape.gpu, shape.gpu_count, shape.shape, price_per_hour, capacity,
+                 available=available, reservation_id=reservation_id, spot=spot)

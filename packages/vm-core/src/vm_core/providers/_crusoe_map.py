@@ -17,12 +17,13 @@ from ..errors import (
     NotFound,
     QuotaError,
     Scope,
-    Timeout,
     Transient,
     Unsupported,
     VmError,
 )
+from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
+from ..kit.hints import still_running
 from ..model import InstanceState, ReservationMode, ReservationRequest
 
 NAME = "crusoe"
@@ -87,7 +88,8 @@ def reservation_spec(request: ReservationRequest, gpu: str) -> Any:
 
     if request.mode is ReservationMode.AUTO and request.strict:
         raise Unsupported("Crusoe cannot require a reservation without naming one; pass --reservation ID",
-                          provider=NAME, suggestion=f"`vm offers --gpu {gpu} --provider crusoe` lists reservations")
+                          provider=NAME, suggestion=Hint.say("{} lists reservations", Command.of(
+                              "offers", "--gpu", gpu, "--provider", NAME)))
     specs: dict[ReservationMode, Callable[[], Any]] = {
         ReservationMode.AUTO: LowestCost,
         ReservationMode.NONE: OnDemand,
@@ -108,17 +110,17 @@ class ErrorContext:
 
 def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
     where = f" in {ctx.region}" if ctx.region else ""
-    offers = f"`vm offers --gpu {ctx.gpu} --provider crusoe` lists capacity" if ctx.gpu else "or later"
+    offers = Command.of("offers", "--gpu", ctx.gpu, "--provider", NAME)
     return CapacityError(f"Crusoe is out of stock{where}: {exc.message}", scope=Scope.REGION, region=ctx.region,
-                         provider=NAME, suggestion=f"try another region: {offers}")
+                         provider=NAME, suggestion=Hint.say("try another region: {} lists capacity", offers)
+                         if ctx.gpu else "try another region: or later")
 
 
 def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
     target = f" on instance {ctx.resource_id}" if ctx.resource_id else ""
-    follow = f"`vm get {ctx.resource_id} --provider crusoe`" if ctx.resource_id else "`vm list --provider crusoe`"
-    return Timeout(f"Crusoe operation {exc.operation_id}{target} did not finish within {exc.timeout:g}s; it "
-                   f"continues in the cloud", provider=NAME,
-                   suggestion=f"follow it with {follow} (operation id {exc.operation_id})")
+    return still_running(f"Crusoe operation {exc.operation_id}{target} did not finish within {exc.timeout:g}s; it "
+                         "continues in the cloud", provider=NAME, instance_id=ctx.resource_id,
+                         after=f" (operation id {exc.operation_id})")
 
 
 def _plain(cls: type[VmError], what: str) -> Factory[ErrorContext]:

@@ -25,7 +25,9 @@ from ..errors import (
     UsageError,
     VmError,
 )
+from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
+from ..kit.hints import follow, still_running
 from ..model import Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import ReservationInfo
 
@@ -123,15 +125,13 @@ def _not_found(exc: Any, where: Where) -> NotFound:
 
 def _lost_response(exc: Any, where: Where) -> Transient:
     return Transient(f"no answer from Lambda Cloud ({exc}); the request may have taken effect", provider=NAME,
-                     suggestion="look the instance up by name (`vm list --provider lambda`) before launching it again")
+                     suggestion=Hint.say("look the instance up by name ({}) before launching it again", follow(NAME)))
 
 
 def _timeout(exc: Any, where: Where) -> Timeout:
     last = exc.last_status.value if exc.last_status else "unknown"
-    return Timeout(
-        f"Lambda instance {exc.instance_id} is not active after {exc.timeout:g}s (last status: {last}); "
-        "the launch continues in the cloud",
-        provider=NAME, suggestion=f"follow it with `vm get {exc.instance_id} --provider lambda`")
+    return still_running(f"Lambda instance {exc.instance_id} is not active after {exc.timeout:g}s (last status: "
+                         f"{last}); the launch continues in the cloud", provider=NAME, instance_id=exc.instance_id)
 
 
 # ------------------------------------------------------------------------------------------------- states
@@ -152,6 +152,12 @@ def _states() -> dict[InstanceStatus, InstanceState]:
 
 def state_of(status: InstanceStatus) -> InstanceState:
     return _states().get(status, InstanceState.UNKNOWN)
+
+
+def launch_state(native: NativeInstance) -> InstanceState:
+    """The state of a launch followed to running: an active instance is running once it has its IP."""
+    state = state_of(native.status)
+    return InstanceState.CREATING if state is InstanceState.RUNNING and not native.ip else state
 
 
 def restart_in_progress(native: NativeInstance) -> bool:
@@ -208,8 +214,8 @@ def launch_reservation_id(request: ReservationRequest, gpu: str) -> str:
         return request.reservation_id
     if request.mode is ReservationMode.AUTO and request.strict:
         raise Unsupported("Lambda Cloud cannot pick a reservation automatically", provider=NAME,
-                          suggestion=f"name one with --reservation ID (`vm offers --gpu {gpu} --provider lambda` lists"
-                                     " them), or drop --strict")
+                          suggestion=Hint.say("name one with --reservation ID ({} lists them), or drop --strict",
+                                              Command.of("offers", "--gpu", gpu, "--provider", NAME)))
     return ""
 
 

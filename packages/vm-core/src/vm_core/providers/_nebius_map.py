@@ -34,12 +34,13 @@ from ..errors import (
     NotFound,
     QuotaError,
     Scope,
-    Timeout,
     Transient,
     UsageError,
     VmError,
 )
+from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
+from ..kit.hints import still_running
 from ..model import Instance, InstanceState, ReservationMode, ReservationRequest
 
 SSH_USER = "ubuntu"  # the login of the Ubuntu images vm boots; cloud-init installs the key for it
@@ -189,15 +190,13 @@ def _capacity(exc: Any, ctx: ErrorContext) -> VmError:
             scope=Scope.RESERVATION, region=ctx.region, provider=NAME,
             suggestion="use on-demand capacity (`--reservation auto` without --strict) or another block",
         )
+    offers = Command.of("offers", "--gpu", ctx.gpu, "--provider", NAME)
     return CapacityError(
         f"Nebius has no capacity for {requested} in {where} ({exc.message})",
         scope=Scope.REGION, region=ctx.region, provider=NAME,
-        suggestion=f"try another region or GPU count, or later{_offers_hint(ctx.gpu)}",
+        suggestion=Hint.say("try another region or GPU count, or later ({} lists where it is sold)", offers)
+        if ctx.gpu else "try another region or GPU count, or later",
     )
-
-
-def _offers_hint(gpu: str) -> str:
-    return f" (`vm offers --gpu {gpu} --provider nebius` lists where it is sold)" if gpu else ""
 
 
 def _quota(exc: Any, ctx: ErrorContext) -> VmError:
@@ -234,11 +233,8 @@ def _invalid(exc: Any, ctx: ErrorContext) -> VmError:
 
 
 def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
-    follow = f"`vm get {ctx.instance_id} --provider nebius`" if ctx.instance_id else "`vm list --provider nebius`"
-    return Timeout(
-        f"Nebius operation {exc.operation_id} not finished after {exc.timeout:g} s; it continues in the cloud",
-        provider=NAME, suggestion=f"follow it with {follow}",
-    )
+    return still_running(f"Nebius operation {exc.operation_id} not finished after {exc.timeout:g} s; it continues in "
+                         "the cloud", provider=NAME, instance_id=ctx.instance_id)
 
 
 def _table() -> dict[type[BaseException], Factory[ErrorContext]]:

@@ -40,14 +40,15 @@ private half of. It satisfies the API (and the mocks); set your own key to log i
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..catalog import Catalog, ShapeEntry, default_catalog
+from ..catalog import Catalog, ShapeEntry
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
-from ..kit import OperationPending, ShapesFile, optional_text, parse_settings, positive_number, setting, settings_of
+from ..hints import Command, Hint
+from ..kit import GivenCatalog, Noted, OperationPending, ShapesFile, chunks, create_round, id_check, offer, scaled
+from ..kit.settings import optional_text, parse_settings, positive_number, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting
@@ -72,9 +73,7 @@ REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest
 # rate limit; its own clients poll operations every 1 to 2 s (research crusoe.md section 4).
 POLL_INTERVAL = 1.0
 IDS_PER_LISTING = 100  # ids in one `ids=` filter: 3.7 KB of query, well under common URL limits
-# VM states a create never passes through on its way to running: the create has failed.
-_NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
-                           InstanceState.TERMINATED, InstanceState.ERROR})
+ID_PATTERN = r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a UUID
 PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
 
 
@@ -93,17 +92,14 @@ class CrusoeSettings:
                                 help="multiplies poll intervals (mock clouds only; default 1.0)")
 
 
-SETTINGS = settings_of(CrusoeSettings)
-
-
 @dataclass(frozen=True)
 class CrusoePlugin:
     """The `vm_core.providers` entry point of Crusoe."""
 
     name: str = NAME
     title: str = TITLE
-    settings: tuple[Setting, ...] = SETTINGS
-    instance_id_pattern = r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    settings: tuple[Setting, ...] = settings_of(CrusoeSettings)
+    instance_id_pattern = ID_PATTERN
     instance_id_example = "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"
     create_concurrency = 32  # Crusoe documents no rate limit
     debug_loggers = ("crusoe_sdk",)
@@ -140,11 +136,7 @@ def policies(time_scale: float) -> tuple[Any, Any]:
     """The SDK's (PollPolicy, RetryPolicy) with every interval multiplied by `time_scale`."""
     from crusoe_sdk import PollPolicy, RetryPolicy
 
-    poll, retry = PollPolicy(), RetryPolicy()
-    return (
-        PollPolicy(initial=poll.initial * time_scale, maximum=poll.maximum * time_scale),
-        RetryPolicy(initial=retry.initial * time_scale, maximum=retry.maximum * time_scale),
-    )
+    return scaled(PollPolicy(), time_scale), scaled(RetryPolicy(), time_scale)
 
 
 class CrusoePending(OperationPending[T]):
@@ -165,6 +157,7 @@ class CrusoeProvider:
     """
 
     name = NAME
+    _catalog = GivenCatalog()  # the catalog given, else the default one
 
     def __init__(self, client: Any, *, ssh_public_key: str = PLACEHOLDER_SSH_KEY,
                  catalog: Catalog | None = None, poll_interval: float = POLL_INTERVAL) -> None:
@@ -173,11 +166,6 @@ class CrusoeProvider:
         self._ssh_public_key = ssh_public_key
         self._given_catalog = catalog
         self._prices: dict[str, float | None] = {}  # reservation id -> $/GPU-h (contract prices do not move)
-
-    @property
-    def _catalog(self) -> Catalog:
-        """The catalog given, else the default one, parsed on first use (listing no VMs never needs it)."""
-        return self._given_catalog or default_catalog()
 
     def __repr__(self) -> str:
         return f"CrusoeProvider({self._client!r})"
@@ -225,25 +213,13 @@ class CrusoeProvider:
         """One listing of the project filtered by id (SupportsCreateWatch; one call per IDS_PER_LISTING ids, which
         keeps the query short and the answer small in a busy project): VMs running, VMs in a state no create passes
         through (ended), and VMs the listing does not show (absent: a failed create removes its VM). Pendings
-        this provider did not make are absent: only they can say how they end."""
-        wanted = {p.resource_id for p in pendings if isinstance(p, CrusoePending)}
-        foreign = {p.resource_id for p in pendings} - wanted
-        running: dict[str, Instance] = {}
-        ended: set[str] = set()
-        seen: set[str] = set()
-        ids = sorted(wanted)
+        this provider did not make are absent: only they can say how they end (kit.create_round)."""
+        def listed(ids: list[str]) -> dict[str, Any]:
+            return {vm.id: vm for part in chunks(ids, IDS_PER_LISTING) for vm in self._client.list_instances(ids=part)}
+
         with translated():
-            for vm in (vm for start in range(0, len(ids), IDS_PER_LISTING)
-                       for vm in self._client.list_instances(ids=ids[start:start + IDS_PER_LISTING])):
-                if vm.id not in wanted:
-                    continue
-                seen.add(vm.id)
-                state = instance_state(vm.state)
-                if state is InstanceState.RUNNING:
-                    running[vm.id] = self._instance(vm)
-                elif state in _NOT_CREATING:
-                    ended.add(vm.id)
-        return CreateRound(running, frozenset(ended), frozenset((wanted - seen) | foreign))
+            return create_round(pendings, CrusoePending, listed, state=lambda vm: instance_state(vm.state),
+                                instances=lambda vms: [self._instance(vm) for vm in vms])
 
     # ------------------------------------------------------------------------------------------ create
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -295,8 +271,8 @@ class CrusoeProvider:
             usable = [r for r in usable if r.id == request.reservation_id]
             if not usable:
                 raise NotFound(f"no reservation {request.reservation_id} for {shape.shape} in this project",
-                               provider=NAME,
-                               suggestion=f"`vm offers --gpu {shape.gpu} --provider crusoe` lists reservations")
+                               provider=NAME, suggestion=Hint.say("{} lists reservations", Command.of(
+                                   "offers", "--gpu", shape.gpu, "--provider", NAME)))
         zones = self._zones()
         with_room = (r for r in usable if r.free_quantity >= max(1, shape.gpu_count))
         zone = next((z for r in with_room for z in _zones_of(r.locations, zones)), None)
@@ -338,12 +314,12 @@ class CrusoeProvider:
             full = f" (full: {', '.join(r.id for r in usable)})" if usable else ""
             raise CapacityError(f"no reservation {vm.name} may use has room for {vm.type} in {vm.location}"
                                 f"{full}; not started", scope=Scope.REGION, region=vm.location, provider=NAME,
-                                suggestion=f"vm start {instance_id} --provider {NAME}")
+                                suggestion=Hint.run("start", instance_id, "--provider", NAME))
         pending = self._act(self._client.begin_start_instance, instance_id, self._instance)
         reserved_price = self._prices.get(usable[0].id) if usable else None
         fallback = _Fallback(usable[0].id, reserved_price * shape.gpu_count if reserved_price else None, strict) \
             if usable else None
-        return _StartPending(pending, fallback)
+        return Noted(pending, fallback.check if fallback else lambda _instance: "")
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
         """`hard`: RESET (a hard reset; the VM keeps its reservation). Else STOP, then START (the API has no
@@ -371,9 +347,9 @@ class CrusoeProvider:
             reservations = self._reservations()
             reserved = [(s, r) for s in shapes for r in self._usable_reservations(s, reservations) if r.free_quantity]
             zones = self._zones() if reserved else []
-        offers = [_on_demand_offer(s, loc, qty) for s in shapes for (kind, loc), qty in capacity.items()
-                  if kind == s.shape]
-        offers += [offer for s, r in reserved for offer in self._reserved_offers(s, r, zones)]
+        offers = [offer(s, zone, s.price_per_hour or 0.0, qty, available=qty > 0)
+                  for s in shapes for (kind, zone), qty in capacity.items() if kind == s.shape]
+        offers += [o for s, r in reserved for o in self._reserved_offers(s, r, zones)]
         return sorted(offers, key=lambda o: (o.price_per_hour, o.region, o.shape))
 
     def _reserved_offers(self, shape: ShapeEntry, reservation: Any, zones: list[str]) -> list[Offer]:
@@ -381,10 +357,8 @@ class CrusoeProvider:
         if per_gpu is None or shape.gpu_count < 1:
             return []
         capacity = reservation.free_quantity // shape.gpu_count
-        return [Offer(provider=NAME, region=zone, gpu=shape.gpu, gpu_count=shape.gpu_count, shape=shape.shape,
-                      price_per_hour=round(per_gpu * shape.gpu_count, 4), capacity=capacity,
-                      available=capacity > 0, reservation_id=reservation.id)
-                for zone in _zones_of(reservation.locations, zones)]
+        return [offer(shape, zone, round(per_gpu * shape.gpu_count, 4), capacity, available=capacity > 0,
+                      reservation_id=reservation.id) for zone in _zones_of(reservation.locations, zones)]
 
     # ------------------------------------------------------------------------------------------ reservations
     def list_reservations(self) -> list[ReservationInfo]:
@@ -467,40 +441,8 @@ class _Fallback:
         if self.strict:
             raise CapacityError(f"{instance.name or instance.id} {note} (it filled up during the start); the VM"
                                 " is running on-demand", scope=Scope.REGION, region=instance.region,
-                                provider=NAME, suggestion=f"vm stop {instance.id} --provider {NAME}")
+                                provider=NAME, suggestion=Hint.run("stop", instance.id, "--provider", NAME))
         return note
-
-
-class _StartPending:
-    """A START whose `note` (the Explained protocol) says, once wait() returned, that the VM came back
-    on-demand although a reservation it may use exists."""
-
-    def __init__(self, pending: Pending[Instance], fallback: _Fallback | None) -> None:
-        self._pending = pending
-        self._fallback = fallback
-        self.note = ""
-
-    @property
-    def id(self) -> str:
-        return self._pending.id
-
-    @property
-    def resource_id(self) -> str:
-        return self._pending.resource_id
-
-    def done(self) -> bool:
-        return self._pending.done()
-
-    def wait(self, timeout: float) -> Instance:
-        instance = self._pending.wait(timeout)
-        if self._fallback is not None:
-            self.note = self._fallback.check(instance)
-        return instance
-
-
-def _on_demand_offer(shape: ShapeEntry, zone: str, quantity: int) -> Offer:
-    return Offer(provider=NAME, region=zone, gpu=shape.gpu, gpu_count=shape.gpu_count, shape=shape.shape,
-                 price_per_hour=shape.price_per_hour or 0.0, capacity=quantity, available=quantity > 0)
 
 
 def _zones_of(regions: Iterable[str], zones: list[str]) -> list[str]:
@@ -517,8 +459,4 @@ def _price(text: str) -> float | None:
         return None
 
 
-def _check_id(instance_id: str) -> None:
-    try:
-        uuid.UUID(instance_id)
-    except ValueError:
-        raise UsageError(f"{instance_id!r} is not a Crusoe instance id (a UUID)", provider=NAME) from None
+_check_id = id_check(ID_PATTERN, "{id!r} is not a Crusoe instance id (a UUID)", provider=NAME)

@@ -23,28 +23,20 @@ Importing this module imports neither lambda_sdk nor requests; `connect` does.
 
 from __future__ import annotations
 
-import hashlib
-import re
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import default_catalog
-from ..errors import CapacityError, ConfigError, NotFound, Scope, Timeout, Transient, Unsupported, UsageError, VmError
-from ..kit import (
-    Backoff,
-    Finished,
-    OperationPending,
-    PolledPending,
-    ShapesFile,
-    optional_text,
-    parse_settings,
-    positive_number,
-    seconds,
-    setting,
-    settings_of,
-)
+from ..errors import CapacityError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
+from ..hints import Command, Hint
+from ..kit import AccountKeys, Backoff, Finished, Memo, OperationPending, PolledPending, ShapesFile, create_round
+from ..kit.batch import Answers, batch_call, destroy_many
+from ..kit.hints import gave_up
+from ..kit.ids import id_check
+from ..kit.keys import key_fingerprint
+from ..kit.polling import scaled
+from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
 from ..sshkeys import public_key_setting
@@ -57,7 +49,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_INSTANCE_ID = re.compile(r"[0-9a-f]{32}")
+ID_PATTERN = r"[0-9a-f]{32}"
 _MAX_NAME = 64
 _GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
 # Seconds between two listings that follow launches (times time_scale): a third of the account's 1 request/s,
@@ -102,7 +94,7 @@ class LambdaPlugin:
     name = NAME
     title = "Lambda Cloud"
     settings = settings_of(LambdaSettings)
-    instance_id_pattern = r"[0-9a-f]{32}"
+    instance_id_pattern = ID_PATTERN
     instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
     debug_loggers = ("lambda_sdk",)
@@ -124,20 +116,11 @@ class LambdaPlugin:
         client = LambdaClient(
             config.api_key, base_url=config.api_endpoint,
             rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
-            retry=RetryPolicy(initial=1.0 * scale, maximum=30.0 * scale),
-            poll=PollPolicy(initial=5.0 * scale, maximum=30.0 * scale),
+            retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
-                              time_scale=scale, account=key_fingerprint(config.api_key),
+                              time_scale=scale, account=key_fingerprint(config.api_key),  # the API has no account id
                               request_interval=config.request_interval * _HEADROOM)
-
-
-def key_fingerprint(api_key: str) -> str:
-    """Lambda accounts have no id in the API: the account is the key's owner. A SHA-256 prefix of the key
-    tells two keys apart without revealing either."""
-    import hashlib
-
-    return "key sha256:" + hashlib.sha256(api_key.encode()).hexdigest()[:16]
 
 
 plugin = LambdaPlugin()
@@ -159,12 +142,11 @@ class LambdaProvider:
         self._client = client
         self._request_interval = request_interval
         self._account = account
-        self._ssh_key_name = ssh_key_name
         self._ssh_public_key = ssh_public_key
         self._scale = time_scale
-        self._lock = threading.Lock()  # guards the lookups below, each made once
-        self._ssh_keys: dict[str, str] = {}  # public key ("" = the default key) -> key name
-        self._regions: tuple[str, ...] | None = None
+        self._ssh_keys = AccountKeys(listed=self._listed_keys, add=self._add_key, preferred=ssh_key_name,
+                                     title="Lambda", provider=NAME, add_at="https://cloud.lambda.ai/ssh-keys")
+        self._regions = Memo(self._read_regions)  # the account's regions, read once
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
@@ -214,7 +196,7 @@ class LambdaProvider:
             return []
         with translated():
             types = self._client.instance_types()
-        return [*lm.on_demand_offers(shapes, types, self._region_names()),
+        return [*lm.on_demand_offers(shapes, types, self._regions(self._account)),
                 *lm.reserved_offers(shapes, types, self._reservations())]
 
     # ------------------------------------------------------------------------------------- create
@@ -228,7 +210,7 @@ class LambdaProvider:
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
-        ssh_key = self._ssh_key_for(spec.ssh_public_key or self._ssh_public_key)
+        ssh_key = self._ssh_keys.name_for(spec.ssh_public_key or self._ssh_public_key)
         if reservation_id:
             region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:
@@ -247,17 +229,15 @@ class LambdaProvider:
         """One listing of the account (SupportsCreateWatch): launches active with an IP (as `wait` returns them),
         launches that can no longer become active (ended: `wait` terminates an unhealthy one and says so), and
         launches the listing does not show (absent). Pendings this provider did not make are absent: only they
-        can say how they end."""
-        from lambda_sdk.models import FAILED_STATUSES, InstanceStatus
-
+        can say how they end (kit.create_round)."""
         launches = {p.resource_id: p for p in pendings if isinstance(p, _Launch)}
-        foreign = {p.resource_id for p in pendings} - launches.keys()
+
+        def running(natives: list[NativeInstance]) -> list[Instance]:
+            return [launches[n.id].launched(i) for n, i in zip(natives, self._to_instances(natives), strict=True)]
+
         with translated():
-            natives = [n for page in self._client.list_instances().by_page() for n in page if n.id in launches]
-        active = [n for n in natives if n.status is InstanceStatus.ACTIVE and n.ip]
-        running = {n.id: launches[n.id].launched(i) for n, i in zip(active, self._to_instances(active), strict=True)}
-        ended = frozenset(n.id for n in natives if n.status in FAILED_STATUSES)
-        return CreateRound(running, ended, frozenset((launches.keys() - {n.id for n in natives}) | foreign))
+            return create_round(pendings, _Launch, lambda _ids: {n.id: n for n in self._client.list_instances()},
+                                state=lm.launch_state, instances=running)
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
         """The requested region if Lambda lists capacity there, else the first region that has some."""
@@ -274,9 +254,9 @@ class LambdaProvider:
                                 provider=NAME, suggestion="try another GPU count, another provider, or later")
         if requested in with_room:
             return requested
-        if requested not in self._region_names():
+        if requested not in self._regions(self._account):
             raise UsageError(f"unknown Lambda Cloud region {requested!r}; regions: "
-                             f"{', '.join(self._region_names())}", provider=NAME)
+                             f"{', '.join(self._regions(self._account))}", provider=NAME)
         raise CapacityError(f"Lambda Cloud lists no capacity for {shape} in {requested}", scope=Scope.REGION,
                             region=requested, provider=NAME,
                             suggestion=f"regions with capacity now: {', '.join(with_room) or 'none'}")
@@ -285,49 +265,17 @@ class LambdaProvider:
         found = next((r for r in self._reservations() if r.id == reservation_id), None)
         if found is None or found.region is None:
             raise NotFound(f"no Lambda reservation {reservation_id} is visible to this account", provider=NAME,
-                           suggestion=f"check the id (`vm offers --gpu {gpu} --provider lambda` lists reservations), or"
-                                      " give --region")
+                           suggestion=Hint.say("check the id ({} lists reservations), or give --region",
+                                               Command.of("offers", "--gpu", gpu, "--provider", NAME)))
         return found.region.name
 
-    def _ssh_key_for(self, public_key: str | None) -> str:
-        """The name of the SSH key to launch with: the one holding `public_key` (added if new), else the
-        configured key, else the account's first key. Looked up once per key, one thread at a time (concurrent
-        creates must not add the same key twice). Raises ConfigError when there is no key to use."""
-        wanted = (public_key or "").strip()
-        with self._lock:
-            if wanted not in self._ssh_keys:
-                self._ssh_keys[wanted] = self._key_holding(wanted) if wanted else self._pick_default_key()
-            return self._ssh_keys[wanted]
-
-    def _pick_default_key(self) -> str:
+    def _listed_keys(self) -> list[tuple[str, str]]:
         with translated():
-            names = [k.name for k in self._client.list_ssh_keys()]
-        if self._ssh_key_name and self._ssh_key_name not in names:
-            raise ConfigError(f"the Lambda account has no SSH key named {self._ssh_key_name!r}; it has: "
-                              f"{', '.join(names) or 'none'}", provider=NAME)
-        if not names:
-            raise ConfigError("the Lambda account has no SSH key, and Lambda launches need one", provider=NAME,
-                              suggestion="add one at https://cloud.lambda.ai/ssh-keys")
-        return self._ssh_key_name or names[0]
+            return [(k.name, k.public_key) for k in self._client.list_ssh_keys()]
 
-    def _key_holding(self, public_key: str) -> str:
-        """The account's key with this public key, added under a name derived from the key if missing."""
-        found = self._find_key(public_key)
-        if found is not None:
-            return found
-        try:
-            with translated():
-                return self._client.add_ssh_key("vm-" + hashlib.sha256(public_key.encode()).hexdigest()[:12],
-                                                public_key).name
-        except UsageError:  # another process added it first (the name is taken), or the key is invalid
-            found = self._find_key(public_key)
-            if found is None:
-                raise
-            return found
-
-    def _find_key(self, public_key: str) -> str | None:
+    def _add_key(self, name: str, public_key: str) -> str:
         with translated():
-            return next((k.name for k in self._client.list_ssh_keys() if k.public_key.strip() == public_key), None)
+            return self._client.add_ssh_key(name, public_key).name
 
     # ---------------------------------------------------------------------------- destroy, reboot
     def begin_destroy(self, instance_id: str) -> Pending[None]:
@@ -346,31 +294,19 @@ class LambdaProvider:
         maps to a Pending (terminating; finished when it was already gone) or to its error: UsageError for a
         malformed id, Unsupported for a reserved instance (Lambda refuses the whole call then: the reserved ids
         are found in one listing and the others sent again), the call's error when a call failed."""
-        answers: dict[str, Pending[None] | VmError] = {}
-        valid: list[str] = []
-        for instance_id in dict.fromkeys(instance_ids):
-            try:
-                _check_id(instance_id)
-                valid.append(instance_id)
-            except UsageError as exc:
-                answers[instance_id] = exc
-        for start in range(0, len(valid), BATCH_DESTROY_LIMIT):
-            answers.update(self._terminate_batch(valid[start:start + BATCH_DESTROY_LIMIT]))
-        return answers
+        return destroy_many(instance_ids, check=_check_id, limit=BATCH_DESTROY_LIMIT, send=self._terminate_batch)
 
-    def _terminate_batch(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
+    def _terminate_batch(self, ids: list[str]) -> Answers:
         """One terminate call; when a reserved id made Lambda refuse it, one listing to find the reserved ids and
         one more call for the others. Should the listing not tell which id is reserved, each id is sent alone."""
         from lambda_sdk import ReservedInstanceError
 
         try:
-            return self._terminated(ids, self._client.terminate_instances(ids))
+            return self._terminate(ids, passing=(ReservedInstanceError,))
         except ReservedInstanceError:
             return self._terminate_around_reserved(ids)
-        except Exception as exc:
-            return self._call_failed(ids, exc)
 
-    def _terminate_around_reserved(self, ids: list[str]) -> dict[str, Pending[None] | VmError]:
+    def _terminate_around_reserved(self, ids: list[str]) -> Answers:
         """Lambda refused the batch `ids` because one is reserved: find which with one listing, refuse those and
         send the others again (each alone when the listing shows none reserved)."""
         from lambda_sdk import ReservedInstanceError
@@ -379,42 +315,25 @@ class LambdaProvider:
             wanted = set(ids)
             reserved = [n.id for n in self._client.list_instances() if n.id in wanted and n.is_reserved]
         except Exception as exc:
-            return self._call_failed(ids, exc)
+            return dict(lm.ERRORS.answers(ids, exc))
         if not reserved:
-            answers: dict[str, Pending[None] | VmError] = {}
-            for one in ids:
-                answers.update(self._terminate_alone(one))
-            return answers
+            return {i: answer for one in ids for i, answer in self._terminate([one], Where(instance_id=one)).items()}
         others = [i for i in ids if i not in reserved]
-        refused: dict[str, Pending[None] | VmError] = {i: lm.reserved_refusal(i) for i in reserved}
+        refused: Answers = {i: lm.reserved_refusal(i) for i in reserved}
         try:
-            return {**refused, **self._terminated(others, self._client.terminate_instances(others))}
+            return {**refused, **self._terminate(others, passing=(ReservedInstanceError,))}
         except ReservedInstanceError:  # refused again: none of these is reserved by the listing, so they failed
             again = VmError("Lambda refused to terminate these instances as reserved, although its listing shows "
                             "them on-demand; nothing was terminated", provider=NAME,
                             suggestion="run the destroy again")
             return {**refused, **dict.fromkeys(others, again)}
-        except Exception as exc:
-            return {**refused, **self._call_failed(others, exc)}
 
-    def _terminate_alone(self, instance_id: str) -> dict[str, Pending[None] | VmError]:
-        try:
-            return self._terminated([instance_id], self._client.terminate_instances([instance_id]))
-        except Exception as exc:
-            return self._call_failed([instance_id], exc, Where(instance_id=instance_id))
-
-    def _terminated(self, ids: list[str], terminated: list[NativeInstance]) -> dict[str, Pending[None] | VmError]:
-        """Ids Lambda answered `terminating` are followed; the others were already gone."""
-        going = {n.id for n in terminated}
-        return {i: self._termination(i) if i in going else Finished(i, None) for i in ids}
-
-    @staticmethod
-    def _call_failed(ids: list[str], exc: Exception, where: Where = Where()) -> dict[str, Pending[None] | VmError]:  # noqa: B008
-        """Every id answered with the call's error (re-raised when it is not a lambda_sdk error: a bug)."""
-        error = lm.to_vm_error(exc, where)
-        if error is None:
-            raise exc
-        return dict.fromkeys(ids, error)
+    def _terminate(self, ids: list[str], where: Where | None = None, *,
+                   passing: tuple[type[Exception], ...] = ()) -> Answers:
+        """One terminate call (kit.batch_call): the ids Lambda answered `terminating` are followed, the others
+        were already gone; a failed call answers every id with its error, but for a `passing` class."""
+        return batch_call(ids, lambda: [n.id for n in self._client.terminate_instances(ids)], self._termination,
+                          lm.ERRORS, where, passing=passing)
 
     def _termination(self, instance_id: str) -> PolledPending[None]:
         return self._watch(instance_id, lambda: (self._is_gone(instance_id), None), "termination")
@@ -422,10 +341,7 @@ class LambdaProvider:
     def _watch(self, instance_id: str, probe: Callable[[], tuple[bool, T]], what: str) -> PolledPending[T]:
         """An action Lambda has no operation for, followed by reading the instance with backoff; failed reads
         (Transient) are retried until the deadline, then Timeout (the action goes on)."""
-        def late(timeout: float) -> Timeout:
-            return Timeout(f"the {what} of Lambda instance {instance_id} has not finished after {timeout:g}s; it "
-                           "continues in the cloud", provider=NAME,
-                           suggestion=f"follow it with `vm get {instance_id} --provider lambda`")
+        late = gave_up(f"the {what} of Lambda instance {instance_id}", provider=NAME, instance_id=instance_id)
         return PolledPending(instance_id, probe, Backoff(1.0 * self._scale, 15.0 * self._scale), on_timeout=late,
                              tolerate=(Transient,))
 
@@ -466,12 +382,9 @@ class LambdaProvider:
         except NotFound:  # the real API has no GET /reservations (a mock extension): nothing to list
             return []
 
-    def _region_names(self) -> tuple[str, ...]:
-        with self._lock:
-            if self._regions is None:
-                with translated():
-                    self._regions = tuple(r.name for r in self._client.list_regions())
-            return self._regions
+    def _read_regions(self, _account: str) -> tuple[str, ...]:
+        with translated():
+            return tuple(r.name for r in self._client.list_regions())
 
     def _after_failed_launch(self, native: NativeInstance | None, error: VmError) -> VmError:
         """A launch that ended unhealthy still bills: terminate it and say so. Other failures are returned."""
@@ -481,7 +394,8 @@ class LambdaProvider:
             self.begin_destroy(native.id)
         except VmError as cleanup:
             return VmError(f"{error.message}; terminating it failed: {cleanup.message}", provider=NAME,
-                           suggestion=cleanup.suggestion or f"destroy it: `vm destroy {native.id} --provider lambda`")
+                           suggestion=cleanup.hint or Hint.say("destroy it: {}", Command.of(
+                               "destroy", native.id, "--provider", NAME)))
         return VmError(f"{error.message}; it was terminated", provider=NAME,
                        suggestion="try again, or another region or provider")
 
@@ -507,10 +421,8 @@ class _Launch(OperationPending[Instance]):
 
 
 # --------------------------------------------------------------------------------------- input checks
-def _check_id(instance_id: str) -> None:
-    if not _INSTANCE_ID.fullmatch(instance_id or ""):
-        raise UsageError(f"malformed Lambda instance id {instance_id!r}: Lambda ids are 32 lowercase hex digits",
-                         provider=NAME)
+_check_id = id_check(ID_PATTERN, "malformed Lambda instance id {id!r}: Lambda ids are 32 lowercase hex digits",
+                     provider=NAME)
 
 
 def _checked_name(name: str) -> str:

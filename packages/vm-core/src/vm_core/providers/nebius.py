@@ -45,17 +45,18 @@ Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` do
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..catalog import Catalog, default_catalog
+from ..catalog import Catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
-from ..kit import Finished, OperationPending, ShapesFile, parse_settings, positive_number, setting, settings_of
-from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
+from ..hints import MARK, Command, Hint
+from ..kit import Finished, GivenCatalog, Memo, OperationPending, ShapesFile, create_round, offer, read_many, scaled
+from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
+from ..model import CreateSpec, Instance, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
@@ -64,10 +65,9 @@ from ._nebius_map import NAME, SSH_USER, ErrorContext, instance_state, reservati
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
 if TYPE_CHECKING:
-    from nebius_sdk import Backoff, NebiusClient, Operation
+    from nebius_sdk import NebiusClient, Operation
 
 T = TypeVar("T")
-B = TypeVar("B", bound="Backoff")  # the SDK's RetryPolicy or PollPolicy
 
 TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 PROJECT_ENV = "NEBIUS_PROJECT_ID"
@@ -84,34 +84,17 @@ class CapacityBlock:
     price_per_gpu_hour: float
 
 
-def _projects(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, Mapping) or not all(isinstance(v, str) and v for v in raw.values()):
-        raise ValueError("a table (map each region to a project id)")
-    return {str(region): project for region, project in raw.items()}
-
-
 def _subnets(raw: Any) -> dict[str, str] | str:
-    if isinstance(raw, str):
-        return raw.strip()
-    if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
-        return {str(region): subnet for region, subnet in raw.items()}
-    raise ValueError("a subnet id or a region -> subnet id table")
-
-
-def _capacity_blocks(raw: Any) -> dict[str, CapacityBlock]:
-    if not isinstance(raw, Mapping):
-        raise ValueError("a table mapping each block id to {region, platform, price_per_gpu_hour}")
-    return {str(block_id): _block(str(block_id), terms) for block_id, terms in raw.items()}
+    return raw.strip() if isinstance(raw, str) else texts("a subnet id or a region -> subnet id table", blank=True)(raw)
 
 
 def _block(block_id: str, terms: Any) -> CapacityBlock:
     try:
         block = CapacityBlock(block_id, str(terms["region"]), str(terms["platform"]),
-                              float(terms["price_per_gpu_hour"]))
+                              number(terms["price_per_gpu_hour"]))  # finite, 0 or more
     except (TypeError, KeyError, ValueError):
         block = None
-    if block is None or not (block.id and block.platform) or not math.isfinite(block.price_per_gpu_hour) \
-            or block.price_per_gpu_hour < 0:
+    if block is None or not (block.id and block.platform):
         raise ValueError(f"a table of blocks: {block_id!r} needs region, platform and a price_per_gpu_hour of 0 or "
                          "more")
     return block
@@ -125,7 +108,7 @@ class NebiusSettings:
     token: str = setting(env=TOKEN_ENV, secret=True, help="IAM access token (`nebius iam get-access-token`)")
     endpoint: str = setting(default=DEFAULT_ENDPOINT, help=f"compute API host:port (default {DEFAULT_ENDPOINT})")
     project_id: str = setting(env=PROJECT_ENV, help="default project (project-...); its region is tried first")
-    projects: dict[str, str] = setting(default_factory=dict, parse=_projects,
+    projects: dict[str, str] = setting(default_factory=dict, parse=texts("a table (map each region to a project id)"),
                                        help="region -> project id, one project per region")
     subnet_id: dict[str, str] | str = setting(
         default="", parse=_subnets,
@@ -133,7 +116,8 @@ class NebiusSettings:
     time_scale: float = setting(default=1.0, parse=positive_number,
                                 help="multiplies retry and poll intervals (default 1)")
     capacity_blocks: dict[str, CapacityBlock] = setting(
-        default_factory=dict, parse=_capacity_blocks,
+        default_factory=dict, parse=table("a table mapping each block id to {region, platform, price_per_gpu_hour}",
+                                          _block),
         help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
              "(the API has no price)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
@@ -162,16 +146,13 @@ class NebiusSettings:
         return subnet
 
 
-SETTINGS = settings_of(NebiusSettings)
-
-
 @dataclass(frozen=True)
 class NebiusPlugin:
     """The `vm_core.providers` entry point `nebius`."""
 
     name: str = NAME
     title: str = "Nebius AI Cloud"
-    settings: tuple[Setting, ...] = SETTINGS
+    settings: tuple[Setting, ...] = settings_of(NebiusSettings)
     instance_id_pattern = INSTANCE_ID_PREFIX + "[a-z0-9]{3,40}"
     instance_id_example = INSTANCE_ID_PREFIX + "e00hf93cfnsgaxygn3"
     create_concurrency = 32  # Nebius documents no rate limit
@@ -193,14 +174,9 @@ class NebiusPlugin:
         config = parse_settings(NebiusSettings, settings, title=self.title, provider=NAME)
         client = NebiusClient(
             config.token, target=config.endpoint, parent_id=config.project_id,
-            retry=_scaled(DEFAULT_RETRY, config.time_scale),
-            poll=_scaled(DEFAULT_POLL, config.time_scale),
+            retry=scaled(DEFAULT_RETRY, config.time_scale), poll=scaled(DEFAULT_POLL, config.time_scale),
         )
         return NebiusProvider(client, config)
-
-
-def _scaled(backoff: B, scale: float) -> B:
-    return replace(backoff, initial=backoff.initial * scale, maximum=backoff.maximum * scale)
 
 
 plugin = NebiusPlugin()
@@ -215,18 +191,14 @@ class NebiusProvider:
     """
 
     name = NAME
+    _catalog = GivenCatalog()  # the catalog given, else the default one
 
     def __init__(self, client: NebiusClient, config: NebiusSettings, catalog: Catalog | None = None) -> None:
         self._client = client
         self._config = config
         self._given_catalog = catalog
         self._region_of = {project: region for region, project in config.projects.items()}
-        self._sold: dict[tuple[str, bool], tuple[float, set[str]]] = {}  # (region, preemptible) -> (read at, shapes)
-
-    @property
-    def _catalog(self) -> Catalog:
-        """The catalog given, else the default one, parsed on first use (listing no VMs never needs it)."""
-        return self._given_catalog or default_catalog()
+        self._sold = Memo(self._read_platforms, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
 
     def __repr__(self) -> str:
         return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
@@ -267,13 +239,7 @@ class NebiusProvider:
 
         with translated():
             found = self._client.batch_get_instances(list(instance_ids))
-        read: dict[str, Instance | None] = {}
-        for instance_id, item in found.items():
-            if isinstance(item, NativeNotFound):
-                read[instance_id] = None
-            elif not isinstance(item, Exception):
-                read[instance_id] = self._instance(item)
-        return read
+        return read_many(found, self._instance, gone=(NativeNotFound,))
 
     @property
     def poll_interval(self) -> float:
@@ -300,21 +266,10 @@ class NebiusProvider:
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
         """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
         passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
-        Pendings this provider did not make are absent: only they can say how they end."""
-        ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
-        foreign = {p.resource_id for p in pendings} - set(ids)
+        Pendings this provider did not make are absent: only they can say how they end (kit.create_round)."""
         with translated():
-            found = self._client.batch_get_instances(ids)
-        natives = {i: native for i, native in found.items() if not isinstance(native, Exception)}
-        running: dict[str, Instance] = {}
-        ended: set[str] = set()
-        for instance_id, native in natives.items():
-            state = instance_state(native)
-            if state is InstanceState.RUNNING:
-                running[instance_id] = self._instance(native)
-            elif state in _NOT_CREATING:
-                ended.add(instance_id)
-        return CreateRound(running, frozenset(ended), frozenset((set(ids) - natives.keys()) | foreign))
+            return create_round(pendings, _OperationPending, self._client.batch_get_instances, state=instance_state,
+                                instances=lambda natives: [self._instance(n) for n in natives])
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -344,7 +299,8 @@ class NebiusProvider:
                 reservation=policy, cloud_init_user_data=user_data, preemptible=spec.spot,
             )
         context = replace(context, instance_id=operation.resource_id)
-        return _OperationPending(operation, self.get_instance, context, on_failure=self._remove_failed)
+        return _OperationPending(operation, self.get_instance, context,
+                                 failed=lambda error, deadline: self._remove_failed(operation, error, deadline))
 
     def begin_destroy(self, instance_id: str) -> Pending[None]:
         """Delete an instance and its managed disks; an instance already gone gives a finished Pending."""
@@ -369,7 +325,7 @@ class NebiusProvider:
         and a stop + start is not one."""
         if hard:
             raise Unsupported("Nebius AI Cloud has no hard reset; its only reboot is a stop then a start",
-                              provider=NAME, suggestion=f"vm reboot {instance_id} --provider {NAME}")
+                              provider=NAME, suggestion=Hint.run("reboot", instance_id, "--provider", NAME))
         return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
 
     # ------------------------------------------------------------------------------------------ offers
@@ -383,17 +339,11 @@ class NebiusProvider:
         found = []
         for region in self._config.projects:
             sold = self._shapes_sold(region)
-            found += [
-                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, e.price_per_hour, capacity=None)
-                for e in entries
-                if e.shape in sold and e.price_per_hour is not None  # the catalog prices every Nebius shape
-            ]
-            found += [
-                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, round(b.price_per_gpu_hour * e.gpu_count, 4),
-                      capacity=None, reservation_id=b.id)
-                for b in self._config.capacity_blocks.values() if b.region == region
-                for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform
-            ]
+            found += [offer(e, region, e.price_per_hour, None) for e in entries
+                      if e.shape in sold and e.price_per_hour is not None]  # the catalog prices every Nebius shape
+            found += [offer(e, region, round(b.price_per_gpu_hour * e.gpu_count, 4), None, reservation_id=b.id)
+                      for b in self._config.capacity_blocks.values() if b.region == region
+                      for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform]
         return found
 
     def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
@@ -407,11 +357,8 @@ class NebiusProvider:
         found = []
         for region in self._config.projects if entries else ():
             sold = self._shapes_sold(region, preemptible=True)
-            found += [
-                Offer(NAME, region, e.gpu, e.gpu_count, e.shape, e.spot_price_per_hour, capacity=None, spot=True)
-                for e in entries
-                if e.shape in sold and e.spot_price_per_hour is not None
-            ]
+            found += [offer(e, region, e.spot_price_per_hour, None, spot=True) for e in entries
+                      if e.shape in sold and e.spot_price_per_hour is not None]
         return found
 
     # ------------------------------------------------------------------------------------------ internals
@@ -429,21 +376,19 @@ class NebiusProvider:
         """"platform/preset" of every preset the region's project may create (PlatformService.List, read again
         after PLATFORMS_TTL seconds times time_scale: a fleet's creates share one read); with `preemptible`,
         only on platforms allowed for preemptible VMs."""
-        key = (region, preemptible)
-        read_at, sold = self._sold.get(key, (-math.inf, set()))
-        if time.monotonic() - read_at < PLATFORMS_TTL * self._config.time_scale:
-            return sold
+        return self._sold((region, preemptible))
+
+    def _read_platforms(self, key: tuple[str, bool]) -> set[str]:
+        region, preemptible = key
         project = self._config.projects[region]
         with translated(ErrorContext(region=region, project=project)):
-            sold = {
+            return {
                 f"{p.metadata.name}/{preset.name}"
                 for p in self._client.list_platforms(project)
                 if p.metadata is not None
                 and (not preemptible or (p.status is not None and p.status.allowed_for_preemptibles))
                 for preset in (p.spec.presets if p.spec else ())
             }
-        self._sold[key] = (time.monotonic(), sold)
-        return sold
 
     def _shape_for(self, spec: CreateSpec) -> str:
         if spec.shape:
@@ -475,8 +420,8 @@ class NebiusProvider:
                                  suggestion="add its project to the profile's `projects` table")
             if shape not in self._shapes_sold(wanted):
                 raise CapacityError(f"Nebius offers no {shape} in {wanted}", scope=Scope.REGION, region=wanted,
-                                    provider=NAME, suggestion=f"`vm offers --gpu {gpu} --provider nebius` lists where"
-                                                              " it is sold")
+                                    provider=NAME, suggestion=Hint.say("{} lists where it is sold", Command.of(
+                                        "offers", "--gpu", gpu, "--provider", NAME)))
             return wanted
         for region in regions:
             if shape in self._shapes_sold(region):
@@ -484,25 +429,28 @@ class NebiusProvider:
         raise CapacityError(f"none of the configured Nebius regions offers {shape}", scope=Scope.PROVIDER,
                             provider=NAME)
 
-    def _remove_failed(self, instance_id: str, error: VmError, deadline: float) -> None:
-        """Delete the instance Nebius keeps (STOPPED) after a failed create, waiting until `deadline`.
+    def _remove_failed(self, operation: Operation[Any], error: VmError, deadline: float) -> VmError:
+        """When the create operation itself failed (not a timeout or a failed poll), delete the instance Nebius
+        keeps (STOPPED), waiting until `deadline`; returns `error`.
 
         If it cannot be removed in time, `error` says so (its suggestion) instead of hiding the original error.
         """
+        if operation.error() is None:
+            return error
+        instance_id = operation.resource_id
         try:
             with translated(_about(instance_id)):
                 self._client.delete_instance(instance_id, wait_timeout=max(deadline - time.monotonic(), 0.0))
         except VmError as cleanup:
-            error.suggestion = (f"Nebius kept instance {instance_id} after the failed create and it is not gone "
-                                f"yet ({cleanup.message}); remove it with `vm destroy {instance_id} --provider "
-                                "nebius`")
+            detail = cleanup.message.replace(MARK, "{ }")  # the cloud's words are prose, not a command's mark
+            error.hint = Hint.say(f"Nebius kept instance {instance_id} after the failed create and it is not gone "
+                                  f"yet ({detail}); remove it with {{}}",
+                                  Command.of("destroy", instance_id, "--provider", NAME))
+        return error
 
 
 WATCH_INTERVAL = 1.0
 PLATFORMS_TTL = 60.0  # seconds a PlatformService.List answer is reused (times time_scale)
-# Instance states a create never passes through on its way to running: the create has failed.
-_NOT_CREATING = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING,
-                           InstanceState.ERROR})
 
 
 def _about(instance_id: str) -> ErrorContext:
@@ -551,18 +499,10 @@ class _Prefetched:
 
 
 class _OperationPending(OperationPending[T]):
-    """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded.
-
-    `on_failure(resource_id, error, deadline)` runs when the operation itself failed (not on a timeout or a
-    failed poll), before the error is raised.
-    """
+    """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded; `failed` is
+    the kit's hook for a wait that raised (OperationPending)."""
 
     def __init__(self, operation: Operation[Any], finish: Callable[[str], T], context: ErrorContext, *,
-                 on_failure: Callable[[str, VmError, float], None] | None = None) -> None:
-        def failed(error: VmError, deadline: float) -> VmError:
-            if on_failure is not None and operation.error() is not None:
-                on_failure(operation.resource_id, error, deadline)
-            return error
-
+                 failed: Callable[[VmError, float], VmError] | None = None) -> None:
         super().__init__(operation, lambda: translated(context), id=operation.id, resource_id=operation.resource_id,
                          block=operation.wait, finish=lambda _answer: finish(operation.resource_id), failed=failed)

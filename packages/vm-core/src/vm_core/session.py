@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,24 @@ class Session:
     def configured_names(self) -> list[str]:
         """Loadable providers configured in this profile (loads their plugins, not their SDKs)."""
         return [name for name in self.plugins.names() if self.is_configured(name)]
+
+    def selected(self, provider: str | None) -> list[str]:
+        """The providers a command acts on: `provider` (UsageError when no plugin has that name), else every
+        configured one."""
+        if provider is None:
+            return self.configured_names()
+        self.plugin(provider)
+        return [provider]
+
+    def connect_each(self, names: Iterable[str]) -> tuple[dict[str, Provider], list[tuple[str, VmError]]]:
+        """The providers of `names` that connect, and (name, error) of each that does not."""
+        found, failures = {}, []
+        for name in names:
+            try:
+                found[name] = self.provider(name)
+            except VmError as exc:
+                failures.append((name, exc))
+        return found, failures
 
     def is_configured(self, name: str) -> bool:
         if name in self.profile.providers or self.embedded_clouds(name) is not None:

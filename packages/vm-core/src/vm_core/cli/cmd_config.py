@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import ConfigError
-from .app import App, common_options, pass_app
+from .app import App, common_options, with_app
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -27,8 +27,7 @@ def config() -> None:
 
 
 @config.command()
-@common_options
-@pass_app
+@with_app
 def show(app: App) -> None:
     """Show the selected profile and each provider's settings, secrets redacted.
 

@@ -11,7 +11,7 @@ import click
 from ..actions import fan_out
 from ..model import Instance, InstanceState
 from . import validate, views
-from .app import App, common_options, pass_app, provider_option
+from .app import App, provider_option, with_app
 
 raw_option = click.option("--raw", is_flag=True, help="JSON with each cloud's native object under \"native\".")
 
@@ -26,8 +26,7 @@ STATES = [s.value for s in InstanceState]
 @click.option("--region", metavar="REGION", help="Only VMs in this region.")
 @click.option("--name", metavar="NAME", help="Only VMs with exactly this name.")
 @raw_option
-@common_options
-@pass_app
+@with_app
 def list_command(app: App, provider: str | None, fleet: str | None, state: str | None, region: str | None,
                  name: str | None, raw: bool) -> None:
     """List the VMs of every configured provider (queried concurrently), or of one; filters combine.
@@ -42,9 +41,7 @@ def list_command(app: App, provider: str | None, fleet: str | None, state: str |
     vm list --fleet train
     """
     session = app.session()
-    if provider is not None:
-        session.plugin(provider)
-    names = [provider] if provider else session.configured_names()
+    names = session.selected(provider)
     fleets = _FleetNames(session)  # read from the store while the providers answer
     outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names)
     failures = [(o.key, o.error) for o in outcomes if o.error]
@@ -98,8 +95,7 @@ class _FleetNames:
 @click.argument("instance_id", metavar="ID")
 @provider_option()
 @raw_option
-@common_options
-@pass_app
+@with_app
 def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
     """Show one VM, with its public IP and the ssh command line (exit 3 when it does not exist).
 

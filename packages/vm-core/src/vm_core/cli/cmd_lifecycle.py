@@ -17,7 +17,7 @@ from ..hints import MARK, Command, Hint
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider, SupportsReboot, SupportsReservedStart, SupportsStopStart
 from . import validate, views
-from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options, yes_option
+from .app import App, confirm_destroy, provider_option, wait_options, with_app, yes_option
 from .running import accepted_only, perform
 
 ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True)
@@ -26,7 +26,7 @@ ALREADY_GONE_NOTE = "already destroyed"
 
 
 def _lifecycle(fn: Callable[..., Any]) -> Callable[..., Any]:
-    for decorator in (pass_app, common_options, wait_options, provider_option(), ids_argument):
+    for decorator in (with_app, wait_options, provider_option(), ids_argument):
         fn = decorator(fn)
     return fn
 

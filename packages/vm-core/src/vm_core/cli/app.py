@@ -230,7 +230,7 @@ def common_options(fn: F) -> F:
 pass_app = click.make_pass_decorator(App, ensure=True)
 
 
-def with_app(fn: F) -> F:
+def with_app(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The last decorators of every command: common_options, and the App passed as the first argument."""
     return common_options(pass_app(fn))
 

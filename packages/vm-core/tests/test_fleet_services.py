@@ -1,6 +1,7 @@
-"""The services behind the fleet and ssh commands, against the mock clouds: what reaping decides for each expired
-fleet (fleet/reap.py), the strategy and provider look-ups and forgetting (fleet/service.py), and which members
-ssh reaches and how each run ends (ssh.py). They return data; the CLI only renders it."""
+"""The services behind the fleet, ssh and lifecycle commands, against the mock clouds: what reaping decides for each
+expired fleet (fleet/reap.py), the strategy and provider look-ups and forgetting (fleet/service.py), which members
+ssh reaches and how each run ends (ssh.py), and what stop/start/reboot/destroy decide before acting
+(lifecycle.py). They return data; the CLI only renders it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vm_core.errors import AuthError, CapacityError, NotFound, StrategyError, Timeout, UsageError
+from vm_core import lifecycle
+from vm_core.errors import AuthError, CapacityError, NotFound, StrategyError, Timeout, Unsupported, UsageError
 from vm_core.fleet import reap
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.eligibility import Enforced
@@ -17,7 +19,7 @@ from vm_core.fleet.naming import FleetIdentity, check_fleet_name, generated_name
 from vm_core.fleet.service import failure_kind, forget, strategy_failed, strategy_named
 from vm_core.fleet.store import FleetRecord, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import cheapest
-from vm_core.model import Instance, InstanceState
+from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
 from vm_core.ssh import SSH_FAILED, Ran, fleet_members, reachable, run_everywhere
 
 from .test_fleet_manager import BUILT_IN, cloud_vms
@@ -149,3 +151,30 @@ def test_each_member_runs_once_and_its_lines_and_status_come_back(tmp_path: Path
     assert ran[0].failure is not None and ran[0].failure.message == "exit 3 (the command failed)"
     assert Ran("m", vm, SSH_FAILED).failure.message == "exit 255 (ssh could not connect or log in)"  # type: ignore[union-attr]
     assert Ran("m", vm, 0).failure is None
+
+
+def test_lifecycle_reads_each_vm_and_sorts_out_what_needs_nothing(mock_clouds: Any, connect: Any) -> None:
+    nebius = connect(mock_clouds, "nebius")
+    vm = nebius.begin_create(CreateSpec(name="lc", gpu="H100", gpu_count=1,
+                                        reservation=ReservationRequest(ReservationMode.NONE))).wait(60)
+    gone = "computeinstance-e00doesnotexist00"
+    found = lifecycle.look_up(nebius, [vm.id, gone])
+    assert isinstance(found[vm.id], Instance) and isinstance(found[gone], NotFound)
+    assert (lifecycle.gone_note(found[gone]), lifecycle.gone_note(found[vm.id])) == (lifecycle.NOT_FOUND_NOTE, "")
+    assert lifecycle.name_of(found[vm.id]) == "lc" and lifecycle.name_of(found[gone]) == ""
+    assert lifecycle.shown(found[gone], "nebius", gone).state is InstanceState.UNKNOWN
+    start = lifecycle.triage(found, [vm.id, gone], InstanceState.RUNNING)
+    assert [i.id for i in start.settled] == [vm.id] and [i for i, _ in start.missing] == [gone] and start.todo == []
+    assert lifecycle.triage(found, [vm.id, gone], None).todo == [vm.id]
+
+
+def test_lifecycle_asks_the_provider_what_it_can_do(mock_clouds: Any, connect: Any) -> None:
+    crusoe, lam, nebius = (connect(mock_clouds, name) for name in BUILT_IN)
+    with pytest.raises(Unsupported, match="^Lambda has no stop/start") as err:
+        lifecycle.stop_start(lam, "Lambda", ["i-1"])
+    assert err.value.hint is not None and [c.args[0] for c in err.value.hint.commands] == ["reboot", "destroy"]
+    assert lifecycle.stop_start(nebius, "Nebius", ["i-1"]) is nebius
+    with pytest.raises(Unsupported, match="cannot start strictly"):
+        lifecycle.strict_start(nebius, "Nebius", ["i-1"])
+    assert lifecycle.strict_start(crusoe, "Crusoe", ["i-1"]) == crusoe.begin_start_reserved
+    assert callable(lifecycle.reboot(lam, "Lambda", ["i-1"], hard=False))

@@ -178,3 +178,24 @@ def test_lifecycle_asks_the_provider_what_it_can_do(mock_clouds: Any, connect: A
         lifecycle.strict_start(nebius, "Nebius", ["i-1"])
     assert lifecycle.strict_start(crusoe, "Crusoe", ["i-1"]) == crusoe.begin_start_reserved
     assert callable(lifecycle.reboot(lam, "Lambda", ["i-1"], hard=False))
+
+
+def test_instances_get_the_fleet_name_their_record_gives(tmp_path: Path) -> None:
+    from vm_core.config import Paths, Profile
+    from vm_core.fleet.location import open_store
+    from vm_core.fleet.owners import FleetNames
+    from vm_core.fleet.store import MemberRecord
+    from vm_core.plugins import provider_plugins
+    from vm_core.session import Session
+
+    session = Session(Profile("p"), Paths(tmp_path / "config.toml", tmp_path), provider_plugins(), {}, print)
+    vm = Instance("nebius", "i-1", "t--x-0", InstanceState.RUNNING, "H100", 1, "r", "s")
+    other = Instance("nebius", "i-2", "mine", InstanceState.RUNNING, "H100", 1, "r", "s")
+    assert FleetNames(session).apply([vm], print) == [vm]  # no store yet: nothing to read
+    store = open_store(session)
+    store.create_fleet(FleetRecord(name="t", gpu="H100", gpu_count=1, requested_count=1, min_count=1,
+                                   strategy="spread"))
+    store.add_member(MemberRecord(fleet="t", slot=0, attempt=0, provider="nebius", name="t--x-0",
+                                  state=MemberState.RUNNING, instance_id="i-1"))
+    named = FleetNames(session).apply([vm, other], print)
+    assert [i.fleet for i in named] == ["t", None]

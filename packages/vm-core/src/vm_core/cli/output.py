@@ -112,11 +112,7 @@ class Output:
 
 
 def words(text: str) -> str:
-    """A message as printed (cli.hints.words: settings spelled as options); plain text as it is."""
-    from ..hints import Words
-
-    if not isinstance(text, Words):
-        return text
+    """A message as printed: settings spelled as options (cli.hints.words); plain text as it is."""
     from .hints import words as spelled
 
     return spelled(text)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from vm_core.cli.hints import words
 from vm_core.errors import StrategyError
 from vm_core.fleet.eligibility import Checked, Dropped, enforce, enforced
 from vm_core.fleet.strategies import Blocked, FleetRequest, cheapest, offer_key, packed, reserved_first, spread
@@ -40,7 +41,8 @@ def check(answer: object, req: FleetRequest, blocked: Blocked = NOTHING, offers:
 
 
 def reasons(checked: Checked) -> list[str]:
-    return [d.reason for d in checked.dropped]
+    """The reasons as the CLI prints them (a reason naming a setting is data the CLI spells as its option)."""
+    return [words(d.reason) for d in checked.dropped]
 
 
 def test_an_eligible_answer_is_kept_as_it_is_in_its_order() -> None:
@@ -144,7 +146,7 @@ def test_no_more_vms_than_asked_for() -> None:
 
 def test_the_note_names_the_strategy_and_counts_each_reason_once() -> None:
     checked = check([NEBIUS] * 4 + [CRUSOE_RES], request(2, reservation=ReservationRequest(ReservationMode.NONE)))
-    assert checked.note("hostile") == (
+    assert words(checked.note("hostile") or "") == (
         "strategy 'hostile': left out 3 placement(s) the fleet may not use: more than the 2 VM(s) asked for: 2 "
         "(nebius r1 nebius-1x); reserved (--reservation none): 1 (crusoe r1 crusoe-1x reservation res-c)")
 

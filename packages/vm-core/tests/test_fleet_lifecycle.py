@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from vm_core.cli.hints import words
 from vm_core.errors import BudgetError, UsageError
 from vm_core.fleet.budget import check_budget, price_total
 from vm_core.fleet.create import FleetCreator, FleetSpec
@@ -32,7 +33,8 @@ def test_check_budget_passes_at_or_under_the_cap_and_without_one() -> None:
 def test_check_budget_names_the_total_and_the_cap() -> None:
     refused = check_budget([offer(2.1), offer(2.1)], 4.0)
     assert isinstance(refused, BudgetError) and refused.exit_code == 6 and refused.code == "budget"
-    assert refused.message == "the plan costs $4.20/h, above the cap --max-price 4.00"
+    assert words(refused.message) == "the plan costs $4.20/h, above the cap --max-price 4.00"
+    assert refused.message == "the plan costs $4.20/h, above the cap of $4.00/h"  # the core names no option
 
 
 def test_check_budget_counts_what_the_fleet_already_runs() -> None:
@@ -45,7 +47,7 @@ def test_an_unknown_price_under_a_cap_is_refused_with_the_known_part() -> None:
     refused = check_budget([offer(2.0), offer(None)], 100.0)
     assert refused is not None
     assert refused.message.startswith("1 VM(s) of the plan have no known price")
-    assert "at least $2.00/h" in refused.message and "--max-price 100.00" in refused.message
+    assert "at least $2.00/h" in refused.message and "--max-price 100.00" in words(refused.message)
     over = check_budget([offer(200.0), offer(None)], 100.0)
     assert over is not None and "at least $200.00/h" in over.message
 

@@ -97,3 +97,46 @@ def test_a_bad_reservation_request_is_data_and_the_cli_words_it() -> None:
     with pytest.raises(UsageError, match="^--reservation needs auto, none or a reservation id$"):
         validate.reservation(" ", False)
     assert set(validate.RESERVATION_PROBLEMS) == set(ReservationProblem)
+
+
+def test_settings_are_data_in_the_core_and_options_in_the_cli() -> None:
+    """A Setting names an input of the command; the core reads it in words, the CLI spells it as its option."""
+    from vm_core.cli.hints import option, words
+    from vm_core.hints import Setting, Words
+
+    assert option(Setting("max_price", "4.00")) == "--max-price 4.00"
+    assert option(Setting("allow_unterminable")) == "--allow-unterminable"
+    reason = Words("reserved (", Setting("reservation", "none"), ")")
+    assert reason == "reserved (reservation none)" and words(reason) == "reserved (--reservation none)"
+    assert str(Setting("max_price", "4.00", plain="$4.00/h")) == "$4.00/h"
+    hint = Hint.say("raise {}, or see {} for cheaper places", Setting("max_price"), Command.of("offers"))
+    assert render(hint) == "raise --max-price, or see `vm offers` for cheaper places"
+    assert to_json(hint)["next"] == [["vm", "offers"]] and not hint.is_command_line
+    assert VmError("x", suggestion=Hint.say("drop {}", Setting("max_price"))).suggestion is None  # the CLI's to spell
+
+
+def test_words_keep_their_settings_when_joined() -> None:
+    from vm_core.cli.hints import words
+    from vm_core.hints import Setting, Words, joined, phrase
+
+    strict = Words("on-demand (", Setting("strict"), ")")
+    line = phrase("left out: ", joined("; ", ["no capacity: 1", phrase(strict, ": 2")]))
+    assert isinstance(line, Words) and line == "left out: no capacity: 1; on-demand (strict): 2"
+    assert words(line) == "left out: no capacity: 1; on-demand (--strict): 2"
+    assert phrase("a", "b") == "ab" and not isinstance(phrase("a", "b"), Words)
+    assert joined(", ", ["a", "b"]) == "a, b"
+
+
+def test_errors_and_notes_print_their_settings_as_options(capsys) -> None:
+    from vm_core.errors import BudgetError
+    from vm_core.hints import Setting, Words
+
+    error = BudgetError(Words("above the cap ", Setting("max_price", "0.50", plain="of $0.50/h")))
+    assert error.message == "above the cap of $0.50/h"
+    out = Output(TABLE)
+    out.error(error)
+    out.progress(Words("skipped (", Setting("strict"), ")"))
+    assert capsys.readouterr().err == "vm: error: above the cap --max-price 0.50\nskipped (--strict)\n"
+    Output(JSON).error(error, [("a", error)])
+    body = json.loads(capsys.readouterr().err)["error"]
+    assert body["message"] == body["failures"][0]["message"] == "above the cap --max-price 0.50"

@@ -126,17 +126,36 @@ def test_hints_naming_vm_commands_are_data() -> None:
 
 
 OPTION = re.compile(r"(?<![\w-])--[a-z]")
-OPTION_FREE = ("model.py", "actions.py", "errors.py", "hints.py", "sshkeys.py", "fleet/expiry.py", "fleet/scale.py")
+# The core modules that must word no option: the top level and the fleet engine. The adapters and the provider kit
+# word their own errors (see NOT_YET_DATA).
+OPTION_FREE_PACKAGES = ("fleet",)
 
 
-def test_the_model_actions_and_input_parsers_word_no_option() -> None:
-    """Option names (`--reservation`) are the CLI's words: the model, the action layer and the parsers of option
-    values (ssh keys, durations) say what is wrong as data (model.ReservationProblem) or about the value, and name
-    options only inside a command's arguments (Command.of, Hint.run)."""
-    worded = []
-    for name in OPTION_FREE:
-        tree = ast.parse((SOURCE / name).read_text())
-        arguments = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call)
-                     and isinstance(node.func, ast.Attribute) and node.func.attr in ("of", "run") for a in node.args}
-        worded += [(name, n.value) for n in _strings(tree) if id(n) not in arguments and OPTION.search(n.value)]
+def _option_free_files() -> list[Path]:
+    return [p for p in sorted(SOURCE.rglob("*.py"))
+            if len(p.relative_to(SOURCE).parts) == 1 or p.relative_to(SOURCE).parts[0] in OPTION_FREE_PACKAGES]
+
+
+def _worded_options(tree: ast.Module) -> list[str]:
+    """The strings of a module (docstrings aside) that name an option outside a command's arguments (Command.of,
+    Hint.run)."""
+    arguments = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and node.func.attr in ("of", "run") for a in node.args}
+    return [n.value for n in _strings(tree) if id(n) not in arguments and OPTION.search(n.value)]
+
+
+def test_the_core_words_no_option() -> None:
+    """Option names (`--reservation`, `--max-price`) are the CLI's words: outside vm_core.cli the core says what
+    is wrong as data (model.ReservationProblem, a Setting in Words or a Hint, which the CLI spells as its option)
+    and names options only inside a command's arguments (Command.of, Hint.run)."""
+    files = _option_free_files()
+    assert {"model.py", "actions.py", "hints.py", "sshkeys.py", "ssh.py"} <= {p.name for p in files}
+    assert any(p.parent.name == "fleet" and p.name == "budget.py" for p in files)
+    worded = [(str(p.relative_to(SOURCE)), text) for p in files for text in _worded_options(ast.parse(p.read_text()))]
     assert worded == []
+
+
+def test_the_option_scan_sees_an_option_in_a_string() -> None:
+    """The scan is not vacuous: an option in prose is found; in a docstring or a command's arguments it is not."""
+    tree = ast.parse('"""Use --ttl."""\nA = "raise --max-price"\nB = Hint.run("offers", "--gpu", gpu)\n')
+    assert _worded_options(tree) == ["raise --max-price"]

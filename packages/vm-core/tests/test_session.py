@@ -159,3 +159,31 @@ def test_connecting_one_provider_does_not_wait_for_another(tmp_path: Path, monke
     thread.join(15)
     assert connected == {"slow": "slow provider"}
     assert s.provider("slow") == "slow provider"  # cached: connected once
+
+
+def test_selected_providers_are_the_one_named_or_every_configured_one(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p", providers={"crusoe": {"project_id": "x"}}), {"LAMBDA_API_KEY": "k"})
+    assert s.selected(None) == ["crusoe", "lambda"] and s.selected("nebius") == ["nebius"]
+    with pytest.raises(UsageError, match="unknown provider 'aws'"):
+        s.selected("aws")
+
+
+def test_connect_each_keeps_what_connects_and_says_why_the_rest_does_not(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p", providers={"crusoe": {"project_id": "x"}, "lambda": {"api_key": "k"}}))
+    connected, failures = s.connect_each(["crusoe", "lambda", "nebius"])
+    assert list(connected) == ["lambda"] and connected["lambda"] is s.provider("lambda")
+    assert [name for name, _ in failures] == ["crusoe", "nebius"]
+    assert all(isinstance(e, ConfigError) for _, e in failures)
+
+
+def test_the_configuration_document_shows_secrets_only_as_set_or_not(tmp_path: Path) -> None:
+    from vm_core.session import NOT_SET, SET, configuration
+
+    s = session(tmp_path, Profile("p", providers={"lambda": {"api_key": "secret-value-1"}}))
+    doc = configuration(s, ["p", "q"])
+    assert (doc["profile"], doc["profiles"], doc["config_file_exists"], doc["mock_clouds"]) == ("p", ["p", "q"],
+                                                                                                False, None)
+    lam = doc["providers"]["lambda"]
+    assert lam["problem"] is None and lam["settings"]["api_key"] == {"value": SET, "source": lam["settings"][
+        "api_key"]["source"], "secret": True}
+    assert "secret-value-1" not in repr(doc) and NOT_SET != SET

@@ -55,8 +55,8 @@ class VmError(Exception):
 
     @property
     def suggestion(self) -> str | None:
-        """The hint's text when it names no vm command; a hint with commands is spelled by the CLI only."""
-        return self.hint.text if self.hint is not None and not self.hint.commands else None
+        """The hint's text when it names no vm command or setting; a hint with them is spelled by the CLI only."""
+        return self.hint.text if self.hint is not None and not self.hint.refs else None
 
     @suggestion.setter
     def suggestion(self, text: str | None) -> None:

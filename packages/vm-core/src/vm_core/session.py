@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,24 @@ class Session:
     def configured_names(self) -> list[str]:
         """Loadable providers configured in this profile (loads their plugins, not their SDKs)."""
         return [name for name in self.plugins.names() if self.is_configured(name)]
+
+    def selected(self, provider: str | None) -> list[str]:
+        """The providers a command acts on: `provider` (UsageError when no plugin has that name), else every
+        configured one."""
+        if provider is None:
+            return self.configured_names()
+        self.plugin(provider)
+        return [provider]
+
+    def connect_each(self, names: Iterable[str]) -> tuple[dict[str, Provider], list[tuple[str, VmError]]]:
+        """The providers of `names` that connect, and (name, error) of each that does not."""
+        found, failures = {}, []
+        for name in names:
+            try:
+                found[name] = self.provider(name)
+            except VmError as exc:
+                failures.append((name, exc))
+        return found, failures
 
     def is_configured(self, name: str) -> bool:
         if name in self.profile.providers or self.embedded_clouds(name) is not None:
@@ -288,3 +306,47 @@ def _endpoint(plugin: Any, settings: Mapping[str, Any]) -> str:
     secret = {s.key for s in plugin.settings if s.secret}
     return next((str(v) for k, v in settings.items()
                  if k not in secret and k.endswith(("endpoint", "url")) and v), "")
+
+
+SET, NOT_SET = "<set>", "<not set>"  # how a secret setting is shown: never any part of its value
+
+
+def configuration(session: Session, profiles: Sequence[str]) -> dict[str, Any]:
+    """The document of `vm config show`: where the configuration is, the selected profile among `profiles`, the
+    fleet store (its URL without a password), the embedded mock clouds, and each configured provider's settings
+    with where each value comes from (a secret only as SET or NOT_SET). Never starts the mock clouds."""
+    from .fleet.location import describe
+
+    paths = session.paths
+    mocks = None
+    if clouds := next(filter(None, map(session.embedded_clouds, session.plugins.names())), None):
+        state_dir = session.embedded_dir(clouds)
+        mocks = {"state_dir": str(state_dir), "running": clouds.endpoints(state_dir) is not None}
+    return {
+        "config_file": str(paths.config_file),
+        "config_file_exists": paths.config_file.exists(),
+        "state_dir": str(paths.state_dir),
+        "profile": session.profile.name,
+        "profiles": list(profiles),
+        "store": describe(session),
+        "embedded": session.profile.embedded,
+        "mock_clouds": mocks,
+        "providers": {name: _settings_of(session, name, plugin)
+                      for name, plugin in session.plugins.load_all().items() if session.is_configured(name)},
+    }
+
+
+def _settings_of(session: Session, name: str, plugin: Any) -> dict[str, Any]:
+    declared = {s.key: s for s in plugin.settings}
+    try:
+        sources = session.sources(name, start=False)
+    except ConfigError as exc:
+        return {"settings": {}, "problem": exc.message}
+    keys = list(declared) + [k for k in sources if k not in declared]
+    settings = {}
+    for key in keys:
+        value, source = sources.get(key, (None, None))
+        secret = key in declared and declared[key].secret
+        shown = (SET if value not in (None, "") else NOT_SET) if secret else value
+        settings[key] = {"value": NOT_SET if shown is None else shown, "source": source, "secret": secret}
+    return {"settings": settings, "problem": None}

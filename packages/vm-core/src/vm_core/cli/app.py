@@ -126,8 +126,14 @@ def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again
         price = "-" if i.running_price is None else f"${i.running_price:.2f}/h"
         out.notice(f"  {i.provider}  {i.id}  {i.name or '-'}  {i.state.value}  {price}")
     label = what or f"{len(instances)} VM{'s' if len(instances) > 1 else ''}"
+    ask(f"Destroy {label} (running now: {total})?", again=again)
+
+
+def ask(question: str, *, again: Hint) -> None:
+    """Ask `question` (default no) on stderr. Raises Cancelled (exit 1, nothing destroyed; its hint: `again`)
+    unless the answer is yes; EOF or Ctrl-C count as no."""
     try:
-        agreed = click.confirm(f"Destroy {label} (running now: {total})?", default=False, err=True)
+        agreed = click.confirm(question, default=False, err=True)
     except click.Abort:
         agreed = False
     if not agreed:
@@ -222,6 +228,11 @@ def common_options(fn: F) -> F:
 
 
 pass_app = click.make_pass_decorator(App, ensure=True)
+
+
+def with_app(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The last decorators of every command: common_options, and the App passed as the first argument."""
+    return common_options(pass_app(fn))
 
 
 def _complete_providers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:

@@ -10,7 +10,7 @@ from ..model import Offer
 from ..provider import Provider, SupportsSpot
 from ..session import CHECK_TIMEOUT, report_providers
 from . import views
-from .app import SECONDS, App, common_options, pass_app, provider_option
+from .app import SECONDS, App, provider_option, with_app
 
 
 @click.command()
@@ -19,8 +19,7 @@ from .app import SECONDS, App, common_options, pass_app, provider_option
 @provider_option(required=False)
 @click.option("--region", metavar="REGION", help="Only offers in this region.")
 @click.option("--all", "show_all", is_flag=True, help="Also offers without capacity now.")
-@common_options
-@pass_app
+@with_app
 def offers(app: App, gpu: str, provider: str | None, region: str | None, show_all: bool) -> None:
     """Where a GPU type can be had now: shapes, regions, prices, capacity and reservations.
 
@@ -36,9 +35,7 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
     """
     request = default_catalog().parse(gpu, any_size=True)
     session = app.session()
-    if provider is not None:
-        session.plugin(provider)
-    names = [provider] if provider else session.configured_names()
+    names = session.selected(provider)
     outcomes = fan_out(lambda name: _offers(session.provider(name), request.gpu, request.gpu_count), names)
     failures = [(o.key, o.error) for o in outcomes if o.error]
     if names and len(failures) == len(names):
@@ -65,8 +62,7 @@ def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:
 @click.command()
 @click.option("--timeout", type=SECONDS, default=CHECK_TIMEOUT, show_default=True, metavar="SECONDS",
               help="How long to wait for the credential checks (made at once for every provider).")
-@common_options
-@pass_app
+@with_app
 def providers(app: App, timeout: float) -> None:
     """The provider plugins: which are configured, whether their credentials work, where their API is, what
     they can do, and broken ones.

@@ -12,7 +12,7 @@ from ..hints import MARK, Command, Hint
 from ..model import CreateSpec, Instance
 from ..provider import Provider
 from . import validate, views
-from .app import App, common_options, pass_app, provider_option, wait_options
+from .app import App, provider_option, wait_options, with_app
 from .cmd_ssh import ssh_key_option
 from .running import accepted_only, perform
 
@@ -30,8 +30,7 @@ from .running import accepted_only, perform
 @click.option("--spot", is_flag=True, help="Preemptible VMs at the spot price (see `vm offers`; Nebius only).")
 @ssh_key_option
 @wait_options
-@common_options
-@pass_app
+@with_app
 def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
            reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, no_wait: bool,
            timeout: float) -> None:

@@ -3,19 +3,16 @@ VMs spread across providers."""
 
 from __future__ import annotations
 
-import signal
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import click
 
 from ..catalog import default_catalog
 from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, VmError
-from ..hints import Command, Hint
+from ..hints import Hint
 from . import fleet_views as views
 from . import validate
-from .app import SECONDS, App, PositiveNumber, common_options, pass_app, timeout_option, yes_option
+from .app import SECONDS, App, PositiveNumber, timeout_option, with_app, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
@@ -79,8 +76,7 @@ def fleet() -> None:
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
 @timeout_option("How long each VM may take to come up.")
 @ssh_key_option
-@common_options
-@pass_app
+@with_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, placement: str,
            min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
            allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, timeout: float,
@@ -99,17 +95,18 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     from ..fleet.budget import check_budget
     from ..fleet.cluster import Placement
     from ..fleet.create import FleetCreator, FleetSpec
-    from ..fleet.naming import check_fleet_name
+    from ..fleet.naming import check_fleet_name, generated_name
+    from ..fleet.service import connect, run_interruptibly, strategy_failed, strategy_named
 
     where = Placement(placement)
     strategy = _placement_strategy(where, strategy)
-    spec = FleetSpec(name=check_fleet_name(name or _generated_name()), **_request(gpu, count, min_count, region,
-                                                                                  reservation, strict),
+    spec = FleetSpec(name=check_fleet_name(name or generated_name()), **_request(gpu, count, min_count, region,
+                                                                                 reservation, strict),
                      strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
                      ssh_public_key=ssh_public_key, placement=where, ttl=ttl, max_price=max_price)
-    chosen = _strategy("cheapest" if where is Placement.CLUSTER else strategy)
+    chosen = strategy_named("cheapest" if where is Placement.CLUSTER else strategy)
     session = app.session()
-    connected = _connect(app, session, spec.providers)
+    connected = connect(session, spec.providers, app.output.warn)
     store = open_store(session)
     creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout,
                            profile=session.profile.name)
@@ -132,31 +129,11 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
             app.fail(over)
         return
     try:
-        report = _run_interruptibly(creator, lambda: creator.create(spec))
+        report = run_interruptibly(creator, lambda: creator.create(spec))
     except StrategyError as exc:
-        raise _strategy_failed(store, creator.identity, exc) from None
+        raise strategy_failed(store, creator.identity, exc) from None
     views.created(app.output, report, store.members(spec.name))
     _exit_for(app, report)
-
-
-def _strategy_failed(store: Any, identity: Any, error: StrategyError) -> StrategyError:
-    """The error of a create whose strategy failed (the engine followed every create in flight to its end before
-    raising it: those VMs are recorded running or cleaned up). The fleet this create recorded
-    (`identity`; none when it failed before) goes when none of its members may exist: no VM is left. Else it is
-    left `interrupted`, every VM recorded, for `vm fleet destroy`."""
-    from ..fleet.lease import lease
-    from ..fleet.store import MAY_EXIST, FleetState
-
-    record = store.get_fleet(identity.fleet) if identity.fleet_id else None
-    if record is None or record.fleet_id != identity.fleet_id:
-        return error
-    with lease(store, record.name, "fleet create"):
-        if not any(m.state in MAY_EXIST for m in store.members(record.name)):
-            store.delete_fleet(record.name)
-            return error
-        store.update_fleet(record.name, state=FleetState.INTERRUPTED, message=error.message)
-    return StrategyError(f"{error.message}; fleet {record.name} keeps the VMs created before",
-                         suggestion=Hint.run("fleet", "destroy", record.name))
 
 
 def _placement_strategy(placement: Any, strategy: str) -> str:
@@ -188,12 +165,6 @@ def _request(gpu: str, count: int, min_count: int | None, region: str | None, re
             "region": region, "reservation": parsed}
 
 
-def _generated_name() -> str:
-    import secrets
-
-    return f"fleet-{secrets.token_hex(3)}"
-
-
 def _provider_list(text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
@@ -203,84 +174,11 @@ def _provider_list(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def _connect(app: App, session: Any, wanted: tuple[str, ...] | None) -> dict[str, Any]:
-    """Named providers must all connect; without a list, every configured one that connects is used."""
-    if wanted is not None:
-        for name in wanted:
-            session.plugin(name)  # UsageError for an unknown provider, before any state changes
-        return {name: session.provider(name) for name in wanted}
-    connected = {}
-    for name in session.configured_names():
-        try:
-            connected[name] = session.provider(name)
-        except VmError as exc:
-            app.output.warn(f"{name} is not used: {exc.message}")
-    if not connected:
-        raise UsageError("no provider is configured", suggestion=Hint.say("see {} and {}", Command.of("providers"),
-                                                                                 Command.of("config", "show")))
-    return connected
-
-
-def _strategy(name: str) -> Any:
-    """The strategy registered as `name`, named so (the engine enforces the rules on what it answers)."""
-    from ..fleet.eligibility import enforced
-    from ..plugins import STRATEGIES_GROUP, PluginSet
-
-    plugins = PluginSet(STRATEGIES_GROUP, ("__call__",))
-    strategy = plugins.get(name)
-    if strategy is None:
-        problem = next((p.reason for p in plugins.problems if p.name == name), None)
-        known = ", ".join(plugins.names())
-        raise UsageError(f"strategy {name!r} {'is broken: ' + problem if problem else 'is unknown'}; "
-                         f"available: {known}")
-    return enforced(strategy, name=name)
-
-
-def _run_interruptibly(creator: Any, run: Callable[[], Any]) -> Any:
-    """Run `run` (a create, scale or repair by `creator`) in a worker so that Ctrl-C or SIGTERM can ask it to
-    stop starting new VMs; the VMs
-    already being created are still recorded. A second Ctrl-C leaves at once (the store knows everything).
-
-    The worker signals its end with an Event rather than being joined: on CPython 3.11 a KeyboardInterrupt
-    inside Thread.join() can leave is_alive() False while the thread still runs."""
-    result: dict[str, Any] = {}
-    finished = threading.Event()
-
-    def work() -> None:
-        try:
-            result["report"] = run()
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            result["error"] = exc
-        finally:
-            finished.set()
-
-    worker = threading.Thread(target=work, name="fleet-create", daemon=True)
-    previous = signal.signal(signal.SIGTERM, lambda *_: creator.stop.set())
-    worker.start()
-    try:
-        _wait(finished, creator)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if "error" in result:
-        raise result["error"]
-    return result["report"]
-
-
-def _wait(finished: threading.Event, creator: Any) -> None:
-    try:
-        while not finished.is_set():
-            finished.wait(0.2)
-    except KeyboardInterrupt:
-        creator.progress("interrupted: no new VMs are started; waiting for the calls in flight to be recorded")
-        creator.stop.set()
-        while not finished.is_set():
-            finished.wait(0.2)
-
-
 def _exit_for(app: App, report: Any) -> None:
     """The documented exit code of a finished create: 0 active, 7 degraded, 130 interrupted; a failed fleet
     exits with its failures' kind (9 all timed out, 4 all refused credentials, 8 all transient, else 6)."""
-    from ..errors import AuthError, Interrupted, Timeout, Transient
+    from ..errors import Interrupted
+    from ..fleet.service import failure_kind
     from ..fleet.store import FleetState
 
     name, fleet = report.fleet.name, report.fleet
@@ -296,16 +194,13 @@ def _exit_for(app: App, report: Any) -> None:
         app.fail(PartialFailure(f"fleet {name}: rollback could not destroy {len(report.unresolved)} VM(s)",
                                 suggestion=Hint.run("fleet", "destroy", name)),
                  [(name, VmError(n)) for n in report.unresolved])
-    kind = next((k for k in (Timeout, AuthError, Transient)
-                 if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
-    app.fail(kind(f"fleet {name} failed: {fleet.message}; its name stays taken until it is destroyed",
-                  suggestion=Hint.run("fleet", "destroy", name)))
+    app.fail(failure_kind(report.errors)(f"fleet {name} failed: {fleet.message}; its name stays taken until it is "
+                                         "destroyed", suggestion=Hint.run("fleet", "destroy", name)))
 
 
 @fleet.command("list")
 @click.option("--mine", is_flag=True, help="Only fleets created by this user on this host (user@host).")
-@common_options
-@pass_app
+@with_app
 def list_fleets(app: App, mine: bool) -> None:
     """Every recorded fleet, who created it and with which profile (from the store, shared by a team in team
     mode; `vm fleet status NAME` asks the clouds). The state shown is derived from the members' records as
@@ -322,8 +217,7 @@ def list_fleets(app: App, mine: bool) -> None:
 @click.option("--watch", "-w", is_flag=True,
               help="Refresh until the fleet is settled: in place on a terminal, else each change once.")
 @click.option("--interval", type=SECONDS, metavar="SECONDS", help="Seconds between refreshes with --watch (default 2).")
-@common_options
-@pass_app
+@with_app
 def status(app: App, name: str, watch: bool, interval: float | None) -> None:
     """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds; its state follows
     from what was seen (members gone outside vm are missing). With --watch, again every --interval seconds
@@ -339,19 +233,18 @@ def status(app: App, name: str, watch: bool, interval: float | None) -> None:
 
         last = watching(app, store, providers, name, 2.0 if interval is None else interval)
         if last is not None:
-            _problems(app, last.problems, name)
+            unchecked(app, last.problems, name)
         return
     view = FleetInspector(store, providers).view(name)
     views.fleet_view(app.output, view)
-    _problems(app, view.problems, name)
+    unchecked(app, view.problems, name)
 
 
 @fleet.command()
 @click.argument("name")
 @timeout_option()
 @yes_option
-@common_options
-@pass_app
+@with_app
 def destroy(app: App, name: str, timeout: float, yes: bool) -> None:
     """Destroy every VM of a fleet (also ones it created but never recorded, if they carry its id). VMs that
     only look like the fleet's are left alone and listed. Safe to re-run."""
@@ -396,8 +289,7 @@ def _confirm(app: App, record: Any, members: list[Any]) -> None:
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Say what would be adopted, destroyed or marked, and change nothing.")
 @timeout_option()
-@common_options
-@pass_app
+@with_app
 def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:
     """Make the store match the clouds: adopt or destroy VMs that carry the fleet's id, mark missing members,
     fix the state. VMs that only look like the fleet's are left alone and listed."""
@@ -407,28 +299,21 @@ def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:
     report = FleetReconciler(store, providers, progress=app.output.progress, timeout=timeout).reconcile(
         name, dry_run=dry_run)
     views.reconciled(app.output, report)
-    _problems(app, report.view.problems, name)
+    unchecked(app, report.view.problems, name)
 
 
 @fleet.command()
 @click.argument("name")
-@common_options
-@pass_app
+@with_app
 def forget(app: App, name: str) -> None:
     """Remove a fleet's record without touching any VM; prints every VM it leaves running."""
-    from ..fleet.destroy import recorded_fleet, removed_meanwhile
-    from ..fleet.inspect import SHOWN
-    from ..fleet.lease import lease
+    from ..fleet.service import forget as forgetting
 
-    store = open_store(app.session())
-    with removed_meanwhile(name), lease(store, name, "fleet forget"):
-        record = recorded_fleet(store, name)
-        left = [m for m in store.members(name) if m.state in SHOWN]
-        store.delete_fleet(name)
-    views.forgotten(app.output, record, left)
+    views.forgotten(app.output, *forgetting(open_store(app.session()), name))
 
 
-def _problems(app: App, problems: list[str], name: str) -> None:
+def unchecked(app: App, problems: list[str], name: str) -> None:
+    """Exit 7 listing the members of fleet `name` that could not be checked (`problems`), if any."""
     if problems:
         app.fail(PartialFailure(f"fleet {name}: {len(problems)} member(s) could not be checked"),
                  [(name, VmError(p)) for p in problems])

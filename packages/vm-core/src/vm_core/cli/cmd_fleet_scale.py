@@ -9,7 +9,7 @@ import click
 from ..errors import CapacityError, PartialFailure, UsageError, VmError
 from ..hints import Hint
 from . import fleet_views as views
-from .app import App, common_options, pass_app, timeout_option
+from .app import App, timeout_option, with_app
 from .cmd_ssh import ssh_key_option
 from .fleet_context import fleet_providers
 
@@ -26,8 +26,7 @@ _TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one 
 @click.option("--dry-run", is_flag=True, help="Print what would be created (with prices) or destroyed; change nothing.")
 @timeout_option(_TIMEOUT_HELP)
 @ssh_key_option
-@common_options
-@pass_app
+@with_app
 def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool, timeout: float,
           ssh_public_key: str | None) -> None:
     """Grow or shrink a fleet to COUNT VMs.
@@ -46,10 +45,11 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
     if not 1 <= count <= MAX_FLEET:
         raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
     from ..fleet.scale import ScaleRefused
+    from ..fleet.service import run_interruptibly
 
     scaler = _scaler(app, name, timeout, ssh_public_key)
     try:
-        report = _run(scaler, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
+        report = run_interruptibly(scaler.creator, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
     except ScaleRefused as exc:
         raise UsageError(_refusal(exc), suggestion=exc.hint) from None
     _show(app, report)
@@ -61,8 +61,7 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
 @click.option("--dry-run", is_flag=True, help="Say what would be settled and replaced (with prices); change nothing.")
 @timeout_option(_TIMEOUT_HELP)
 @ssh_key_option
-@common_options
-@pass_app
+@with_app
 def repair(app: App, name: str, dry_run: bool, timeout: float, ssh_public_key: str | None) -> None:
     """Bring a degraded or interrupted fleet back to its requested count.
 
@@ -73,8 +72,10 @@ def repair(app: App, name: str, dry_run: bool, timeout: float, ssh_public_key: s
     vm fleet repair train
     vm fleet repair train --dry-run
     """
+    from ..fleet.service import run_interruptibly
+
     scaler = _scaler(app, name, timeout, ssh_public_key)
-    report = _run(scaler, lambda: scaler.repair(name, dry_run=dry_run))
+    report = run_interruptibly(scaler.creator, lambda: scaler.repair(name, dry_run=dry_run))
     _show(app, report)
     _exit_for(app, name, report)
 
@@ -83,35 +84,12 @@ def _scaler(app: App, name: str, timeout: float, ssh_public_key: str | None) -> 
     """A scaler acting through the fleet's own accounts, with the fleet's strategy."""
     from ..fleet.create import FleetCreator
     from ..fleet.scale import FleetScaler
+    from ..fleet.service import fleet_strategy
 
     store, record, providers = fleet_providers(app, name)
-    creator = FleetCreator(store, providers, _fleet_strategy(store, record), progress=app.output.progress,
+    creator = FleetCreator(store, providers, fleet_strategy(store, record), progress=app.output.progress,
                            timeout=timeout, profile=record.profile)
     return FleetScaler(creator, ssh_public_key=ssh_public_key)
-
-
-def _fleet_strategy(store: Any, record: Any) -> Any:
-    """The fleet's strategy; a cluster fleet's new VMs go where its running members are (UsageError when none
-    runs: there is no place to grow beside)."""
-    from ..errors import UsageError
-    from ..fleet.cluster import Placement, pinned_to, place_of
-    from ..fleet.eligibility import enforced
-    from ..fleet.strategies import cheapest
-    from .cmd_fleet import _strategy
-
-    if record.strategy != Placement.CLUSTER:
-        return _strategy(record.strategy)
-    place = place_of(store.members(record.name))
-    if place is None:
-        raise UsageError(f"fleet {record.name} was placed as a cluster and none of its VMs runs: there is no place "
-                         "to put new ones beside them", suggestion=Hint.run("fleet", "destroy", record.name))
-    return enforced(pinned_to(place, cheapest), name="cluster")
-
-
-def _run(scaler: Any, work: Any) -> Any:
-    from .cmd_fleet import _run_interruptibly
-
-    return _run_interruptibly(scaler.creator, work)
 
 
 def _refusal(exc: ScaleRefused) -> str:
@@ -138,8 +116,10 @@ def _exit_for(app: App, name: str, report: Any) -> None:
     """0 when the fleet is active afterwards; 7 when it is not (or a VM could not be destroyed); 130 when
     interrupted; a rolled-back grow exits like a failed create (6, or 9/4/8 when every failure was of that kind).
     A dry run exits 6 when the offers cannot hold every VM it would create."""
-    from ..errors import AuthError, Interrupted, Timeout, Transient
+    from ..errors import Interrupted
+    from ..fleet.service import failure_kind
     from ..fleet.store import FleetState
+    from .cmd_fleet import unchecked
 
     fleet = report.view.fleet
     if report.dry_run:
@@ -156,12 +136,9 @@ def _exit_for(app: App, name: str, report: Any) -> None:
                                 suggestion=Hint.run("fleet", "reconcile", name)),
                  [(name, VmError(a.line())) for a in report.failures])
     if report.rolled_back:
-        kind = next((k for k in (Timeout, AuthError, Transient)
-                     if report.errors and all(isinstance(e, k) for e in report.errors)), CapacityError)
-        app.fail(kind(f"fleet {name} not scaled: {report.summary}", suggestion=Hint.run("fleet", "status", name)))
-    if report.view.problems:
-        app.fail(PartialFailure(f"fleet {name}: {len(report.view.problems)} member(s) could not be checked"),
-                 [(name, VmError(p)) for p in report.view.problems])
+        app.fail(failure_kind(report.errors)(f"fleet {name} not scaled: {report.summary}",
+                                             suggestion=Hint.run("fleet", "status", name)))
+    unchecked(app, report.view.problems, name)
     if fleet.state is not FleetState.ACTIVE:
         app.fail(PartialFailure(f"fleet {name} is {fleet.state.value}: {fleet.message}",
                                 suggestion=Hint.run("fleet", "repair", name)))

@@ -1,8 +1,5 @@
-"""`vm stop`, `vm start`, `vm reboot` and `vm destroy`: one action on one or several VMs of a provider.
-
-Whether a provider can stop or reboot is asked of the provider itself (isinstance on the capability protocols),
-never decided by its name.
-"""
+"""`vm stop`, `vm start`, `vm reboot` and `vm destroy`: one action on one or several VMs of a provider (what is
+decided before acting: vm_core/lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -11,22 +8,18 @@ from typing import Any
 
 import click
 
-from ..actions import fan_out
-from ..errors import NotFound, Unsupported, VmError
-from ..hints import MARK, Command, Hint
+from ..hints import Hint
 from ..model import Instance, InstanceState
-from ..provider import Pending, Provider, SupportsReboot, SupportsReservedStart, SupportsStopStart
+from ..provider import Pending, Provider
 from . import validate, views
-from .app import App, common_options, confirm_destroy, pass_app, provider_option, wait_options, yes_option
+from .app import App, confirm_destroy, provider_option, wait_options, with_app, yes_option
 from .running import accepted_only, perform
 
 ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True)
-NOT_FOUND_NOTE = "not found (treated as destroyed)"
-ALREADY_GONE_NOTE = "already destroyed"
 
 
 def _lifecycle(fn: Callable[..., Any]) -> Callable[..., Any]:
-    for decorator in (pass_app, common_options, wait_options, provider_option(), ids_argument):
+    for decorator in (with_app, wait_options, provider_option(), ids_argument):
         fn = decorator(fn)
     return fn
 
@@ -39,9 +32,11 @@ def stop(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, 
     \b
     vm stop 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
     """
+    from ..lifecycle import stop_start
+
     target, ids = _target(app, provider, instance_ids)
-    actions = _stop_start(app, target, ids)
-    _run(app, target, "stop", actions.begin_stop, ids, no_wait, timeout, already=InstanceState.STOPPED)
+    begin = stop_start(target, _title(app, provider), ids).begin_stop
+    _run(app, target, "stop", begin, ids, no_wait, timeout, already=InstanceState.STOPPED)
 
 
 @click.command()
@@ -59,15 +54,12 @@ def start(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool,
     vm start computeinstance-e00hf93cfnsgaxygn3 --provider nebius
     vm start 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe --strict
     """
+    from ..lifecycle import stop_start, strict_start
+
     target, ids = _target(app, provider, instance_ids)
-    actions = _stop_start(app, target, ids)
-    begin = actions.begin_start
+    begin: Callable[[str], Pending[Instance]] = stop_start(target, _title(app, provider), ids).begin_start
     if strict:
-        if not isinstance(target, SupportsReservedStart):
-            raise Unsupported(f"{_title(app, provider)} cannot tell before a start whether reserved capacity has"
-                              " room, so it cannot start strictly", provider=provider,
-                              suggestion=Hint.run("start", *ids, "--provider", provider))
-        begin = target.begin_start_reserved
+        begin = strict_start(target, _title(app, provider), ids)
     _run(app, target, "start", begin, ids, no_wait, timeout, already=InstanceState.RUNNING)
 
 
@@ -81,13 +73,10 @@ def reboot(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool
     \b
     vm reboot 0920582c7ff041399e34823a0be62549 --provider lambda
     """
+    from ..lifecycle import reboot as rebooting
+
     target, ids = _target(app, provider, instance_ids)
-    if not isinstance(target, SupportsReboot):
-        both = Hint(f"{MARK} && {MARK}", (Command.of("stop", ids[0], "--provider", provider),
-                                          Command.of("start", ids[0], "--provider", provider)))
-        raise Unsupported(f"{_title(app, provider)} cannot reboot instances", provider=provider,
-                          suggestion=both if isinstance(target, SupportsStopStart) else None)
-    _run(app, target, "reboot", lambda i: target.begin_reboot(i, hard=hard), ids, no_wait, timeout)
+    _run(app, target, "reboot", rebooting(target, _title(app, provider), ids, hard=hard), ids, no_wait, timeout)
 
 
 @click.command()
@@ -102,48 +91,25 @@ def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: boo
     vm destroy 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
     vm destroy 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d -p crusoe --yes
     """
+    from ..lifecycle import gone_note, look_up, name_of, shown
+
     target, ids = _target(app, provider, instance_ids)
-    found = lookup(target, ids)
-    notes = {i: note for i in ids if (note := _gone_note(found[i]))}  # nothing to send for these
+    found = look_up(target, ids)
+    notes = {i: note for i in ids if (note := gone_note(found[i]))}  # nothing to send for these
     live = [i for i in ids if i not in notes]
-    confirm_destroy(app, [_shown(found[i], provider, i) for i in live], yes=yes,
+    confirm_destroy(app, [shown(found[i], provider, i) for i in live], yes=yes,
                     again=Hint.run("destroy", *live, "--provider", provider, "--yes"))
     for vm_id, note in notes.items():
         app.output.progress(f"{provider}: {vm_id}: {note}")
     outcomes = perform(app, target, "destroy", target.begin_destroy, live, no_wait=no_wait, timeout=timeout,
-                       label=lambda i: _name(found[i]))
+                       label=lambda i: name_of(found[i]))
     done = {o.key for o in outcomes if not o.error}
     if no_wait and done:
         views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
     elif done or notes:
-        views.destroyed(app.output, provider, [(i, _name(found[i]), notes.get(i, "")) for i in ids
+        views.destroyed(app.output, provider, [(i, name_of(found[i]), notes.get(i, "")) for i in ids
                                                if i in notes or i in done], single=len(ids) == 1)
     app.finish([(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")
-
-
-def lookup(target: Provider, ids: list[str]) -> dict[str, Instance | VmError]:
-    """Each id's instance (read concurrently), or the error reading it gave (NotFound when it does not exist)."""
-    outcomes = fan_out(target.get_instance, ids)
-    return {o.key: o.value if o.value is not None else o.error for o in outcomes}  # type: ignore[misc]
-
-
-def _gone_note(found: Instance | VmError) -> str:
-    if isinstance(found, NotFound):
-        return NOT_FOUND_NOTE
-    if isinstance(found, Instance) and found.state is InstanceState.TERMINATED:
-        return ALREADY_GONE_NOTE
-    return ""
-
-
-def _shown(found: Instance | VmError, provider: str, vm_id: str) -> Instance:
-    """The instance for the confirmation list; one of unknown state when it could not be read."""
-    if isinstance(found, Instance):
-        return found
-    return Instance(provider, vm_id, "", InstanceState.UNKNOWN, "", 0, "", "")
-
-
-def _name(found: Instance | VmError) -> str:
-    return found.name if isinstance(found, Instance) else ""
 
 
 def _target(app: App, provider: str, instance_ids: tuple[str, ...]) -> tuple[Provider, list[str]]:
@@ -154,16 +120,6 @@ def _target(app: App, provider: str, instance_ids: tuple[str, ...]) -> tuple[Pro
     return session.provider(provider), ids
 
 
-def _stop_start(app: App, target: Provider, ids: list[str]) -> SupportsStopStart:
-    if isinstance(target, SupportsStopStart):
-        return target
-    title = _title(app, target.name)
-    raise Unsupported(f"{title} has no stop/start: instances can only be terminated", provider=target.name,
-                      suggestion=Hint.say("keep it running, reboot it ({}) or destroy it ({})",
-                                          Command.of("reboot", ids[0], "--provider", target.name),
-                                          Command.of("destroy", ids[0], "--provider", target.name)))
-
-
 def _title(app: App, provider: str) -> str:
     return getattr(app.session().plugin(provider), "title", provider)
 
@@ -172,20 +128,18 @@ def _run(app: App, target: Provider, verb: str, begin: Callable[[str], Pending[I
          no_wait: bool, timeout: float, already: InstanceState | None = None) -> None:
     """`verb` on every id (each looked up first, for its name); a VM already in state `already` is left as it is
     and reported with the others ("already running"). A VM that does not exist fails with NotFound (exit 3)."""
-    found = lookup(target, ids)
-    failures: list[tuple[str, VmError]] = [(i, e) for i, e in found.items() if isinstance(e, NotFound)]
-    settled = [v for i in ids if isinstance(v := found[i], Instance) and already is not None and v.state is already]
-    for instance in settled:
+    from ..lifecycle import look_up, name_of, triage
+
+    found = look_up(target, ids)
+    sorted_ = triage(found, ids, already)
+    for instance in sorted_.settled:
         app.output.progress(f"{target.name}: {instance.name or instance.id}: already {already}")
-    skip = {i for i, _ in failures} | {i.id for i in settled}
-    todo = [i for i in ids if i not in skip]
-    outcomes = perform(app, target, verb, begin, todo, no_wait=no_wait, timeout=timeout,
-                       label=lambda i: _name(found[i]))
+    outcomes = perform(app, target, verb, begin, sorted_.todo, no_wait=no_wait, timeout=timeout,
+                       label=lambda i: name_of(found[i]))
     done = [o.value for o in outcomes if isinstance(o.value, Instance)]  # waited for (also despite --no-wait)
     if accepted := accepted_only(outcomes):
         views.accepted(app.output, accepted, single=len(ids) == 1)
-    elif done or settled:
-        by_id = {i.id: i for i in [*settled, *done]}
+    elif done or sorted_.settled:
+        by_id = {i.id: i for i in [*sorted_.settled, *done]}
         views.instances(app.output, [by_id[i] for i in ids if i in by_id], single=len(ids) == 1)
-    failures += [(o.key, o.error) for o in outcomes if o.error]
-    app.finish(failures, len(ids), "VMs")
+    app.finish(sorted_.missing + [(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, VmError
 from ..fleet.location import open_store as open_store  # the fleet commands import it from here
-from ..hints import Hint
 from .app import App
 
 if TYPE_CHECKING:
@@ -23,32 +21,16 @@ def fleet_providers(app: App, name: str) -> tuple[FleetStore, FleetRecord, dict[
     anything. A provider that cannot be connected is warned about and left out (its VMs are reported as not
     checked). Raises NotFound for an unknown fleet."""
     from ..fleet.destroy import recorded_fleet
+    from ..fleet.service import check_accounts
 
     session = app.session()
     store = open_store(session)
     record = recorded_fleet(store, name)
     if app.profile_name is None and record.profile and record.profile != session.profile.name:
         session = app.use_profile(record.profile)
-    connected = {}
-    for provider in sorted({m.provider for m in store.members(name)} | set(record.accounts)):
-        try:
-            connected[provider] = session.provider(provider)
-        except VmError as exc:
-            app.output.warn(f"{provider}: {exc.message}")
+    used = sorted({m.provider for m in store.members(name)} | set(record.accounts))
+    connected, failures = session.connect_each(used)
+    for provider, error in failures:
+        app.output.warn(f"{provider}: {error.message}")
     check_accounts(record, connected, session.profile.name)
     return store, record, connected
-
-
-def check_accounts(record: FleetRecord, providers: dict[str, Provider], profile: str) -> None:
-    """ConfigError naming the first provider whose account differs from the one the fleet was created in."""
-    from ..fleet.create import accounts
-
-    current = accounts(providers)
-    for provider, recorded in sorted(record.accounts.items()):
-        now = current.get(provider, "")
-        if recorded and now and now != recorded:
-            raise ConfigError(
-                f"fleet {record.name} was created in {provider} {recorded} (profile {record.profile or '?'}); "
-                f"profile {profile} uses {provider} {now}: refusing to act on another account", provider=provider,
-                suggestion=Hint.run("fleet", "status", record.name, "--profile", record.profile)
-                if record.profile else None)

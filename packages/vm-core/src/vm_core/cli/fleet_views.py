@@ -84,11 +84,7 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
     """The placement of a dry run: one row per slot with its price, and whether the cloud says it has room
     (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere).
     `slots` numbers the rows (default 0, 1, ...); `extra` goes into the JSON document."""
-    total, complete = price_total(o.price_per_hour for o in placements)
-    for note in offers.left_out.values():
-        out.warn(note)
-    for provider, why in offers.problems.items():
-        out.warn(f"{provider}: no offers ({why})")
+    _offer_warnings(out, offers)
     unterminable = [o for o in placements if o.reservation_id in offers.unterminable_reservations]
     if unterminable:
         out.warn(f"{len(unterminable)} VM(s) would use a reservation whose VMs the cloud will not delete "
@@ -99,11 +95,10 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
     if unknown:
         out.warn(f"{sum(1 for o in placements if o.capacity is None)} slot(s) rely on a cloud that does not publish "
                  f"capacity ({', '.join(unknown)}): they may fail and be placed elsewhere")
+    total, complete = price_total(o.price_per_hour for o in placements)
     if out.json:
-        out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy,
-                  "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
-                  "price_per_hour": total, "price_complete": complete, "max_price": spec.max_price,
-                  "ttl_seconds": spec.ttl, **(extra or {})})
+        out.data({**_placements_json(spec, placements), "max_price": spec.max_price, "ttl_seconds": spec.ttl,
+                  **(extra or {})})
         return
     numbers = list(slots) if slots is not None else list(range(len(placements)))
     rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", _capacity(o), o.price_per_hour)
@@ -124,16 +119,9 @@ def cluster_plan(out: Output, spec: Any, cluster: Any) -> None:
                                                                          * g.take(spec.count), 4)}
               for g in sorted(cluster.considered, key=lambda g: order.get(g.key, len(order) + 1))]
     if out.json or cluster.chosen is None:  # else `plan` gives these warnings
-        for note in cluster.offers.left_out.values():
-            out.warn(note)
-        for provider, why in cluster.offers.problems.items():
-            out.warn(f"{provider}: no offers ({why})")
+        _offer_warnings(out, cluster.offers)
     if out.json:
-        placements = cluster.placements
-        total, complete = price_total(o.price_per_hour for o in placements)
-        out.data({"name": spec.name, "count": spec.count, "strategy": spec.strategy, "placement": "cluster",
-                  "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
-                  "price_per_hour": total, "price_complete": complete, "places": places})
+        out.data({**_placements_json(spec, cluster.placements, placement="cluster"), "places": places})
         return
     if cluster.chosen is not None:
         plan(out, spec, cluster.placements, cluster.offers)
@@ -144,6 +132,22 @@ def cluster_plan(out: Output, spec: Any, cluster: Any) -> None:
               [(p["order"] or "-", p["provider"], p["region"], p["shape"], p["reservation_id"] or "-",
                 "unknown" if p["capacity"] is None else p["capacity"], p["vms"], p["fleet_price_per_hour"],
                 p["holds"]) for p in places])
+
+
+def _offer_warnings(out: Output, offers: Any) -> None:
+    """What the offers left out, and the providers that gave none, as warnings."""
+    for note in offers.left_out.values():
+        out.warn(note)
+    for provider, why in offers.problems.items():
+        out.warn(f"{provider}: no offers ({why})")
+
+
+def _placements_json(spec: Any, placements: Sequence[Offer], **head: Any) -> dict[str, Any]:
+    """The JSON keys every plan has: the fleet (and `head`), one object per placement, and the total $/h."""
+    total, complete = price_total(o.price_per_hour for o in placements)
+    return {"name": spec.name, "count": spec.count, "strategy": spec.strategy, **head,
+            "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
+            "price_per_hour": total, "price_complete": complete}
 
 
 def _holds(group: Any, count: int, min_count: int) -> str:

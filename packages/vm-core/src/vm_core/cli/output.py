@@ -77,7 +77,7 @@ class Output:
     def progress(self, message: str) -> None:
         """One progress line on stderr, unless -q."""
         if not self.quiet:
-            self._err(message)
+            self._err(words(message))
 
     def debug(self, text: str) -> None:
         """Diagnostics of --debug on stderr (even with -q)."""
@@ -88,28 +88,41 @@ class Output:
         self._err(message)
 
     def warn(self, message: str) -> None:
-        self._err(f"vm: warning: {message}")
+        self._err(f"vm: warning: {words(message)}")
 
     def error(self, error: VmError, failures: Sequence[tuple[str, VmError]] = ()) -> None:
         """The error of a command (and of each failed target) on stderr: plain, or one JSON object."""
-        from .hints import render, to_json
+        from .hints import render
 
         if self.json:
-            body = {"error": {**error.to_json()["error"], **to_json(error.hint)}}
+            body = {"error": _error_json(error)}
             if failures:
-                body["error"]["failures"] = [{"target": t, **e.to_json()["error"], **to_json(e.hint)}
-                                             for t, e in failures]
+                body["error"]["failures"] = [{"target": t, **_error_json(e)} for t, e in failures]
             self._err(json.dumps(body))
             return
         for target, failure in failures:
-            self._err(f"vm: error: {target}: {failure.message}")
-        self._err(f"vm: error: {error.message}")
+            self._err(f"vm: error: {target}: {words(failure.message)}")
+        self._err(f"vm: error: {words(error.message)}")
         if error.hint is not None:
             self._err(f"hint: {render(error.hint)}")
 
     def _err(self, text: str) -> None:
         with self._lock:
             click.echo(self.redact(text), err=True, color=use_color(sys.stderr))
+
+
+def words(text: str) -> str:
+    """A message as printed: settings spelled as options (cli.hints.words); plain text as it is."""
+    from .hints import words as spelled
+
+    return spelled(text)
+
+
+def _error_json(error: VmError) -> dict[str, object]:
+    """An error's JSON body with its message as printed and its hint (`suggestion`, `next`)."""
+    from .hints import to_json
+
+    return {**error.to_json()["error"], "message": words(error.message), **to_json(error.hint)}
 
 
 def _cell(value: Any) -> str:

@@ -1,4 +1,4 @@
-"""Budgets: a fleet's cap on its total $/h (`--max-price`), checked against a plan before anything is created.
+"""Budgets: a fleet's cap on its total $/h (its `max_price`), checked against a plan before anything is created.
 
 The rule: the plan's total is the sum of each placement's $/h plus what the fleet already pays (`committed`: the
 $/h of the VMs it runs, for a plan that grows a fleet). Above the cap the plan is refused. A placement or a
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..errors import BudgetError
-from ..hints import Command, Hint
+from ..hints import Command, Hint, Setting, Words
 from ..model import Offer
 
 
@@ -30,14 +30,15 @@ def check_budget(placements: Sequence[Offer], cap: float | None, *,
         return None
     prices = [*committed, *(o.price_per_hour for o in placements)]
     total, complete = price_total(prices)
-    hint = Hint.say("raise --max-price, or see {} for cheaper places", Command.of("offers"))
+    capped = Setting("max_price", f"{cap:.2f}", plain=f"of ${cap:.2f}/h")
     if total > cap:
-        return BudgetError(f"the plan costs {'at least ' if not complete else ''}${total:.2f}/h, above the cap "
-                           f"--max-price {cap:.2f}", suggestion=hint)
+        return BudgetError(Words(f"the plan costs {'at least ' if not complete else ''}${total:.2f}/h, above the cap ",
+                                 capped), suggestion=Hint.say("raise {}, or see {} for cheaper places",
+                                                              Setting("max_price"), Command.of("offers")))
     if not complete:
         unknown = sum(1 for p in prices if p is None)
-        return BudgetError(f"{unknown} VM(s) of the plan have no known price, so its total (at least "
-                           f"${total:.2f}/h) cannot be checked against the cap --max-price {cap:.2f}",
-                           suggestion="leave out the providers that publish no price (--providers), or drop "
-                                      "--max-price")
+        return BudgetError(Words(f"{unknown} VM(s) of the plan have no known price, so its total (at least "
+                                 f"${total:.2f}/h) cannot be checked against the cap ", capped),
+                           suggestion=Hint.say("leave out the providers that publish no price ({}), or drop {}",
+                                               Setting("providers"), Setting("max_price")))
     return None

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import StrategyError
+from ..hints import joined, phrase
 from ..model import Offer
 from .strategies import Blocked, FleetRequest, Strategy, effective, offer_key, why_ineligible
 
@@ -45,7 +46,8 @@ class Checked:
     corrected: int = 0  # kept placements whose details (e.g. the price) differed from the engine's offer
 
     def note(self, strategy: str) -> str | None:
-        """One line naming the strategy and what was left out (None when the answer was kept as it was)."""
+        """One line naming the strategy and what was left out (None when the answer was kept as it was); Words
+        when a reason names a setting."""
         if not self.dropped and not self.corrected:
             return None
         parts = []
@@ -53,12 +55,13 @@ class Checked:
             places: dict[str, Counter[str]] = {}
             for d in self.dropped:
                 places.setdefault(d.reason, Counter())[d.where()] += 1
-            shown = "; ".join(f"{reason}: {sum(where.values())} ({_some(where)})" for reason, where in places.items())
-            parts.append(f"left out {len(self.dropped)} placement(s) the fleet may not use: {shown}")
+            shown = joined("; ", [phrase(reason, f": {sum(where.values())} ({_some(where)})")
+                                  for reason, where in places.items()])
+            parts.append(phrase(f"left out {len(self.dropped)} placement(s) the fleet may not use: ", shown))
         if self.corrected:
             parts.append(f"{self.corrected} placement(s) differed from the offer they name: the offer is used as "
                          "listed")
-        return f"strategy {strategy!r}: " + "; ".join(parts)
+        return phrase(f"strategy {strategy!r}: ", joined("; ", parts))
 
 
 def _some(places: Counter[str]) -> str:

@@ -36,6 +36,11 @@ def check_fleet_name(name: str) -> str:
     return name
 
 
+def generated_name() -> str:
+    """The name of a fleet created without one: fleet-<6 hex>."""
+    return f"fleet-{secrets.token_hex(3)}"
+
+
 def new_fleet_id() -> str:
     """8 random base32 characters (40 bits), lower case: URL-safe and valid in every cloud's names."""
     return base64.b32encode(secrets.token_bytes(5)).decode().lower()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..hints import Setting, Words
 from ..model import Offer, ReservationMode, ReservationRequest
 
 
@@ -110,20 +111,24 @@ def unlisted_reservation(offers: Sequence[Offer], reservation: ReservationReques
         o.reservation_id == reservation.reservation_id for o in offers)
 
 
+ON_DEMAND_REFUSED = Words("on-demand (", Setting("strict"), ")")
+
+
 def _reservation_refusal(offer: Offer, request: FleetRequest) -> str | None:
+    """Why the fleet's reservation settings rule `offer` out (Words naming the setting), or None."""
     mode, wanted = request.reservation.mode, request.reservation.reservation_id
     if mode is ReservationMode.NONE:
-        return "reserved (--reservation none)" if offer.reserved else None
+        return Words("reserved (", Setting("reservation", "none"), ")") if offer.reserved else None
     if mode is ReservationMode.ID:
         if offer.reservation_id == wanted or (not offer.reserved and not request.reservation.strict):
             return None
         if not offer.reserved:
-            return "on-demand (--strict)"
+            return ON_DEMAND_REFUSED
         return f"reservation {offer.reservation_id}, not {wanted or 'the one asked for'}"
     if offer.reservation_id in request.unterminable_reservations and not request.allow_unterminable:
-        return "a reservation whose VMs the cloud cannot delete (--allow-unterminable)"
+        return Words("a reservation whose VMs the cloud cannot delete (", Setting("allow_unterminable"), ")")
     if request.reservation.strict and not offer.reserved:
-        return "on-demand (--strict)"
+        return ON_DEMAND_REFUSED
     return None
 
 

@@ -108,4 +108,6 @@ def test_failover_never_goes_above_the_cap(mock_clouds_factory, connect, tmp_pat
     assert cloud_vms(clouds, "cap") == []
     assert any(isinstance(e, BudgetError) for e in report.errors)
     assert any("failover" in n and "above the cap" in n for n in report.notes)
+    # the note keeps the cap as a setting: the CLI prints it as the option that set it
+    assert any(f"above the cap --max-price {plan[0].price_per_hour:.2f}" in words(n) for n in report.notes)
     assert {m.provider for m in store.members("cap")} == {"nebius"}  # nothing was tried above the cap

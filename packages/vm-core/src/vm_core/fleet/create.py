@@ -38,7 +38,7 @@ from ..errors import (
     UsageError,
     VmError,
 )
-from ..hints import Command, Hint
+from ..hints import Command, Hint, phrase
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..plugins import create_concurrency
 from ..provider import Pending, Provider, SupportsAccount
@@ -525,7 +525,7 @@ class _Placing:
                                                                          for o in self.in_flight.values()]
         over = check_budget(placements, self.spec.max_price, committed=committed) if placements else None
         if over is not None:
-            self.notes.append(f"failover of {len(self.ready) + len(self.later)} VM(s) stopped: {over.message}")
+            self.notes.append(phrase(f"failover of {len(self.ready) + len(self.later)} VM(s) stopped: ", over.message))
             self.c.progress(f"failed: {self.notes[-1]}")
             self.c._errors.append(over)
             self.halted = True

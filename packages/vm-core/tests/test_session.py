@@ -187,3 +187,62 @@ def test_the_configuration_document_shows_secrets_only_as_set_or_not(tmp_path: P
     assert lam["problem"] is None and lam["settings"]["api_key"] == {"value": SET, "source": lam["settings"][
         "api_key"]["source"], "secret": True}
     assert "secret-value-1" not in repr(doc) and NOT_SET != SET
+
+
+TYPED_PLUGIN = '''
+from dataclasses import dataclass
+
+from vm_core.kit import positive_number, setting, settings_of
+
+
+@dataclass(frozen=True, kw_only=True)
+class TypedSettings:
+    token: str = setting(env="VM_TYPED_TOKEN", secret=True, help="credential")
+    scale: float = setting(default=1.0, parse=positive_number, help="a positive number")
+
+
+class Typed:
+    name, title = "typed", "Typed Cloud"
+    settings = settings_of(TypedSettings)
+    settings_type = TypedSettings
+
+    def connect(self, settings):
+        return settings  # what the session handed over
+
+
+typed = Typed()
+'''
+
+
+def typed_plugin_dist(site: Path) -> Path:
+    """An installed provider plugin `typed` that declares its settings as a dataclass (DeclaresSettingsType)."""
+    info = site / "vm_typed_provider-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-typed-provider\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vm_core.providers]\ntyped = vm_typed_provider:typed\n")
+    (site / "vm_typed_provider.py").write_text(TYPED_PLUGIN)
+    return site
+
+
+def test_the_session_parses_a_declared_settings_type_before_connect(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(typed_plugin_dist(tmp_path / "site")))
+    s = session(tmp_path, Profile("p", providers={"typed": {"scale": "2.5"}}), {"VM_TYPED_TOKEN": "s3cret"})
+    given = s.provider("typed")
+    assert type(given).__name__ == "TypedSettings" and (given.token, given.scale) == ("s3cret", 2.5)
+
+
+def test_a_malformed_typed_setting_is_refused_by_the_session_without_its_secret(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(typed_plugin_dist(tmp_path / "site")))
+    s = session(tmp_path, Profile("p", providers={"typed": {"scale": "-1", "token": "s3cret"}}))
+    with pytest.raises(ConfigError, match=r"Typed Cloud setting 'scale' must be a positive number, not '-1'") as got:
+        s.provider("typed")
+    assert "s3cret" not in str(got.value)
+
+
+def test_built_in_plugins_get_their_settings_parsed_by_the_session(tmp_path: Path) -> None:
+    s = session(tmp_path, Profile("p", providers={"lambda": {"api_key": "k", "time_scale": "fast"}}))
+    assert s.plugin("lambda").settings_type.__name__ == "LambdaSettings"
+    with pytest.raises(ConfigError, match=r"'time_scale' must be a positive number, not 'fast'"):
+        s.provider("lambda")

@@ -238,3 +238,14 @@ class ProviderPlugin(Protocol):
     def connect(self, settings: Mapping[str, Any]) -> Provider:
         """A connected provider (no network call yet). Raises ConfigError for missing settings."""
         ...
+
+
+@runtime_checkable
+class DeclaresSettingsType(Protocol):
+    """Optional for a plugin: its settings as one typed declaration, a dataclass of `vm_core.kit.setting` fields.
+
+    The session then parses the resolved values (profile, embedded clouds, env vars) into an instance of
+    `settings_type` itself, raising ConfigError that names a missing or malformed key (never a secret's value)
+    before `connect` is called, and passes `connect` that instance instead of the mapping."""
+
+    settings_type: type[Any]

@@ -23,7 +23,7 @@ from typing import Any
 from .config import Paths, Profile
 from .errors import AuthError, ConfigError, Timeout, Transient, UsageError, VmError
 from .plugins import PluginSet
-from .provider import Provider, SupportsReboot, SupportsReservations, SupportsStopStart
+from .provider import DeclaresSettingsType, Provider, SupportsReboot, SupportsReservations, SupportsStopStart
 
 if typing.TYPE_CHECKING:
     from .embedded import EmbeddedClouds
@@ -102,8 +102,19 @@ class Session:
                     raise ConfigError(self._not_configured(name, plugin))
                 settings = self.settings(name)
                 log.debug("profile %s: connecting %s (%s)", self.profile.name, name, _shown(plugin, settings))
-                self._providers[name] = plugin.connect(settings)
+                self._providers[name] = plugin.connect(self._typed(name, settings))
             return self._providers[name]
+
+    def _typed(self, name: str, settings: dict[str, Any]) -> Any:
+        """The settings `connect` gets: an instance of the plugin's `settings_type` when it declares one (parsed
+        here; ConfigError for a malformed value), else the mapping itself."""
+        plugin = self.plugin(name)
+        title = plugin.title
+        if not isinstance(plugin, DeclaresSettingsType):
+            return settings
+        from .kit.settings import parse_settings
+
+        return parse_settings(plugin.settings_type, settings, title=title, provider=name)
 
     def settings(self, name: str) -> dict[str, Any]:
         """The resolved settings of a provider (may start the embedded mock clouds); ConfigError names an

@@ -103,9 +103,13 @@ def settings_of(cls: type) -> tuple[Setting, ...]:
                          help=f.metadata[_META][2]) for f in _fields(cls))
 
 
-def parse_settings(cls: type[S], values: Mapping[str, Any], *, title: str, provider: str) -> S:
+def parse_settings(cls: type[S], values: Mapping[str, Any] | S, *, title: str, provider: str) -> S:
     """An instance of the settings dataclass `cls` from `values` (profile and session layers), each unset key
-    falling back to its env var. Raises ConfigError naming the first key missing or malformed."""
+    falling back to its env var. Raises ConfigError naming the first key missing or malformed. `values` that
+    already are a `cls` (the session parsed them: provider.DeclaresSettingsType) are returned as they are."""
+    if isinstance(values, cls):
+        return values
+    assert isinstance(values, Mapping)
     parsed: dict[str, Any] = {}
     for field in _fields(cls):
         env, secret, _help, parse, hint = field.metadata[_META]

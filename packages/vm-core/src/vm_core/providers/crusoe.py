@@ -99,6 +99,7 @@ class CrusoePlugin:
     name: str = NAME
     title: str = TITLE
     settings: tuple[Setting, ...] = settings_of(CrusoeSettings)
+    settings_type = CrusoeSettings  # the session parses the settings into one (DeclaresSettingsType)
     instance_id_pattern = ID_PATTERN
     instance_id_example = "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"
     create_concurrency = 32  # Crusoe documents no rate limit
@@ -111,7 +112,7 @@ class CrusoePlugin:
         return {"access_key_id": endpoint["access_key_id"], "secret_key": endpoint["secret_key"],
                 "project_id": endpoint["project_id"], "api_endpoint": endpoint["url"], "time_scale": time_scale}
 
-    def connect(self, settings: Mapping[str, Any]) -> CrusoeProvider:
+    def connect(self, settings: Mapping[str, Any] | CrusoeSettings) -> CrusoeProvider:
         """A provider for these settings (profile values win over the env vars). No network call.
 
         Raises ConfigError naming a missing setting and its env var, or a malformed secret/time_scale.

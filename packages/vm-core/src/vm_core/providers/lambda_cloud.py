@@ -94,6 +94,7 @@ class LambdaPlugin:
     name = NAME
     title = "Lambda Cloud"
     settings = settings_of(LambdaSettings)
+    settings_type = LambdaSettings  # the session parses the settings into one (DeclaresSettingsType)
     instance_id_pattern = ID_PATTERN
     instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
@@ -107,7 +108,7 @@ class LambdaPlugin:
         return {"api_key": endpoint["api_key"], "api_endpoint": endpoint["url"], "time_scale": time_scale,
                 "request_interval": 1.0 * time_scale, "launch_interval": 12.0 * time_scale}
 
-    def connect(self, settings: Mapping[str, Any]) -> LambdaProvider:
+    def connect(self, settings: Mapping[str, Any] | LambdaSettings) -> LambdaProvider:
         """A provider for one Lambda account; no network call. Raises ConfigError for bad settings."""
         config = parse_settings(LambdaSettings, settings, title=self.title, provider=NAME)
         from lambda_sdk import LambdaClient, PollPolicy, RateLimit, RetryPolicy

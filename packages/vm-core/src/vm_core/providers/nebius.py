@@ -153,6 +153,7 @@ class NebiusPlugin:
     name: str = NAME
     title: str = "Nebius AI Cloud"
     settings: tuple[Setting, ...] = settings_of(NebiusSettings)
+    settings_type = NebiusSettings  # the session parses the settings into one (DeclaresSettingsType)
     instance_id_pattern = INSTANCE_ID_PREFIX + "[a-z0-9]{3,40}"
     instance_id_example = INSTANCE_ID_PREFIX + "e00hf93cfnsgaxygn3"
     create_concurrency = 32  # Nebius documents no rate limit
@@ -166,7 +167,7 @@ class NebiusPlugin:
                 "projects": dict(endpoint.get("projects", {})), "subnet_id": endpoint.get("subnet_id", ""),
                 "capacity_blocks": dict(endpoint.get("capacity_blocks", {})), "time_scale": time_scale}
 
-    def connect(self, settings: Mapping[str, Any]) -> NebiusProvider:
+    def connect(self, settings: Mapping[str, Any] | NebiusSettings) -> NebiusProvider:
         """A provider for these settings (no network call yet). Raises ConfigError for bad settings."""
         from nebius_sdk import NebiusClient
         from nebius_sdk.client import DEFAULT_POLL, DEFAULT_RETRY

@@ -200,3 +200,13 @@ def test_a_crusoe_create_that_fails_and_removes_its_vm_still_fails_over(mock_clo
     failed = [m for m in store.members("gone") if m.provider == "crusoe"]
     assert failed and all(m.state is MemberState.FAILED and "injected operation failure" in m.error for m in failed)
     assert sorted(i.id for i in report.running) == sorted(cloud_ids(mock_clouds, "gone"))
+
+
+def test_rounds_that_settle_nothing_are_spaced_wider_up_to_a_limit_and_close_again_after_one_that_settles() -> None:
+    from vm_core.fleet.create_watch import IDLE_BACKOFF, MAX_BACKOFF, round_delay
+
+    idle = [round_delay(1.0, 0, rounds, 0.0) for rounds in range(8)]
+    assert idle[0] == 1.0 and idle == sorted(idle) and idle[-1] == IDLE_BACKOFF  # grows while VMs still boot
+    assert round_delay(1.0, 0, 0, 0.0) == 1.0  # a round that settled a VM: the next one at the interval again
+    assert round_delay(1.0, 5, 0, 0.0) == MAX_BACKOFF  # failed reads back off further
+    assert round_delay(1.0, 0, 0, 3.0) == 3.0  # never sooner than the last round took

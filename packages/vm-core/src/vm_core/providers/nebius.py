@@ -59,7 +59,15 @@ from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
-from ._nebius_map import NAME, SSH_USER, ErrorContext, instance_state, reservation_policy, to_instance, translated
+from ._nebius_map import (
+    NAME,
+    SSH_USER,
+    ErrorContext,
+    reservation_policy,
+    status_state,
+    to_instance,
+    translated,
+)
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
@@ -208,7 +216,7 @@ plugin = NebiusPlugin()
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + Paced + SupportsCreateWatch. Thread-safe.
+    + SupportsGetStates + Paced + SupportsCreateWatch. Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -275,6 +283,21 @@ class NebiusProvider:
                 read[instance_id] = self._instance(item)
         return read
 
+    def get_states(self, instance_ids: Collection[str]) -> dict[str, InstanceState | None]:
+        """`get_instances` reading only each instance's status (SupportsGetStates): its state, or None when Nebius
+        answers NotFound for it; ids answered with another error are left out (unknown)."""
+        from nebius_sdk import NotFound as NativeNotFound
+
+        with translated():
+            found = self._client.batch_get_instance_statuses(list(instance_ids))
+        read: dict[str, InstanceState | None] = {}
+        for instance_id, status in found.items():
+            if isinstance(status, NativeNotFound):
+                read[instance_id] = None
+            elif not isinstance(status, Exception):
+                read[instance_id] = status_state(status)
+        return read
+
     @property
     def poll_interval(self) -> float:
         """One second (scaled): Nebius documents no rate limit, and one read covers every followed instance."""
@@ -298,23 +321,22 @@ class NebiusProvider:
         return WATCH_INTERVAL * self._config.time_scale
 
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
-        passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
-        Pendings this provider did not make are absent: only they can say how they end."""
+        """One BatchGet of the pending instances' statuses (SupportsCreateWatch), then one of the whole instances
+        that run: running ones, ones in a state no create passes through (ended: a failed create leaves its
+        instance STOPPED), and ids BatchGet does not find. Pendings this provider did not make are absent: only
+        they can say how they end."""
         ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
         foreign = {p.resource_id for p in pendings} - set(ids)
         with translated():
-            found = self._client.batch_get_instances(ids)
-        natives = {i: native for i, native in found.items() if not isinstance(native, Exception)}
-        running: dict[str, Instance] = {}
-        ended: set[str] = set()
-        for instance_id, native in natives.items():
-            state = instance_state(native)
-            if state is InstanceState.RUNNING:
-                running[instance_id] = self._instance(native)
-            elif state in _NOT_CREATING:
-                ended.add(instance_id)
-        return CreateRound(running, frozenset(ended), frozenset((set(ids) - natives.keys()) | foreign))
+            found = self._client.batch_get_instance_statuses(ids)
+        states = {i: status_state(status) for i, status in found.items() if not isinstance(status, Exception)}
+        ended = {i for i, state in states.items() if state in _NOT_CREATING}
+        running = [i for i, state in states.items() if state is InstanceState.RUNNING]
+        with translated():
+            natives = self._client.batch_get_instances(running) if running else {}
+        shown = {i: self._instance(n) for i, n in natives.items() if not isinstance(n, Exception)}
+        return CreateRound({i: s for i, s in shown.items() if s.state is InstanceState.RUNNING}, frozenset(ended),
+                           frozenset((set(ids) - states.keys()) | foreign))
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:

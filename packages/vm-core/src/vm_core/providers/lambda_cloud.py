@@ -8,7 +8,9 @@ How Lambda differs, and what this adapter does about it:
   `GET /instances` per `watch_interval` (SupportsCreateWatch) instead of one `GET /instances/{id}` per launch:
   Lambda allows one request per second for the whole account.
 - Capacity is read from GET /instance-types before launching, never probed with launches (Lambda allows one
-  launch per 12 s): a region without listed capacity is a CapacityError before any launch.
+  launch per 12 s): a region without listed capacity is a CapacityError before any launch. A launch reuses a
+  read younger than TYPES_TTL (a fleet's launches, 12 s apart, do not each read it again); a launch Lambda
+  refuses for capacity drops it, and `offers` always reads afresh.
 - Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
   cannot pick a reservation itself). Instances on a reservation cannot be terminated through the API.
   GET /reservations is a mock extension; where it does not exist, reserved instances show no reservation id.
@@ -26,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -53,7 +56,7 @@ from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 
 if TYPE_CHECKING:
     from lambda_sdk import Instance as NativeInstance
-    from lambda_sdk import LambdaClient, LaunchOperation, Reservation
+    from lambda_sdk import InstanceTypeAvailability, LambdaClient, LaunchOperation, Reservation
 
 T = TypeVar("T")
 
@@ -69,6 +72,8 @@ _HEADROOM = 1.1
 # Ids per terminate call. Lambda documents no limit on `instance_ids`; this cap is ours: it keeps a request and
 # its answer (every instance, rendered) near 100 kB, and limits what one refused call holds back.
 BATCH_DESTROY_LIMIT = 100
+# Seconds (times time_scale) a GET /instance-types read is reused by launches: five launch intervals.
+TYPES_TTL = 60.0
 # A watcher reads (GET /instances) once per this many request intervals, leaving the rest of Lambda's 1 request/s
 # to the calls it is waiting on (terminates, launches).
 _POLL_REQUESTS = 2
@@ -165,6 +170,7 @@ class LambdaProvider:
         self._lock = threading.Lock()  # guards the lookups below, each made once
         self._ssh_keys: dict[str, str] = {}  # public key ("" = the default key) -> key name
         self._regions: tuple[str, ...] | None = None
+        self._types: tuple[float, dict[str, InstanceTypeAvailability]] | None = None  # (read at, GET /instance-types)
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
@@ -212,8 +218,7 @@ class LambdaProvider:
         shapes = catalog.shapes_for(NAME, catalog.gpu(gpu).name, gpu_count)
         if not shapes:
             return []
-        with translated():
-            types = self._client.instance_types()
+        types, _ = self._instance_types(fresh=True)
         return [*lm.on_demand_offers(shapes, types, self._region_names()),
                 *lm.reserved_offers(shapes, types, self._reservations())]
 
@@ -233,10 +238,15 @@ class LambdaProvider:
             region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:
             region = self._region_with_capacity(shape, spec.region)
-        with translated(Where(region=region)):
-            operation = self._client.launch_instance(
-                region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
-                tags=spec.labels or None, reservation_id=reservation_id or None)
+        try:
+            with translated(Where(region=region)):
+                operation = self._client.launch_instance(
+                    region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
+                    tags=spec.labels or None, reservation_id=reservation_id or None)
+        except CapacityError:
+            with self._lock:
+                self._types = None  # the capacity it listed is gone: the next launch reads again
+            raise
         return _Launch(self, operation, reservation_id)
 
     @property
@@ -260,9 +270,12 @@ class LambdaProvider:
         return CreateRound(running, ended, frozenset((launches.keys() - {n.id for n in natives}) | foreign))
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
-        """The requested region if Lambda lists capacity there, else the first region that has some."""
-        with translated():
-            sold = self._client.instance_types().get(shape)
+        """The requested region if Lambda lists capacity there, else the first region that has some. A reused
+        read that would refuse is read again first: only a fresh read says there is no capacity."""
+        types, reused = self._instance_types(fresh=False)
+        sold = types.get(shape)
+        if reused and (sold is None or not _has_room(sold, requested)):
+            sold = self._instance_types(fresh=True)[0].get(shape)
         if sold is None:
             raise UsageError(f"Lambda Cloud does not list instance type {shape}", provider=NAME,
                              suggestion=f"Lambda sells (--gpu): {lm.sold_listing()}")
@@ -280,6 +293,19 @@ class LambdaProvider:
         raise CapacityError(f"Lambda Cloud lists no capacity for {shape} in {requested}", scope=Scope.REGION,
                             region=requested, provider=NAME,
                             suggestion=f"regions with capacity now: {', '.join(with_room) or 'none'}")
+
+    def _instance_types(self, *, fresh: bool) -> tuple[dict[str, InstanceTypeAvailability], bool]:
+        """GET /instance-types, and whether it is a reused read: unless `fresh`, one younger than TYPES_TTL
+        (scaled) is."""
+        with self._lock:
+            cached = self._types
+        if not fresh and cached is not None and time.monotonic() - cached[0] < TYPES_TTL * self._scale:
+            return cached[1], True
+        with translated():
+            types = self._client.instance_types()
+        with self._lock:
+            self._types = (time.monotonic(), types)
+        return types, False
 
     def _reservation_region(self, reservation_id: str, gpu: str) -> str:
         found = next((r for r in self._reservations() if r.id == reservation_id), None)
@@ -504,6 +530,12 @@ class _Launch(OperationPending[Instance]):
         if instance.reserved and not instance.reservation_id:
             return replace(instance, reservation_id=self._reservation_id)
         return instance
+
+
+def _has_room(sold: InstanceTypeAvailability, requested: str | None) -> bool:
+    """Whether the read lists capacity for the type in the requested region (in any region without one)."""
+    with_room = [r.name for r in sold.regions_with_capacity_available]
+    return requested in with_room if requested is not None else bool(with_room)
 
 
 # --------------------------------------------------------------------------------------- input checks

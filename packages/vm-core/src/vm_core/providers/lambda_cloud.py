@@ -74,6 +74,9 @@ _HEADROOM = 1.1
 BATCH_DESTROY_LIMIT = 100
 # Seconds (times time_scale) a GET /instance-types read is reused by launches: five launch intervals.
 TYPES_TTL = 60.0
+# Seconds (times time_scale) a GET /reservations read is reused: a fleet's offers and its check for reservations
+# that cannot be terminated, asked one after the other, share one read.
+RESERVATIONS_TTL = 5.0
 # A watcher reads (GET /instances) once per this many request intervals, leaving the rest of Lambda's 1 request/s
 # to the calls it is waiting on (terminates, launches).
 _POLL_REQUESTS = 2
@@ -171,6 +174,7 @@ class LambdaProvider:
         self._ssh_keys: dict[str, str] = {}  # public key ("" = the default key) -> key name
         self._regions: tuple[str, ...] | None = None
         self._types: tuple[float, dict[str, InstanceTypeAvailability]] | None = None  # (read at, GET /instance-types)
+        self._held: tuple[float, list[Reservation]] | None = None  # (read at, GET /reservations)
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
@@ -486,11 +490,19 @@ class LambdaProvider:
         return [lm.to_instance(n, held) for n in natives]
 
     def _reservations(self) -> list[Reservation]:
+        """GET /reservations, or the read of it younger than RESERVATIONS_TTL (scaled)."""
+        with self._lock:
+            cached = self._held
+        if cached is not None and time.monotonic() - cached[0] < RESERVATIONS_TTL * self._scale:
+            return cached[1]
         try:
             with translated():
-                return list(self._client.list_reservations())
+                held = list(self._client.list_reservations())
         except NotFound:  # the real API has no GET /reservations (a mock extension): nothing to list
-            return []
+            held = []
+        with self._lock:
+            self._held = (time.monotonic(), held)
+        return held
 
     def _region_names(self) -> tuple[str, ...]:
         with self._lock:

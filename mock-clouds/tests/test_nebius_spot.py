@@ -142,3 +142,25 @@ def test_list_instances_by_nvl_instance_group(nebius) -> None:
         compute.ListInstancesByNvlInstanceGroupRequest(),
     )
     assert failed.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_batch_get_shows_each_instance_exactly_as_get_also_after_it_changes(nebius) -> None:
+    """BatchGet reuses each instance's encoding while nothing it is rendered from changed (speed only): before
+    and after a change, every instance it returns is byte for byte what Get returns, and its response is byte
+    for byte the BatchGetResponse built from them."""
+    ids = [_created(nebius, f"vm-{i}").metadata.id for i in range(3)]
+    missing = "computeinstance-e00doesnotexist000"
+    raw = nebius.client.channel.unary_unary(
+        "/nebius.compute.v1.InstanceService/BatchGet", compute.BatchGetRequest.SerializeToString, lambda b: b)
+
+    def check() -> None:
+        response = raw(compute.BatchGetRequest(instance_ids=[*ids, missing]))
+        decoded = compute.BatchGetResponse.FromString(response)
+        assert {i: bytes(decoded.items[i].instance) for i in ids} == {i: bytes(nebius.get(i)) for i in ids}
+        assert decoded.items[missing].error.code == grpc.StatusCode.NOT_FOUND.value[0]
+        assert response == bytes(decoded)
+
+    check()
+    nebius.client.wait(nebius.client.instances.stop(compute.StopInstanceRequest(id=ids[0])))
+    check()
+    assert nebius.get(ids[0]).status.state == State.STOPPED

@@ -106,3 +106,29 @@ def test_with_decode_the_loop_guard_holds_and_a_repeated_page_is_not_fetched_ahe
     with pytest.raises(Loop):
         list(OwnLoop(fetch, decode=lambda encoded: [int(item) for item in encoded]))
     assert calls == [None, "a"]
+
+
+def test_prefetched_asks_for_the_first_page_before_iteration_starts() -> None:
+    asked, release = threading.Event(), threading.Event()
+    calls: list[str | None] = []
+
+    def fetch(token: str | None) -> Page[int]:
+        calls.append(token)
+        if token is None:
+            asked.set()
+            assert release.wait(10)
+        return PAGES[token]
+
+    pages = Pager(fetch).prefetched()
+    assert asked.wait(10) and calls == [None]  # asked for while nobody iterates
+    release.set()
+    assert [page.items for page in pages] == [[1, 2], [3], []] and calls == [None, "t1", "t2"]
+
+
+def test_prefetched_raises_the_first_page_error_where_it_is_read() -> None:
+    def fetch(token: str | None) -> Page[int]:
+        raise ConnectionError("down")
+
+    pages = Pager(fetch).prefetched()
+    with pytest.raises(ConnectionError, match="down"):
+        next(pages)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 import threading
 import time
+from typing import Any
 
+import requests
 from lambda_sdk._policy import PollPolicy, RateLimiter, RetryPolicy, TokenBucket, parse_retry_after
 
 
@@ -96,3 +98,72 @@ def test_bucket_is_shared_by_threads() -> None:
     stamps.sort()
     gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
     assert sum(gaps) >= interval * 9 * 0.9  # at least ~9 intervals between first and last (never faster)
+
+
+def test_restart_counts_the_next_slot_from_now() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(12.0, clock=clock, sleep=clock.sleep)
+    bucket.reserve()
+    clock.now += 3.0
+    bucket.restart(12.0)  # the call went out 3 s after its slot: the next one waits 12 s from here
+    assert bucket.reserve() == 12.0
+    bucket.restart(0.5)  # refused: the slot was not used
+    assert bucket.reserve() == 0.5
+
+
+class _AdvancingClock(FakeClock):
+    def sleep(self, seconds: float) -> None:
+        super().sleep(seconds)
+        self.now += seconds
+
+
+class _Wire:
+    """A requests session stand-in answering from a list of statuses, recording the (fake) time of each send."""
+
+    def __init__(self, clock: _AdvancingClock, statuses: list[int]) -> None:
+        self.clock, self.statuses, self.sent = clock, statuses, []
+
+    def request(self, method: str, url: str, **kwargs: object) -> requests.Response:
+        self.sent.append((url.rsplit("/", 1)[-1], self.clock.now))
+        response = requests.Response()
+        response.status_code = self.statuses.pop(0) if self.statuses else 200
+        response._content = b'{"data": {}}' if response.status_code < 400 else b'{"error": {"code": "x"}}'
+        response.headers["Retry-After"] = "0.05"
+        return response
+
+
+def _transport(clock: _AdvancingClock, wire: _Wire) -> Any:
+    from lambda_sdk._transport import Transport
+
+    limiter = RateLimiter(None)
+    limiter.general = TokenBucket(1.0, clock=clock, sleep=clock.sleep)
+    limiter.launch = TokenBucket(12.0, clock=clock, sleep=clock.sleep)
+    return Transport(base_url="http://lambda.test", api_key="k", session=wire, timeout=5.0, limiter=limiter,
+                     retry=RetryPolicy(initial=0.0, maximum=0.0, max_attempts=3))
+
+
+def test_a_launch_that_waited_for_a_general_token_spaces_the_next_launch_from_its_send() -> None:
+    """Three general calls queued before the first launch send it 3 s after its launch slot: the second launch
+    still goes a full launch interval after the first one went, never sooner (Lambda would refuse it)."""
+    from lambda_sdk._transport import Bucket
+
+    clock = _AdvancingClock()
+    wire = _Wire(clock, [])
+    transport = _transport(clock, wire)
+    for _ in range(3):
+        transport.limiter.general.reserve()  # other threads' reads hold the next three general slots
+    for _ in range(2):
+        transport.call("POST", "/launch", dict, body={}, bucket=Bucket.LAUNCH)
+    (_, first), (_, second) = wire.sent
+    assert first == 103.0 and second - first >= 12.0  # the clock starts at 100
+
+
+def test_a_launch_refused_with_429_is_retried_when_lambda_says_not_a_launch_interval_later() -> None:
+    from lambda_sdk._transport import Bucket, Retry
+
+    clock = _AdvancingClock()
+    wire = _Wire(clock, [429])
+    transport = _transport(clock, wire)
+    transport.call("POST", "/launch", dict, body={}, bucket=Bucket.LAUNCH, retry=Retry.IF_NOT_APPLIED)
+    (_, refused), (_, accepted) = wire.sent
+    assert 0.05 <= accepted - refused < 12.0

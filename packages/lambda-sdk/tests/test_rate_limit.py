@@ -55,3 +55,36 @@ def test_without_limiter_429s_are_retried_and_nothing_is_launched_twice(mock_clo
     assert statuses.count(429) > 0  # the server pushed back...
     names = sorted(i.name for i in client.list_instances())
     assert names == [f"burst-{n}" for n in range(4)]  # ...and each launch happened exactly once
+
+
+def test_launches_between_busy_reads_are_never_refused(mock_clouds_factory, make_client) -> None:
+    """A launch that waits for a general token behind other calls is not brought closer to the next launch than
+    Lambda's launch limit: with the limits as vm paces them (10 % headroom), no launch meets a 429 while other
+    threads keep the general bucket busy (counted on the wire, not timed)."""
+    from lambda_sdk import RateLimit
+
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=TIME_SCALE)
+    calls: list[tuple[str, str, int]] = []
+    session = requests.Session()
+    session.hooks["response"].append(lambda r, *a, **k: calls.append((r.request.method, r.request.path_url,
+                                                                       r.status_code)))
+    client = make_client(clouds, time_scale=TIME_SCALE, session=session, retry=PATIENT_RETRY,
+                         rate_limit=RateLimit(1.1 * TIME_SCALE, 1.1 * 12.0 * TIME_SCALE))
+    launching = threading.Event()
+    launching.set()
+
+    def read() -> None:
+        while launching.is_set():
+            client.instance_types()
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    for t in readers:
+        t.start()
+    try:
+        assert _launch_burst(client, 5) == []
+    finally:
+        launching.clear()
+        for t in readers:
+            t.join(timeout=60)
+    launches = [status for method, path, status in calls if path.endswith("/instance-operations/launch")]
+    assert len(launches) == 5 and launches.count(429) == 0

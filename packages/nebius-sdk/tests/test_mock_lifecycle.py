@@ -141,6 +141,18 @@ def test_batch_get_instances_maps_ids_to_instances_or_errors(client) -> None:
     assert client.batch_get_instances([]) == {}
 
 
+def test_batch_get_instance_statuses_reads_what_batch_get_instances_reads(client) -> None:
+    ids = [client.begin_create_instance(f"vm-status-{i}", *CPU).result(timeout=WAIT).metadata.id for i in range(2)]
+    gone = client.begin_create_instance("vm-status-gone", *CPU).resource_id
+    client.delete_instance(gone, wait_timeout=WAIT)
+    statuses = client.batch_get_instance_statuses([*ids, gone, ids[0]])
+    full = client.batch_get_instances([*ids, gone])
+    assert set(statuses) == {*ids, gone}
+    assert {i: statuses[i] for i in ids} == {i: full[i].status for i in ids}
+    assert isinstance(statuses[gone], NotFound)
+    assert client.batch_get_instance_statuses([]) == {}
+
+
 def test_preemptible_and_spot_pricing_policy(client) -> None:
     spot = client.begin_create_instance(
         "vm-spot", *H100, preemptible=True, spot_pricing_policy_id="pricingpolicy-e00cap"

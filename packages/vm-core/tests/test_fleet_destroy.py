@@ -234,6 +234,10 @@ class LosesBatchReads(LosesReads):
         self._lose()
         return self._provider.get_instances(instance_ids)
 
+    def get_states(self, instance_ids: Any) -> dict[str, InstanceState | None]:
+        self._lose()
+        return self._provider.get_states(instance_ids)
+
 
 def loses_reads(provider: Any, times: int) -> LosesReads:
     return (LosesBatchReads if isinstance(provider, SupportsGetMany) else LosesReads)(provider, times)
@@ -253,6 +257,41 @@ def test_a_watcher_that_loses_its_reads_for_a_while_neither_loses_nor_double_cou
     assert Counter(a.instance_id for a in report.actions) == dict.fromkeys(members, 1)
     assert report.destroyed == 6 and report.failures == [] and report.forgotten
     assert live_names(mock_clouds, "lossy") == []
+
+
+class CountsReads:
+    """A connected provider that counts its batch reads by kind: whole instances, or states only."""
+
+    def __init__(self, provider: Any) -> None:
+        self._provider, self.reads = provider, Counter[str]()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    def get_instances(self, instance_ids: Any) -> dict[str, Instance | None]:
+        self.reads["instances"] += 1
+        return self._provider.get_instances(instance_ids)
+
+    def get_states(self, instance_ids: Any) -> dict[str, InstanceState | None]:
+        self.reads["states"] += 1
+        return self._provider.get_states(instance_ids)
+
+
+def test_nebius_deletions_are_confirmed_by_reading_states_only(mock_clouds_factory, env) -> None:
+    """Waiting for deletions needs each VM's state alone: Nebius's are read without decoding whole instances
+    (BatchGet of statuses), and every member is recorded destroyed once."""
+    clouds = mock_clouds_factory(configure=roomy)
+    store, providers = env(clouds)
+    spec = FleetSpec(name="quiet", gpu="H100", count=5, min_count=5, providers=("nebius",))
+    assert len(FleetCreator(store, providers, spread, timeout=120).create(spec).running) == 5
+    counted = CountsReads(providers["nebius"])
+
+    report = FleetDestroyer(store, {**providers, "nebius": counted}, timeout=120).destroy("quiet")
+
+    assert report.destroyed == 5 and report.failures == [] and report.forgotten
+    assert counted.reads["states"] >= 1 and counted.reads["instances"] == 0, counted.reads
+    assert Counter(a.instance_id for a in report.actions).most_common(1)[0][1] == 1
+    assert live_names(clouds, "quiet") == []
 
 
 # ------------------------------------------------------------------------------- the watcher on its own

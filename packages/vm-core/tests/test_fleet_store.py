@@ -92,6 +92,20 @@ def test_members_record_every_attempt(store: FleetStore) -> None:
     assert store.members("train") == [] and store.get_fleet("train") is None
 
 
+def test_many_members_change_in_one_transaction_all_or_none(store: FleetStore) -> None:
+    store.create_fleet(fleet())
+    for slot in range(3):
+        store.add_member(MemberRecord(fleet="train", slot=slot, attempt=1, provider="nebius", name=f"train-{slot}"))
+    going = {"state": MemberState.DESTROYING}
+    updated = store.update_members("train", [(2, 1, going), (0, 1, going)])
+    assert [(m.slot, m.state) for m in updated] == [(2, MemberState.DESTROYING), (0, MemberState.DESTROYING)]
+    with pytest.raises(KeyError):  # slot 9 is not recorded: slot 1 is not changed either
+        store.update_members("train", [(1, 1, going), (9, 1, going)])
+    assert [m.state for m in store.members("train")] == [MemberState.DESTROYING, MemberState.INTENT,
+                                                         MemberState.DESTROYING]
+    assert store.update_members("train", []) == []
+
+
 def test_database_file_is_private(tmp_path: Path) -> None:
     SqliteFleetStore(tmp_path / "state" / "vm.db")
     assert stat.S_IMODE((tmp_path / "state" / "vm.db").stat().st_mode) == 0o600

@@ -200,3 +200,39 @@ def test_a_crusoe_create_that_fails_and_removes_its_vm_still_fails_over(mock_clo
     failed = [m for m in store.members("gone") if m.provider == "crusoe"]
     assert failed and all(m.state is MemberState.FAILED and "injected operation failure" in m.error for m in failed)
     assert sorted(i.id for i in report.running) == sorted(cloud_ids(mock_clouds, "gone"))
+
+
+def test_rounds_that_settle_nothing_are_spaced_wider_up_to_a_limit_and_close_again_after_one_that_settles() -> None:
+    from vm_core.fleet.create_watch import IDLE_BACKOFF, MAX_BACKOFF, round_delay
+
+    idle = [round_delay(1.0, 0, rounds, 0.0) for rounds in range(8)]
+    assert idle[0] == 1.0 and idle == sorted(idle) and idle[-1] == IDLE_BACKOFF  # grows while VMs still boot
+    assert round_delay(1.0, 0, 0, 0.0) == 1.0  # a round that settled a VM: the next one at the interval again
+    assert round_delay(1.0, 5, 0, 0.0) == MAX_BACKOFF  # failed reads back off further
+    assert round_delay(1.0, 0, 0, 3.0) == 3.0  # never sooner than the last round took
+
+
+def test_a_lambda_fleet_on_one_shape_and_region_reads_instance_types_rarely_and_meets_no_429_on_launches(
+        mock_clouds_factory, connect, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Launches reuse a recent GET /instance-types (TYPES_TTL) instead of reading it before each one, and the
+    client paces launches so that none is refused with 429 under Lambda's documented limits (1 request/s, 1
+    launch/12 s, scaled), although the watcher's listings share the request budget. Counted in the mock's request
+    log. The time scale leaves the 10 % headroom of the limiter (60 ms) far above this machine's jitter."""
+    def quick_boots(state: WorldState) -> None:
+        roomy(state)
+        state.providers["lambda"].durations.create = 20.0  # 1 s at this scale: the launches are what is tested
+
+    clouds = mock_clouds_factory(configure=quick_boots, time_scale=0.05, providers=("lambda",))
+    providers = {"lambda": connect(clouds, "lambda")}
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    caplog.set_level(logging.DEBUG, logger="mock_clouds.http")
+    region, shape = H100["lambda"]
+    report = FleetCreator(store, providers, spread, timeout=120).create(
+        FleetSpec(name="paced", gpu="H100", gpu_count=8, count=5, min_count=5, region=region))
+
+    assert report.fleet.state is FleetState.ACTIVE and {i.shape for i in report.running} == {shape}
+    requests = [r.getMessage() for r in caplog.records if r.name == "mock_clouds.http"]
+    launches = [line for line in requests if '"POST /api/v1/instance-operations/launch' in line]
+    types = [line for line in requests if '"GET /api/v1/instance-types' in line]
+    assert len(launches) == 5 and not [line for line in launches if '" 429 ' in line], launches
+    assert 1 <= len(types) <= 3, types  # the offers' read, then one per TYPES_TTL at most (one per launch before)

@@ -67,6 +67,11 @@ class World:
         self._on_change = on_change or (lambda: None)
         self.faults = {p: FaultInjector(state.providers[p].faults) for p in state.providers}
         self.rate_limiter = RateLimiter()
+        # Speed only: each resource's operations ("provider:resource id" -> operations), kept as operations are
+        # added and purged, so finding a VM's pending operation does not scan every operation of the world.
+        self._ops_of: dict[str, list[Operation]] = {}
+        for op in state.operations.values():
+            self._ops_of.setdefault(f"{op.provider}:{op.resource_id}", []).append(op)
 
     # ----------------------------------------------------------------- transactions and time
     @contextlib.contextmanager
@@ -139,12 +144,15 @@ class World:
     # ----------------------------------------------------------------- inventory reads
     def vms(self, provider: Provider, scope: str | None = None) -> list[VM]:
         """Live VMs (not deleted), oldest first."""
-        found = [
+        return sorted(self._live(provider, scope), key=_age)
+
+    def _live(self, provider: Provider, scope: str | None = None) -> list[VM]:
+        """Live VMs in no particular order (for counting and lookups: no sort)."""
+        return [
             vm
             for vm in self.state.vms.values()
             if vm.provider == provider and vm.state != VMState.DELETED and (scope is None or vm.scope == scope)
         ]
-        return sorted(found, key=lambda v: (v.created_at, v.id))
 
     def vm(self, provider: Provider, vm_id: str, *, include_deleted: bool = False) -> VM | None:
         vm = self.state.vms.get(f"{provider}:{vm_id}")
@@ -153,7 +161,8 @@ class World:
         return vm
 
     def vm_by_name(self, provider: Provider, scope: str, name: str) -> VM | None:
-        return next((v for v in self.vms(provider, scope) if v.name == name), None)
+        """The oldest live VM of that name in the scope."""
+        return min((v for v in self._live(provider, scope) if v.name == name), key=_age, default=None)
 
     def operation(self, provider: Provider, op_id: str) -> Operation | None:
         return self.state.operations.get(f"{provider}:{op_id}")
@@ -170,7 +179,9 @@ class World:
         return sorted(ops, key=lambda o: (o.created_at, o.id))
 
     def pending_operation(self, provider: Provider, vm_id: str) -> Operation | None:
-        return next((o for o in self.operations(provider, resource_id=vm_id) if not o.done), None)
+        """The VM's oldest operation not done yet."""
+        ops = self._ops_of.get(f"{provider}:{vm_id}", ())
+        return min((o for o in ops if not o.done), key=lambda o: (o.created_at, o.id), default=None)
 
     # ----------------------------------------------------------------- capacity reads
     def on_demand_total(self, provider: Provider, region: str, shape: str) -> int:
@@ -179,7 +190,7 @@ class World:
     def on_demand_used(self, provider: Provider, region: str, shape: str) -> int:
         return sum(
             1
-            for vm in self.vms(provider)
+            for vm in self._live(provider)
             if vm.holds_capacity and not vm.reservation_id and vm.region == region and vm.shape == shape
         )
 
@@ -199,7 +210,7 @@ class World:
     def quota_used(self, provider: Provider, scope: str, family: str) -> int:
         return sum(
             self._gpus(vm)
-            for vm in self.vms(provider, scope)
+            for vm in self._live(provider, scope)
             if vm.holds_capacity and self._family(vm) == family
         )
 
@@ -384,6 +395,7 @@ class World:
         elif roll_faults and kind != OpKind.DELETE and self.faults[vm.provider].roll_op_failure():
             op.error, op.message = OpError.INTERNAL, "injected operation failure"
         self.state.operations[f"{vm.provider}:{op.id}"] = op
+        self._ops_of.setdefault(f"{op.provider}:{op.resource_id}", []).append(op)
         return op
 
     def _complete(self, op: Operation, at: float) -> None:
@@ -482,8 +494,16 @@ class World:
         for key in vms:
             del self.state.vms[key]
         for key in ops:
-            del self.state.operations[key]
+            op = self.state.operations.pop(key)
+            resource = f"{op.provider}:{op.resource_id}"
+            self._ops_of[resource].remove(op)
+            if not self._ops_of[resource]:
+                del self._ops_of[resource]
         return bool(vms or ops)
+
+
+def _age(vm: VM) -> tuple[float, str]:
+    return vm.created_at, vm.id
 
 
 def region_matches(region: str, allowed: list[str]) -> bool:

@@ -71,25 +71,25 @@ def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.En
 MAX_BATCH = 1000  # validation rule of BatchGetRequest.instance_ids
 
 
-def batch_get(call: Call, request: compute.BatchGetRequest) -> compute.BatchGetResponse:
+def batch_get(call: Call, request: compute.BatchGetRequest) -> wire.EncodedBatchGet:
     """Each requested ID maps to its instance or to the error a Get of it would give (NOT_FOUND, ...);
-    a repeated ID appears once. An empty or oversized list is INVALID_ARGUMENT."""
+    a repeated ID appears once. An empty or oversized list is INVALID_ARGUMENT. Sent as a BatchGetResponse
+    on the wire, each instance's encoding reused while it is unchanged (render.instance_bytes)."""
     ids = list(dict.fromkeys(request.instance_ids))
     if not ids:
         raise errors.bad_request([("instance_ids", "value is required")])
     if len(request.instance_ids) > MAX_BATCH:
         raise errors.bad_request([("instance_ids", f"value must contain no more than {MAX_BATCH} item(s)")])
-    Result = compute.BatchGetResponseBatchGetResult
-    items: dict[str, compute.BatchGetResponseBatchGetResult] = {}
+    items: list[wire.EncodedBatchGetEntry] = []
     with call.world.read() as world:
         for instance_id in ids:
             try:
-                items[instance_id] = Result(
-                    instance=render.instance(world, auth.instance(world, call.owner, instance_id))
-                )
+                vm = auth.instance(world, call.owner, instance_id)
+                result = wire.EncodedBatchGetResult(instance=render.instance_bytes(world, vm))
             except errors.ApiError as exc:
-                items[instance_id] = Result(error=exc.status())
-    return compute.BatchGetResponse(items=items)
+                result = wire.EncodedBatchGetResult(error=exc.status())
+            items.append(wire.EncodedBatchGetEntry(key=instance_id, value=result))
+    return wire.EncodedBatchGet(items=items)
 
 
 def list_by_nvl_instance_group(

@@ -57,26 +57,52 @@ def timestamp(epoch: float) -> datetime.datetime:
 # everything it is rendered from is unchanged, so listing thousands of instances does not re-encode each
 # one in pure Python every time.
 _ENCODED: weakref.WeakKeyDictionary[World, dict[str, tuple[bytes, bytes]]] = weakref.WeakKeyDictionary()
+# Speed only: each instance's spec, parsed from its record and encoded (as field 2 of an Instance) once per
+# resource_version (an Update that changes the spec bumps it), for rendering the same VM again.
+_SPECS: weakref.WeakKeyDictionary[World, dict[str, tuple[int, compute.InstanceSpec, bytes]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def instance_bytes(world: World, vm: VM) -> bytes:
     """`bytes(instance(world, vm))`. The rendering depends only on the VM record, the state shown and whether
-    an operation is pending, so the encoding is kept per VM under exactly that key."""
+    an operation is pending, so the encoding is kept per VM under exactly that key. An Instance's encoding is
+    its metadata's, its spec's and its status's, one after the other: the spec part is encoded once."""
     pending = world.pending_operation(NEBIUS, vm.id)
     key = msgspec.json.encode((vm, instance_state(world, vm, pending), pending is not None))
     cache = _ENCODED.setdefault(world, {})
     cached = cache.get(vm.id)
     if cached is not None and cached[0] == key:
         return cached[1]
-    encoded = bytes(instance(world, vm))
+    record = InstanceRecord.of(vm)
+    spec, spec_bytes = _spec(world, vm, record)
+    status = instance_status(world, vm, record, spec)
+    encoded = bytes(compute.Instance(metadata=_metadata(vm, record))) + spec_bytes + bytes(
+        compute.Instance(status=status))
     cache[vm.id] = (key, encoded)
     return encoded
+
+
+def _spec(world: World, vm: VM, record: InstanceRecord) -> tuple[compute.InstanceSpec, bytes]:
+    """The VM's spec (not to be changed: it is shared) and its encoding as an Instance's field 2."""
+    specs = _SPECS.setdefault(world, {})
+    cached = specs.get(vm.id)
+    if cached is None or cached[0] != record.resource_version:
+        spec = record.instance_spec()
+        cached = (record.resource_version, spec, bytes(compute.Instance(spec=spec)))
+        specs[vm.id] = cached
+    return cached[1], cached[2]
 
 
 def instance(world: World, vm: VM) -> compute.Instance:
     record = InstanceRecord.of(vm)
     spec = record.instance_spec()
-    metadata = common.ResourceMetadata(
+    return compute.Instance(metadata=_metadata(vm, record), spec=spec,
+                            status=instance_status(world, vm, record, spec))
+
+
+def _metadata(vm: VM, record: InstanceRecord) -> common.ResourceMetadata:
+    return common.ResourceMetadata(
         id=vm.id,
         parent_id=vm.scope,
         name=vm.name,
@@ -85,7 +111,6 @@ def instance(world: World, vm: VM) -> compute.Instance:
         updated_at=timestamp(vm.updated_at),
         labels=dict(record.labels),
     )
-    return compute.Instance(metadata=metadata, spec=spec, status=instance_status(world, vm, record, spec))
 
 
 def instance_status(

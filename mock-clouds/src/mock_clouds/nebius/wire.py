@@ -14,6 +14,7 @@ from typing import TypeVar
 import betterproto2
 
 from . import errors
+from ._pb.google.rpc import Status
 
 M = TypeVar("M", bound=betterproto2.Message)
 
@@ -136,3 +137,26 @@ class EncodedInstances(betterproto2.Message):
 
     items: list[bytes] = betterproto2.field(1, betterproto2.TYPE_BYTES, repeated=True)
     next_page_token: str = betterproto2.field(2, betterproto2.TYPE_STRING)
+
+
+@dataclass(eq=False, repr=False)
+class EncodedBatchGetResult(betterproto2.Message):
+    """A `BatchGetResponse.BatchGetResult` whose instance is already encoded (the same wire format)."""
+
+    instance: bytes | None = betterproto2.field(1, betterproto2.TYPE_BYTES, optional=True, group="result")
+    error: Status | None = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="result")
+
+
+@dataclass(eq=False, repr=False)
+class EncodedBatchGetEntry(betterproto2.Message):
+    """One entry of `BatchGetResponse.items` (a map is a repeated key/value message on the wire)."""
+
+    key: str = betterproto2.field(1, betterproto2.TYPE_STRING)
+    value: EncodedBatchGetResult | None = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True)
+
+
+@dataclass(eq=False, repr=False)
+class EncodedBatchGet(betterproto2.Message):
+    """A `BatchGetResponse` built from instances that are already encoded: byte for byte the response's."""
+
+    items: list[EncodedBatchGetEntry] = betterproto2.field(1, betterproto2.TYPE_MESSAGE, repeated=True)

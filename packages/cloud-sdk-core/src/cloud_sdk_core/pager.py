@@ -59,8 +59,17 @@ class Pager(Generic[T]):
     def by_page(self, continuation_token: str | None = None) -> Iterator[Page[T]]:
         """Yield pages from `continuation_token` (an earlier page's `next_token`; None: the first page) until a page
         has no next token."""
+        return self._pages(continuation_token, None)
+
+    def prefetched(self) -> Iterator[Page[T]]:
+        """`by_page()`, but the first page is asked for now (in a daemon thread), not when iteration starts: a
+        caller that reads several listings one after the other overlaps their first round trips. Iterating waits
+        for that page and raises its error."""
+        return self._pages(None, _fetch_ahead(self._fetch, None))
+
+    def _pages(self, continuation_token: str | None, first: Future[Page[Any]] | None) -> Iterator[Page[T]]:
         seen: set[str] = {continuation_token} if continuation_token else set()
-        page = self._fetch(continuation_token)
+        page = first.result() if first is not None else self._fetch(continuation_token)
         while True:
             token = page.next_token
             ahead = _fetch_ahead(self._fetch, token) if self._decode and token and token not in seen else None
@@ -77,7 +86,7 @@ class Pager(Generic[T]):
         return RuntimeError(f"page token {token!r} was returned twice")
 
 
-def _fetch_ahead(fetch: FetchPage, token: str) -> Future[Page[Any]]:
+def _fetch_ahead(fetch: FetchPage, token: str | None) -> Future[Page[Any]]:
     """The page of `token`, fetched in a daemon thread (an abandoned listing never delays the exit)."""
     future: Future[Page[Any]] = Future()
 

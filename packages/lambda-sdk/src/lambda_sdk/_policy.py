@@ -88,6 +88,12 @@ class TokenBucket:
             self._sleep(wait)
         return wait
 
+    def restart(self, seconds: float) -> None:
+        """Make the next free slot `seconds` from now, whatever was reserved: for a caller that alone uses the
+        bucket, whose last token went out later than its slot (or was refused, so it used none)."""
+        with self._lock:
+            self._next_free = self._clock() + seconds
+
     def penalize(self, seconds: float) -> None:
         """Push the next free slot back after the server said 429 with this Retry-After."""
         with self._lock:

@@ -9,6 +9,7 @@ import enum
 import functools
 import logging
 import random
+import threading
 import time
 from collections.abc import Hashable
 from typing import Any, TypeVar, cast
@@ -61,6 +62,7 @@ class Transport:
         self.timeout = timeout
         self.limiter = limiter
         self.retry_policy = retry
+        self._launching = threading.Lock()  # held by a launch from its first token to its answer
         self._rng = random.Random()
 
     def __repr__(self) -> str:
@@ -89,6 +91,14 @@ class Transport:
         """
         url = self.base_url + path
         payload = None if body is None else msgspec.json.encode(body)
+        if bucket is Bucket.LAUNCH:
+            with self._launching:  # one launch at a time, its retries included (see _take_tokens)
+                return self._repeated(method, url, payload, params, type_, bucket, retry, deadline)
+        return self._repeated(method, url, payload, params, type_, bucket, retry, deadline)
+
+    def _repeated(self, method: str, url: str, payload: bytes | None, params: dict[str, str] | None,
+                  type_: type[T], bucket: Bucket, retry: Retry, deadline: float | None) -> T:
+        """Send the call, repeating it as `retry` allows (see `call`)."""
         attempt = 1
         while True:
             try:
@@ -122,16 +132,25 @@ class Transport:
                   method, url, response.status_code, elapsed_ms, waited)
         if response.status_code >= 400:
             exc = _api_error(response, method, url)
-            if isinstance(exc, errors.RateLimited) and exc.retry_after:
+            if isinstance(exc, errors.RateLimited) and bucket is Bucket.LAUNCH:
+                self.limiter.launch.restart(exc.retry_after or 0.0)  # refused: this launch used no launch slot
+            elif isinstance(exc, errors.RateLimited) and exc.retry_after:
                 self._bucket(bucket).penalize(exc.retry_after)
             raise exc
         return _decode(response, type_, method, url)
 
     def _take_tokens(self, bucket: Bucket) -> float:
-        waited = 0.0
-        if bucket is Bucket.LAUNCH:
-            waited += self.limiter.launch.acquire()
-        return waited + self.limiter.general.acquire()
+        """Wait until the call may be sent; returns the seconds waited. A launch waits for its launch slot, then
+        for a general slot, and is sent at once; the next launch is then spaced a full launch interval from this
+        moment, not from the slot, so waiting for a general slot never brings two launches closer than the
+        launch limit (Lambda would answer the second 429); a launch refused with 429 gives its slot back (the
+        retry goes when Lambda's Retry-After says, not a whole interval later). Launches are sent one at a time
+        (`call` holds `_launching`), so no other launch reserves a slot meanwhile."""
+        if bucket is not Bucket.LAUNCH:
+            return self.limiter.general.acquire()
+        waited = self.limiter.launch.acquire() + self.limiter.general.acquire()
+        self.limiter.launch.restart(self.limiter.launch.interval)
+        return waited
 
     def _bucket(self, bucket: Bucket) -> TokenBucket:
         return self.limiter.launch if bucket is Bucket.LAUNCH else self.limiter.general

@@ -22,6 +22,7 @@ from . import specs
 from ._backoff import PollPolicy, RetryPolicy
 from ._operation import Operation
 from ._pager import Pager
+from ._pb.google.rpc import Status
 from ._pb.nebius.common.v1 import (
     GetByNameRequest,
     GetOperationRequest,
@@ -38,6 +39,7 @@ from ._pb.nebius.compute.v1 import (
     Instance,
     InstanceServiceStub,
     InstanceSpec,
+    InstanceStatus,
     ListInstancesRequest,
     ListOperationsByParentRequest,
     ListPlatformsRequest,
@@ -68,6 +70,32 @@ class _EncodedInstancesPage(betterproto2.Message):
 
     items: list[bytes] = betterproto2.field(1, betterproto2.TYPE_BYTES, repeated=True)
     next_page_token: str = betterproto2.field(2, betterproto2.TYPE_STRING)
+
+
+@dataclass(eq=False, repr=False)
+class _InstanceStatusOnly(betterproto2.Message):
+    """`Instance` with only its status decoded: the other fields are skipped as unknown (the same wire format)."""
+
+    status: InstanceStatus | None = betterproto2.field(3, betterproto2.TYPE_MESSAGE, optional=True)
+
+
+@dataclass(eq=False, repr=False)
+class _StatusResult(betterproto2.Message):
+    """`BatchGetResponse.BatchGetResult` with the instance decoded as `_InstanceStatusOnly`."""
+
+    instance: _InstanceStatusOnly | None = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True, group="result"
+    )
+    error: Status | None = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="result")
+
+
+@dataclass(eq=False, repr=False)
+class _StatusesResponse(betterproto2.Message):
+    """`BatchGetResponse` read through `_StatusResult`."""
+
+    items: dict[str, _StatusResult] = betterproto2.field(
+        1, betterproto2.TYPE_MAP, map_meta=betterproto2.map_meta(betterproto2.TYPE_STRING, betterproto2.TYPE_MESSAGE)
+    )
 
 
 class NebiusClient:
@@ -112,6 +140,12 @@ class NebiusClient:
             "/nebius.compute.v1.InstanceService/List",
             ListInstancesRequest.SerializeToString,
             _EncodedInstancesPage.FromString,
+        )
+        # InstanceService.BatchGet with only each instance's status decoded (see batch_get_instance_statuses)
+        self._batch_get_statuses = self._transport.channel.unary_unary(
+            "/nebius.compute.v1.InstanceService/BatchGet",
+            BatchGetRequest.SerializeToString,
+            _StatusesResponse.FromString,
         )
         self._operations = OperationServiceStub(self._transport.channel)
         self._platforms = PlatformServiceStub(self._transport.channel)
@@ -158,6 +192,24 @@ class NebiusClient:
             for instance_id, result in response.items.items():
                 if result.instance is not None:
                     found[instance_id] = result.instance
+                elif result.error is not None:
+                    found[instance_id] = status_error(result.error, method="BatchGet", target=instance_id)
+        return found
+
+    def batch_get_instance_statuses(
+        self, instance_ids: Sequence[str], *, timeout: float | None = None
+    ) -> dict[str, InstanceStatus | APIError]:
+        """`batch_get_instances` reading only each instance's `status` (the same call; the rest of each instance
+        is skipped, not decoded: about a quarter of the cost), for following many instances at once. An
+        instance without a status maps to an empty InstanceStatus (state UNSPECIFIED). No ids, no call."""
+        ids = list(dict.fromkeys(instance_ids))
+        found: dict[str, InstanceStatus | APIError] = {}
+        for start in range(0, len(ids), MAX_BATCH_GET):
+            request = BatchGetRequest(instance_ids=ids[start : start + MAX_BATCH_GET])
+            response = self._transport.call(self._batch_get_statuses, request, timeout=timeout)
+            for instance_id, result in response.items.items():
+                if result.instance is not None:
+                    found[instance_id] = result.instance.status or InstanceStatus()
                 elif result.error is not None:
                     found[instance_id] = status_error(result.error, method="BatchGet", target=instance_id)
         return found

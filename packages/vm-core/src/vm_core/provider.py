@@ -3,7 +3,7 @@
 A provider package registers a `ProviderPlugin` under the entry-point group `vm_core.providers`; vm-core's own
 adapters (crusoe, lambda, nebius) register the same way. Callers check capabilities with `isinstance`
 (`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`, `SupportsAccount`, `SupportsBatchDestroy`,
-`SupportsGetMany`, `Paced`, `SupportsCreateWatch`) and never catch NotImplementedError.
+`SupportsGetMany`, `SupportsGetStates`, `Paced`, `SupportsCreateWatch`) and never catch NotImplementedError.
 
 Every method raises only `vm_core.errors` exceptions (adapters translate their SDK's errors at the edge).
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import VmError
-from .model import CreateSpec, Instance, Offer
+from .model import CreateSpec, Instance, InstanceState, Offer
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -203,6 +203,17 @@ class SupportsGetMany(Protocol):
     def get_instances(self, instance_ids: Collection[str]) -> dict[str, Instance | None]:
         """Each id read maps to its instance, or to None when it does not exist (any more); an id whose read
         failed is left out (unknown, not gone). Raises VmError when nothing could be read."""
+        ...
+
+
+@runtime_checkable
+class SupportsGetStates(Protocol):
+    """Reads the states of many instances by id for less than reading them whole (Nebius `BatchGet` decoding only
+    each instance's status): what a watcher that only waits for a state needs."""
+
+    def get_states(self, instance_ids: Collection[str]) -> dict[str, InstanceState | None]:
+        """Each id read maps to its state, or to None when it does not exist (any more); an id whose read failed
+        is left out (unknown, not gone). Raises VmError when nothing could be read."""
         ...
 
 

@@ -2,7 +2,10 @@
 
 A provider that is `SupportsCreateWatch` is read once per round (`poll_creates`: one listing or one batch get for
 every pending create) every `watch_interval` seconds, or after as long as the last round took if that is longer (a
-watcher never keeps a cloud busy more than half the time). A round whose read fails (a transient fault) settles
+watcher never keeps a cloud busy more than half the time). While rounds settle nothing (every VM still booting),
+the interval grows 1.5 times a round up to IDLE_BACKOFF times `watch_interval`; it is `watch_interval` again after
+a round that settles a VM, so a thousand boots that take minutes are not read in full every second, and the VMs
+that finish after the first are seen as soon as before. A round whose read fails (a transient fault) settles
 nothing and the next one comes later (the interval doubles, up to MAX_BACKOFF times), so a VM is never lost and
 never settled twice. A VM the read does not show is asked about through its own Pending (`done()`, one call) at once
 when the read showed it before (a create that fails may remove its VM), else every OPERATION_EVERY rounds: a failed
@@ -33,6 +36,7 @@ log = logging.getLogger(__name__)
 
 OPERATION_EVERY = 4  # rounds between two questions to the operation of a VM the read never showed
 MAX_BACKOFF = 8  # a watcher whose reads fail waits at most this many intervals between rounds
+IDLE_BACKOFF = 4.0  # a watcher whose rounds settle nothing waits at most this many intervals between rounds
 # Providers without SupportsCreateWatch: seconds between two done() calls of one Pending, growing 1.5 times a
 # call from the first to the last value.
 FALLBACK_INTERVAL, FALLBACK_MAX_INTERVAL = 0.02, 5.0
@@ -61,6 +65,7 @@ class CreateWatcher:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _thread: threading.Thread | None = None
     _wake: threading.Event = field(default_factory=threading.Event)  # cuts a sleep short for a new Pending
+    _settled: int = 0  # creates settled so far
 
     def follow(self, pending: Pending[Instance], timeout: float, on_settled: Settled) -> None:
         """Follow `pending` until it settles or `timeout` seconds pass; returns at once."""
@@ -75,7 +80,7 @@ class CreateWatcher:
 
     def _run(self) -> None:
         watched = isinstance(self.provider, SupportsCreateWatch)
-        failed_reads, delay = 0, self._first_delay()
+        failed_reads, idle_rounds, delay = 0, 0, self._first_delay()
         while True:
             if watched:
                 time.sleep(delay)
@@ -90,9 +95,10 @@ class CreateWatcher:
             try:
                 if watched:
                     started = time.monotonic()
+                    settled_before = self._settled
                     failed_reads = 0 if self._watched_round(items) else failed_reads + 1
-                    spent = time.monotonic() - started  # a slow read (many VMs, a busy cloud) spaces the next one
-                    delay = max(self._interval() * min(2 ** failed_reads, MAX_BACKOFF), spent)
+                    idle_rounds = 0 if self._settled > settled_before else idle_rounds + 1
+                    delay = round_delay(self._interval(), failed_reads, idle_rounds, time.monotonic() - started)
                 else:
                     self._fallback_round(items)
                     delay = max(min(i.next_check for i in items) - time.monotonic(), 0.0)
@@ -156,7 +162,16 @@ class CreateWatcher:
         with self._lock:
             if self._followed.pop(id(item), None) is None:
                 return
+            self._settled += 1
         item.on_settled(instance)
+
+
+def round_delay(interval: float, failed_reads: int, idle_rounds: int, spent: float) -> float:
+    """Seconds until the next round, after `failed_reads` failed reads in a row and `idle_rounds` rounds in a row
+    that settled nothing: the interval, doubled per failed read up to MAX_BACKOFF times, grown 1.5 times per idle
+    round up to IDLE_BACKOFF times, and never shorter than the last round took (`spent`)."""
+    factor = max(min(2.0 ** failed_reads, MAX_BACKOFF), min(1.5 ** idle_rounds, IDLE_BACKOFF))
+    return max(interval * factor, spent)
 
 
 class Located:

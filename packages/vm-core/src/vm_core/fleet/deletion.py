@@ -7,8 +7,10 @@ soon as the call is answered (no worker is held while a VM is being deleted). Co
 
 Each member's state is recorded in the store as `members.destroy` records one member's: DESTROYING before its
 delete is sent, DESTROYED only once a read shows the VM gone, RELEASED when the cloud refuses to delete it
-(Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries). A
-member whose VM the destroy's first listing no longer shows is recorded gone without a call (`members.absent`).
+(Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries).
+Records are batched: one transaction for all the members whose deletes go one per VM, one per batched call, and
+one for those each read shows gone. A member whose VM the destroy's first listing no longer shows is recorded gone
+without a call (`members.absent`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class ProviderDeletion:
     listed: Mapping[str, Instance] | None = None  # the provider's listing just taken (None: it failed)
     _members: dict[str, MemberRecord] = field(default_factory=dict, init=False)  # followed: instance id -> member
     _pending: dict[str, Pending[None]] = field(default_factory=dict, init=False)
+    _gone: list[str] = field(default_factory=list, init=False)  # shown gone by the last read, not yet recorded
 
     def run(self, members: list[MemberRecord]) -> None:
         """Delete every member's VM and report each one's outcome through `finished`."""
@@ -62,7 +65,7 @@ class ProviderDeletion:
                 continue
             self._members[member.instance_id] = member
             if known is not None and known.state is InstanceState.TERMINATING:  # its deletion runs already
-                self._destroying(member.instance_id)
+                self._destroying([member.instance_id])
             else:
                 to_send.append(member.instance_id)
         for instance_id, answer in self._send(to_send).items():
@@ -78,6 +81,10 @@ class ProviderDeletion:
             return self._send_batches(self.provider, ids)
         if not ids:
             return {}
+        try:
+            self._destroying(ids)
+        except VmError as exc:  # not recorded: not sent
+            return dict.fromkeys(ids, exc)
         with ThreadPoolExecutor(max_workers=min(len(ids), CALLS_IN_FLIGHT)) as pool:
             return dict(zip(ids, pool.map(self._begin_one, ids), strict=True))
 
@@ -85,27 +92,35 @@ class ProviderDeletion:
         sent: _Sent = {}
         limit = max(1, provider.batch_destroy_limit)
         for start in range(0, len(ids), limit):
-            chunk = []
-            for instance_id in ids[start:start + limit]:
-                try:
-                    self._destroying(instance_id)
-                    chunk.append(instance_id)
-                except VmError as exc:  # not recorded: not sent
-                    sent[instance_id] = exc
+            chunk = ids[start:start + limit]
+            try:
+                self._destroying(chunk)
+            except VmError as exc:  # not recorded: not sent
+                sent.update(dict.fromkeys(chunk, exc))
+                continue
             try:
                 sent.update(provider.begin_destroy_many(chunk))
             except VmError as exc:  # the contract says it answers per id; a provider that raises fails them all
                 sent.update(dict.fromkeys(chunk, exc))
         return sent
 
-    def _destroying(self, instance_id: str) -> None:
-        """Recorded before the delete is sent: from now on the member's VM may be going."""
-        member = self._members[instance_id]
-        self._members[instance_id] = mem.record(self.store, member, state=MemberState.DESTROYING)
+    def _destroying(self, instance_ids: list[str]) -> None:
+        """Recorded (in one transaction) before their deletes are sent: from now on their VMs may be going."""
+        self._record(instance_ids, state=MemberState.DESTROYING)
+
+    def _record(self, instance_ids: list[str], **changes: object) -> list[MemberRecord]:
+        """Record the same change of the followed members of `instance_ids`, one transaction per fleet."""
+        by_fleet: dict[str, list[str]] = {}
+        for instance_id in instance_ids:
+            by_fleet.setdefault(self._members[instance_id].fleet, []).append(instance_id)
+        for fleet, ids in by_fleet.items():
+            members = [self._members[i] for i in ids]
+            updated = self.store.update_members(fleet, [(m.slot, m.attempt, changes) for m in members])
+            self._members.update(zip(ids, updated, strict=True))
+        return [self._members[i] for i in instance_ids]
 
     def _begin_one(self, instance_id: str) -> Pending[None] | VmError:
         try:
-            self._destroying(instance_id)
             return self.provider.begin_destroy(instance_id)
         except VmError as exc:
             return exc
@@ -124,10 +139,11 @@ class ProviderDeletion:
         self.finished(mem.Outcome(member, False, f"{member.name} ({member.provider}): {message}"))
 
     def _watch(self) -> None:
-        watch = Watch(self.provider, self._settle, self._settled)
+        watch = Watch(self.provider, self._settle, self._settled, after_round=self._record_gone)
         try:
             left = watch.follow(list(self._members), self.timeout)
         except VmError as exc:
+            self._record_gone()
             left = set(self._members)
             why = f"its deletion could not be confirmed: {exc.message}"
         else:
@@ -136,15 +152,15 @@ class ProviderDeletion:
         for instance_id in sorted(left):
             self._failed(self._members.pop(instance_id), why)
 
-    def _settle(self, instance_id: str, instance: Instance | None) -> _Verdict | None:
+    def _settle(self, instance_id: str, state: InstanceState | None) -> _Verdict | None:
         """The verdict once the read shows the VM gone or its deletion failed; None while it is being deleted."""
-        if instance is None or instance.state is InstanceState.TERMINATED:
+        if state is None or state is InstanceState.TERMINATED:
             return _GONE
-        if instance.state is InstanceState.TERMINATING:
+        if state is InstanceState.TERMINATING:
             return None
         pending = self._pending.get(instance_id)  # still shown as it was: did the delete itself fail?
         if pending is None:
-            return _Verdict(f"its deletion stopped: it is {instance.state.value} again")
+            return _Verdict(f"its deletion stopped: it is {state.value} again")
         try:
             if pending.done():
                 pending.wait(0)  # raises the error of a failed delete; else the next read shows it gone
@@ -155,8 +171,15 @@ class ProviderDeletion:
         return None
 
     def _settled(self, instance_id: str, verdict: _Verdict) -> None:
-        member = self._members.pop(instance_id)
         if verdict.error:
-            self._failed(member, verdict.error)
+            self._failed(self._members.pop(instance_id), verdict.error)
         else:
-            self.finished(mem.Outcome(mem.record(self.store, member, state=MemberState.DESTROYED), True))
+            self._gone.append(instance_id)  # recorded with the others this read shows gone (_record_gone)
+
+    def _record_gone(self) -> None:
+        """Record every member the last read showed gone as DESTROYED, in one transaction, then report them."""
+        gone, self._gone = self._gone, []
+        if gone:
+            for member in self._record(gone, state=MemberState.DESTROYED):
+                del self._members[member.instance_id]
+                self.finished(mem.Outcome(member, True))

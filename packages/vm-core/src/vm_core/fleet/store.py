@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -137,6 +137,11 @@ class FleetStore(Protocol):
 
     def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
         """Change fields of a member; raises FleetMissing when it is not recorded."""
+        ...
+
+    def update_members(self, fleet: str, updates: Sequence[tuple[int, int, Mapping[str, Any]]]) -> list[MemberRecord]:
+        """`update_member` for many members of one fleet, (slot, attempt, changes) each, in one transaction: all
+        are changed or none (FleetMissing when one is not recorded). The updated records, in `updates` order."""
         ...
 
     def members(self, fleet: str) -> list[MemberRecord]:
@@ -281,18 +286,26 @@ class SqlFleetStore:
                        list(row.values()))
 
     def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
+        return self.update_members(fleet, [(slot, attempt, changes)])[0]
+
+    def update_members(self, fleet: str, updates: Sequence[tuple[int, int, Mapping[str, Any]]]) -> list[MemberRecord]:
         if not _storable(fleet):
-            raise FleetMissing((fleet, slot, attempt))
+            raise FleetMissing((fleet, *updates[0][:2]) if updates else fleet)
+        if not updates:
+            return []
+        done = []
         with self._write() as db:
-            row = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members {_MEMBER_KEY}{self._FOR_UPDATE}",
-                             (fleet, slot, attempt)).fetchone()
-            if row is None:
-                raise FleetMissing((fleet, slot, attempt))
-            updated = replace(_member_from(row), **changes, updated_at=time.time())
-            values = _member_row(updated)
-            db.execute(f"UPDATE members SET {', '.join(f'{k} = ?' for k in values)} {_MEMBER_KEY}",
-                       [*values.values(), fleet, slot, attempt])
-        return updated
+            for slot, attempt, changes in updates:
+                row = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members {_MEMBER_KEY}"
+                                 f"{self._FOR_UPDATE}", (fleet, slot, attempt)).fetchone()
+                if row is None:
+                    raise FleetMissing((fleet, slot, attempt))
+                updated = replace(_member_from(row), **changes, updated_at=time.time())
+                values = _member_row(updated)
+                db.execute(f"UPDATE members SET {', '.join(f'{k} = ?' for k in values)} {_MEMBER_KEY}",
+                           [*values.values(), fleet, slot, attempt])
+                done.append(updated)
+        return done
 
     def members(self, fleet: str) -> list[MemberRecord]:
         if not _storable(fleet):

@@ -13,6 +13,7 @@ from .pending import Finished
 
 T = TypeVar("T")
 C = TypeVar("C")
+N = TypeVar("N")
 Answers = dict[str, Pending[None] | VmError]
 
 
@@ -54,10 +55,10 @@ def batch_call(ids: Sequence[str], call: Callable[[], Collection[str]], follow: 
     return {i: follow(i) if i in going else Finished(i, None) for i in ids}
 
 
-def read_many(found: Mapping[str, object], convert: Callable[[object], T], *,
+def read_many(found: Mapping[str, N | Exception], convert: Callable[[N], T], *,
               gone: tuple[type[Exception], ...]) -> dict[str, T | None]:
     """The answer of a batch read (SupportsGetMany) from what the cloud answered per id (`found`: a native VM or
     an exception): the converted VM, None for an exception of a `gone` class (the VM does not exist), and no
     entry for any other exception (unknown)."""
-    return {i: None if isinstance(item, gone) else convert(item) for i, item in found.items()
+    return {i: None if isinstance(item, Exception) else convert(item) for i, item in found.items()
             if isinstance(item, gone) or not isinstance(item, Exception)}

@@ -27,8 +27,32 @@ class Memo(Generic[K, V]):
 
     def __call__(self, key: K) -> V:
         with self._lock:
-            found = self._values.get(key)
-            if found is None or (self._ttl is not None and self._clock() - found[0] >= self._ttl):
-                value = self._compute(key)
-                found = self._values[key] = (self._clock(), value)
-            return found[1]
+            found = self._young(key)
+            return found[1] if found is not None else self._computed(key)
+
+    def remembered(self, key: K) -> tuple[V] | None:
+        """`(value,)` while the remembered value is young enough, else None; computes nothing."""
+        with self._lock:
+            found = self._young(key)
+            return None if found is None else (found[1],)
+
+    def fresh(self, key: K) -> V:
+        """`compute(key)` now, remembered in place of any earlier value."""
+        with self._lock:
+            return self._computed(key)
+
+    def forget(self, key: K) -> None:
+        """The next call computes again."""
+        with self._lock:
+            self._values.pop(key, None)
+
+    def _young(self, key: K) -> tuple[float, V] | None:
+        found = self._values.get(key)
+        if found is None or (self._ttl is not None and self._clock() - found[0] >= self._ttl):
+            return None
+        return found
+
+    def _computed(self, key: K) -> V:
+        value = self._compute(key)
+        self._values[key] = (self._clock(), value)
+        return value

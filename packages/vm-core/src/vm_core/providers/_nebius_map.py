@@ -83,13 +83,18 @@ def instance_state(native: Any) -> InstanceState:
     scheduled, so STOPPED + reconciling is CREATING. (A stopped instance that is being started turns
     STARTING at once.)
     """
-    from nebius_sdk.models import InstanceState as Native
-    from nebius_sdk.models import instance_state as native_state
+    from nebius_sdk.models import InstanceStatus
 
-    state = native_state(native)
-    if state == Native.STOPPED and native.status.reconciling:
+    return status_state(native.status or InstanceStatus())
+
+
+def status_state(status: Any) -> InstanceState:
+    """`instance_state` of an instance's `status` alone (what `batch_get_instance_statuses` reads)."""
+    from nebius_sdk.models import InstanceState as Native
+
+    if status.state == Native.STOPPED and status.reconciling:
         return InstanceState.CREATING
-    return _state_table().get(state, InstanceState.UNKNOWN)
+    return _state_table().get(status.state, InstanceState.UNKNOWN)
 
 
 def shape_of(native: Any) -> str:

@@ -8,7 +8,9 @@ How Lambda differs, and what this adapter does about it:
   `GET /instances` per `watch_interval` (SupportsCreateWatch) instead of one `GET /instances/{id}` per launch:
   Lambda allows one request per second for the whole account.
 - Capacity is read from GET /instance-types before launching, never probed with launches (Lambda allows one
-  launch per 12 s): a region without listed capacity is a CapacityError before any launch.
+  launch per 12 s): a region without listed capacity is a CapacityError before any launch. A launch reuses a
+  read younger than TYPES_TTL (a fleet's launches, 12 s apart, do not each read it again); a launch Lambda
+  refuses for capacity drops it, and `offers` always reads afresh.
 - Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
   cannot pick a reservation itself). Instances on a reservation cannot be terminated through the API.
   GET /reservations is a mock extension; where it does not exist, reserved instances show no reservation id.
@@ -45,7 +47,7 @@ from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 
 if TYPE_CHECKING:
     from lambda_sdk import Instance as NativeInstance
-    from lambda_sdk import LambdaClient, LaunchOperation, Reservation
+    from lambda_sdk import InstanceTypeAvailability, LambdaClient, LaunchOperation, Reservation
 
 T = TypeVar("T")
 
@@ -61,6 +63,11 @@ _HEADROOM = 1.1
 # Ids per terminate call. Lambda documents no limit on `instance_ids`; this cap is ours: it keeps a request and
 # its answer (every instance, rendered) near 100 kB, and limits what one refused call holds back.
 BATCH_DESTROY_LIMIT = 100
+# Seconds (times time_scale) a GET /instance-types read is reused by launches: five launch intervals.
+TYPES_TTL = 60.0
+# Seconds (times time_scale) a GET /reservations read is reused: a fleet's offers and its check for reservations
+# that cannot be terminated, asked one after the other, share one read.
+RESERVATIONS_TTL = 5.0
 # A watcher reads (GET /instances) once per this many request intervals, leaving the rest of Lambda's 1 request/s
 # to the calls it is waiting on (terminates, launches).
 _POLL_REQUESTS = 2
@@ -148,6 +155,8 @@ class LambdaProvider:
         self._ssh_keys = AccountKeys(listed=self._listed_keys, add=self._add_key, preferred=ssh_key_name,
                                      title="Lambda", provider=NAME, add_at="https://cloud.lambda.ai/ssh-keys")
         self._regions = Memo(self._read_regions)  # the account's regions, read once
+        self._types = Memo(self._read_types, ttl=TYPES_TTL * time_scale)  # GET /instance-types, reused by launches
+        self._held = Memo(self._read_reservations, ttl=RESERVATIONS_TTL * time_scale)  # GET /reservations
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
@@ -195,8 +204,7 @@ class LambdaProvider:
         shapes = catalog.shapes_for(NAME, catalog.gpu(gpu).name, gpu_count)
         if not shapes:
             return []
-        with translated():
-            types = self._client.instance_types()
+        types = self._types.fresh(self._account)
         return [*lm.on_demand_offers(shapes, types, self._regions(self._account)),
                 *lm.reserved_offers(shapes, types, self._reservations())]
 
@@ -216,10 +224,14 @@ class LambdaProvider:
             region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:
             region = self._region_with_capacity(shape, spec.region)
-        with translated(Where(region=region)):
-            operation = self._client.launch_instance(
-                region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
-                tags=spec.labels or None, reservation_id=reservation_id or None)
+        try:
+            with translated(Where(region=region)):
+                operation = self._client.launch_instance(
+                    region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
+                    tags=spec.labels or None, reservation_id=reservation_id or None)
+        except CapacityError:
+            self._types.forget(self._account)  # the capacity it listed is gone: the next launch reads again
+            raise
         return _Launch(self, operation, reservation_id)
 
     @property
@@ -241,9 +253,12 @@ class LambdaProvider:
                                 state=lm.launch_state, instances=running)
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
-        """The requested region if Lambda lists capacity there, else the first region that has some."""
-        with translated():
-            sold = self._client.instance_types().get(shape)
+        """The requested region if Lambda lists capacity there, else the first region that has some. A reused
+        read that would refuse is read again first: only a fresh read says there is no capacity."""
+        reused = self._types.remembered(self._account)
+        sold = (reused[0] if reused else self._types.fresh(self._account)).get(shape)
+        if reused and (sold is None or not _has_room(sold, requested)):
+            sold = self._types.fresh(self._account).get(shape)
         if sold is None:
             raise UsageError(f"Lambda Cloud does not list instance type {shape}", provider=NAME,
                              suggestion=f"Lambda sells (--gpu): {lm.sold_listing()}")
@@ -377,11 +392,19 @@ class LambdaProvider:
         return [lm.to_instance(n, held) for n in natives]
 
     def _reservations(self) -> list[Reservation]:
+        """GET /reservations, or the read of it younger than RESERVATIONS_TTL (scaled)."""
+        return self._held(self._account)
+
+    def _read_reservations(self, _account: str) -> list[Reservation]:
         try:
             with translated():
                 return list(self._client.list_reservations())
         except NotFound:  # the real API has no GET /reservations (a mock extension): nothing to list
             return []
+
+    def _read_types(self, _account: str) -> dict[str, InstanceTypeAvailability]:
+        with translated():
+            return self._client.instance_types()
 
     def _read_regions(self, _account: str) -> tuple[str, ...]:
         with translated():
@@ -419,6 +442,12 @@ class _Launch(OperationPending[Instance]):
         if instance.reserved and not instance.reservation_id:
             return replace(instance, reservation_id=self._reservation_id)
         return instance
+
+
+def _has_room(sold: InstanceTypeAvailability, requested: str | None) -> bool:
+    """Whether the read lists capacity for the type in the requested region (in any region without one)."""
+    with_room = [r.name for r in sold.regions_with_capacity_available]
+    return requested in with_room if requested is not None else bool(with_room)
 
 
 # --------------------------------------------------------------------------------------- input checks

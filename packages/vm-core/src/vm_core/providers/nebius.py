@@ -45,7 +45,6 @@ Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` do
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -54,13 +53,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog import Catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint
-from ..kit import Finished, GivenCatalog, Memo, OperationPending, ShapesFile, create_round, offer, read_many, scaled
+from ..kit import Finished, GivenCatalog, Memo, OperationPending, ShapesFile, offer, read_many, scaled
 from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
-from ..model import CreateSpec, Instance, Offer, ReservationMode
+from ..kit.watch import ENDED
+from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
-from ._nebius_map import NAME, SSH_USER, ErrorContext, instance_state, reservation_policy, to_instance, translated
+from ._nebius_map import (
+    NAME,
+    SSH_USER,
+    ErrorContext,
+    reservation_policy,
+    status_state,
+    to_instance,
+    translated,
+)
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
@@ -185,7 +193,7 @@ plugin = NebiusPlugin()
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + Paced + SupportsCreateWatch. Thread-safe.
+    + SupportsGetStates + Paced + SupportsCreateWatch. Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -219,7 +227,7 @@ class NebiusProvider:
         each."""
         projects = list(self._config.projects.items())
         pages: list[Iterable[Any]] = [self._client.list_instances(project).by_page() if i == 0
-                                      else _Prefetched(self._client.list_instances(project).by_page())
+                                      else self._client.list_instances(project).prefetched()
                                       for i, (_, project) in enumerate(projects)]
         for (region, project), listing in zip(projects, pages, strict=True):
             with translated(ErrorContext(region=region, project=project)):
@@ -241,6 +249,15 @@ class NebiusProvider:
         with translated():
             found = self._client.batch_get_instances(list(instance_ids))
         return read_many(found, self._instance, gone=(NativeNotFound,))
+
+    def get_states(self, instance_ids: Collection[str]) -> dict[str, InstanceState | None]:
+        """`get_instances` reading only each instance's status (SupportsGetStates): its state, or None when Nebius
+        answers NotFound for it; ids answered with another error are left out (unknown)."""
+        from nebius_sdk import NotFound as NativeNotFound
+
+        with translated():
+            found = self._client.batch_get_instance_statuses(list(instance_ids))
+        return read_many(found, status_state, gone=(NativeNotFound,))
 
     @property
     def poll_interval(self) -> float:
@@ -265,12 +282,22 @@ class NebiusProvider:
         return WATCH_INTERVAL * self._config.time_scale
 
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One BatchGet of the pending instances (SupportsCreateWatch): running ones, ones in a state no create
-        passes through (ended: a failed create leaves its instance STOPPED), and ids BatchGet does not find.
-        Pendings this provider did not make are absent: only they can say how they end (kit.create_round)."""
+        """One BatchGet of the pending instances' statuses (SupportsCreateWatch), then one of the whole instances
+        that run: running ones, ones in a state no create passes through (ended: a failed create leaves its
+        instance STOPPED, kit.watch.ENDED), and ids BatchGet does not find. Pendings this provider did not make are
+        absent: only they can say how they end."""
+        ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
+        foreign = {p.resource_id for p in pendings} - set(ids)
         with translated():
-            return create_round(pendings, _OperationPending, self._client.batch_get_instances, state=instance_state,
-                                instances=lambda natives: [self._instance(n) for n in natives])
+            found = self._client.batch_get_instance_statuses(ids)
+        states = {i: status_state(status) for i, status in found.items() if not isinstance(status, Exception)}
+        ended = {i for i, state in states.items() if state in ENDED}
+        running = [i for i, state in states.items() if state is InstanceState.RUNNING]
+        with translated():
+            natives = self._client.batch_get_instances(running) if running else {}
+        shown = {i: self._instance(n) for i, n in natives.items() if not isinstance(n, Exception)}
+        return CreateRound({i: s for i, s in shown.items() if s.state is InstanceState.RUNNING}, frozenset(ended),
+                           frozenset((set(ids) - states.keys()) | foreign))
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -469,34 +496,6 @@ def _cloud_init(ssh_public_key: str | None) -> str:
     quoted = json.dumps(ssh_public_key.strip())  # a JSON string is a YAML string: nothing can be injected
     return (f"#cloud-config\nusers:\n  - name: {SSH_USER}\n    sudo: \"ALL=(ALL) NOPASSWD:ALL\"\n"
             f"    shell: /bin/bash\n    ssh_authorized_keys:\n      - {quoted}\n")
-
-
-class _Prefetched:
-    """The pages of a listing whose first page is fetched in a daemon thread from construction on; iterating
-    waits for it (raising its error), then fetches the rest in the iterating thread."""
-
-    def __init__(self, pages: Iterator[Any]) -> None:
-        self._pages = pages
-        self._done = threading.Event()
-        self._first: Any = None
-        self._error: BaseException | None = None
-        threading.Thread(target=self._fetch, daemon=True, name="vm-nebius-first-page").start()
-
-    def _fetch(self) -> None:
-        try:
-            self._first = next(self._pages, None)
-        except BaseException as exc:  # noqa: BLE001 - raised to the iterating thread by __iter__
-            self._error = exc
-        finally:
-            self._done.set()
-
-    def __iter__(self) -> Iterator[Any]:
-        self._done.wait()
-        if self._error is not None:
-            raise self._error
-        if self._first is not None:
-            yield self._first
-        yield from self._pages
 
 
 class _OperationPending(OperationPending[T]):

@@ -517,6 +517,19 @@ def test_a_memo_computes_a_key_once_among_concurrent_callers() -> None:
     assert calls == ["k"]
 
 
+def test_a_memo_says_what_it_remembers_and_can_compute_afresh_or_forget() -> None:
+    now, calls = [0.0], []
+    memo = Memo(lambda key: calls.append(key) or f"{key}{len(calls)}", ttl=10.0, clock=lambda: now[0])
+    assert memo.remembered("a") is None and calls == []  # asking computes nothing
+    assert memo("a") == "a1" and memo.remembered("a") == ("a1",)
+    assert memo.fresh("a") == "a2" and memo("a") == "a2"  # a fresh value replaces the remembered one
+    now[0] = 10.0
+    assert memo.remembered("a") is None  # too old
+    assert memo("a") == "a3"
+    memo.forget("a")
+    assert memo.remembered("a") is None and memo("a") == "a4" and calls == ["a"] * 4
+
+
 class Account:
     """A toy cloud account holding SSH keys by name; `add` refuses a name that is taken."""
 

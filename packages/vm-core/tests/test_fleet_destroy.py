@@ -85,11 +85,12 @@ def env(tmp_path: Path, connect):
     return make
 
 
-@pytest.mark.parametrize("count", [3, BATCH_DESTROY_LIMIT + 1])
+@pytest.mark.parametrize(("count", "batch"), [(3, BATCH_DESTROY_LIMIT), (11, 10)])
 def test_lambda_fleet_destroy_batches_terminates_and_confirms_with_listings(
-        mock_clouds_factory, env, monkeypatch, count: int) -> None:
+        mock_clouds_factory, env, connect, monkeypatch, count: int, batch: int) -> None:
     clouds = mock_clouds_factory(configure=roomy)
     store, providers = env(clouds)
+    providers["lambda"] = connect(clouds, "lambda", terminate_batch=batch)
     spec = FleetSpec(name="many", gpu="H100", count=count, min_count=count, providers=("lambda",))
     assert len(FleetCreator(store, providers, spread, timeout=120).create(spec).running) == count
     calls = RestCalls(clouds.endpoints["lambda"]["url"])
@@ -102,7 +103,7 @@ def test_lambda_fleet_destroy_batches_terminates_and_confirms_with_listings(
     assert report.destroyed == count and report.failures == [] and report.forgotten
     assert live_names(clouds, "many") == []
     kinds = calls.kinds()
-    assert kinds["POST /instance-operations/terminate"] == math.ceil(count / BATCH_DESTROY_LIMIT)
+    assert kinds["POST /instance-operations/terminate"] == math.ceil(count / batch)
     assert kinds["GET /instances/{id}"] == 0, kinds  # no per-VM polling
     # the scan's listing, then one listing per poll round for every VM together, rounds a poll interval apart
     assert 2 <= kinds["GET /instances"] <= 2 + elapsed / providers["lambda"].poll_interval, kinds

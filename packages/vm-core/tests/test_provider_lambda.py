@@ -104,6 +104,14 @@ def test_capabilities_are_declared_by_type(lam: Any) -> None:
     assert all(not s.required for s in plugin.settings if s.key != "api_key")
 
 
+def test_the_terminate_batch_is_a_setting_of_whole_numbers() -> None:
+    assert BATCH_DESTROY_LIMIT == 1000  # one call for any fleet of up to 1,000 Lambda VMs
+    assert plugin.connect({"api_key": "k", "terminate_batch": "25"}).batch_destroy_limit == 25
+    for bad in ("0", "2.5", "many", True):
+        with pytest.raises(ConfigError, match="'terminate_batch' must be a whole number of 1 or more"):
+            plugin.connect({"api_key": "k", "terminate_batch": bad})
+
+
 @pytest.mark.parametrize("settings", [{}, {"api_key": ""}, {"api_key": "   "}, {"api_key": None}])
 def test_a_missing_api_key_is_a_config_error_naming_the_variable(settings: dict[str, Any]) -> None:
     with pytest.raises(ConfigError) as err:

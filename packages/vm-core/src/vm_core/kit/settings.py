@@ -55,6 +55,17 @@ def positive_number(raw: Any) -> float:
     return number(raw, strict=True)
 
 
+def whole_number(raw: Any) -> int:
+    """An integer of 1 or more, from a number or numeric string (not a bool, not a fraction)."""
+    try:
+        value = number(raw, minimum=1.0)  # refuses bools
+    except ValueError:
+        value = 0.0
+    if value < 1 or not value.is_integer():
+        raise ValueError("a whole number of 1 or more")
+    return int(value)
+
+
 def seconds(raw: Any) -> float:
     return number(raw)
 

@@ -14,9 +14,9 @@ How Lambda differs, and what this adapter does about it:
 - Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
   cannot pick a reservation itself). Instances on a reservation cannot be terminated through the API.
   GET /reservations is a mock extension; where it does not exist, reserved instances show no reservation id.
-- Terminate takes a list of ids: `begin_destroy_many` sends up to `BATCH_DESTROY_LIMIT` per call. Lambda refuses
-  the whole call when one id is reserved; the adapter then finds the reserved ids in one listing and sends the
-  others again.
+- Terminate takes a list of ids: `begin_destroy_many` sends up to `terminate_batch` (default 1000) per call.
+  Lambda refuses the whole call when one id is reserved; the adapter then finds the reserved ids in one listing
+  and sends the others again.
 - Names are not unique: `find_instance` returns the first match in Lambda's listing, which is launch order.
 - Lambda does not report launch times (`created_at` is None).
 
@@ -38,7 +38,7 @@ from ..kit.hints import gave_up
 from ..kit.ids import id_check
 from ..kit.keys import key_fingerprint
 from ..kit.polling import scaled
-from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of
+from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of, whole_number
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
 from ..sshkeys import public_key_setting
@@ -60,9 +60,10 @@ WATCH_INTERVAL = 3.0
 # The limiter paces calls this much wider than the configured (documented) limits: paced exactly, jitter in
 # arrival times makes about every other call of a burst arrive early and come back as a 429.
 _HEADROOM = 1.1
-# Ids per terminate call. Lambda documents no limit on `instance_ids`; this cap is ours: it keeps a request and
-# its answer (every instance, rendered) near 100 kB, and limits what one refused call holds back.
-BATCH_DESTROY_LIMIT = 100
+# Ids per terminate call (the `terminate_batch` setting's default). Lambda documents no limit on `instance_ids`;
+# this cap is ours: a request of at most 37 kB of ids, and one call for any fleet of up to 1,000 Lambda VMs (each
+# further call waits a request interval).
+BATCH_DESTROY_LIMIT = 1000
 # Seconds (times time_scale) a GET /instance-types read is reused by launches: five launch intervals.
 TYPES_TTL = 60.0
 # Seconds (times time_scale) a GET /reservations read is reused: a fleet's offers and its check for reservations
@@ -93,6 +94,8 @@ class LambdaSettings:
                                      help="Lambda's limit, seconds per launch (documented: 12)")
     time_scale: float = setting(default=1.0, parse=positive_number,
                                 help="multiplies poll and retry intervals (fast mock clouds)")
+    terminate_batch: int = setting(default=BATCH_DESTROY_LIMIT, parse=whole_number,
+                                   help=f"ids per terminate call (default {BATCH_DESTROY_LIMIT}; no documented limit)")
 
 
 class LambdaPlugin:
@@ -128,7 +131,8 @@ class LambdaPlugin:
         )
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
                               time_scale=scale, account=key_fingerprint(config.api_key),  # the API has no account id
-                              request_interval=config.request_interval * _HEADROOM)
+                              request_interval=config.request_interval * _HEADROOM,
+                              terminate_batch=config.terminate_batch)
 
 
 plugin = LambdaPlugin()
@@ -146,9 +150,11 @@ class LambdaProvider:
     name = NAME
 
     def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, ssh_public_key: str | None = None,
-                 time_scale: float = 1.0, account: str = "", request_interval: float = 1.0) -> None:
+                 time_scale: float = 1.0, account: str = "", request_interval: float = 1.0,
+                 terminate_batch: int = BATCH_DESTROY_LIMIT) -> None:
         self._client = client
         self._request_interval = request_interval
+        self._terminate_batch = terminate_batch
         self._account = account
         self._ssh_public_key = ssh_public_key
         self._scale = time_scale
@@ -163,7 +169,7 @@ class LambdaProvider:
 
     @property
     def batch_destroy_limit(self) -> int:
-        return BATCH_DESTROY_LIMIT
+        return self._terminate_batch
 
     @property
     def poll_interval(self) -> float:
@@ -306,13 +312,13 @@ class LambdaProvider:
         return watch
 
     def begin_destroy_many(self, instance_ids: Sequence[str]) -> dict[str, Pending[None] | VmError]:
-        """Terminate many instances, `BATCH_DESTROY_LIMIT` ids per POST /instance-operations/terminate. Each id
+        """Terminate many instances, `terminate_batch` ids per POST /instance-operations/terminate. Each id
         maps to a Pending (terminating; finished when it was already gone) or to its error: UsageError for a
         malformed id, Unsupported for a reserved instance (Lambda refuses the whole call then: the reserved ids
         are found in one listing and the others sent again), the call's error when a call failed."""
-        return destroy_many(instance_ids, check=_check_id, limit=BATCH_DESTROY_LIMIT, send=self._terminate_batch)
+        return destroy_many(instance_ids, check=_check_id, limit=self._terminate_batch, send=self._terminate_ids)
 
-    def _terminate_batch(self, ids: list[str]) -> Answers:
+    def _terminate_ids(self, ids: list[str]) -> Answers:
         """One terminate call; when a reserved id made Lambda refuse it, one listing to find the reserved ids and
         one more call for the others. Should the listing not tell which id is reserved, each id is sent alone."""
         from lambda_sdk import ReservedInstanceError

@@ -294,18 +294,26 @@ class SqlFleetStore:
         if not updates:
             return []
         done = []
+        now = time.time()
         with self._write() as db:
+            recorded = self._locked_attempts(db, fleet, {slot for slot, _, _ in updates})
             for slot, attempt, changes in updates:
-                row = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members {_MEMBER_KEY}"
-                                 f"{self._FOR_UPDATE}", (fleet, slot, attempt)).fetchone()
-                if row is None:
+                if (slot, attempt) not in recorded:
                     raise FleetMissing((fleet, slot, attempt))
-                updated = replace(_member_from(row), **changes, updated_at=time.time())
-                values = _member_row(updated)
-                db.execute(f"UPDATE members SET {', '.join(f'{k} = ?' for k in values)} {_MEMBER_KEY}",
-                           [*values.values(), fleet, slot, attempt])
+                updated = recorded[slot, attempt] = replace(recorded[slot, attempt], **changes, updated_at=now)
                 done.append(updated)
+            rows = [_member_row(m) for m in done]  # every column, so one statement serves every row
+            db.executemany(f"UPDATE members SET {', '.join(f'{k} = ?' for k in rows[0])} {_MEMBER_KEY}",
+                           [[*row.values(), fleet, m.slot, m.attempt] for row, m in zip(rows, done, strict=True)])
         return done
+
+    def _locked_attempts(self, db: Any, fleet: str, slots: set[int]) -> dict[tuple[int, int], MemberRecord]:
+        """Every recorded attempt of `slots` of the fleet, by (slot, attempt), read with one query that locks
+        their rows until the transaction ends (in slot order, so two writers never wait on each other in a ring)."""
+        marks = ", ".join("?" * len(slots))
+        rows = db.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM members WHERE fleet = ? AND slot IN ({marks}) "
+                          f"ORDER BY slot, attempt{self._FOR_UPDATE}", (fleet, *sorted(slots))).fetchall()
+        return {(m.slot, m.attempt): m for m in map(_member_from, rows)}
 
     def members(self, fleet: str) -> list[MemberRecord]:
         if not _storable(fleet):

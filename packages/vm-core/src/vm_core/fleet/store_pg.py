@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -110,6 +110,10 @@ class _Cursor:
 
     def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
         return self._conn.execute(sql.replace("?", "%s"), params)
+
+    def executemany(self, sql: str, params: Iterable[Any]) -> None:
+        """One statement for every parameter row, sent pipelined (psycopg) rather than a round trip each."""
+        self._conn.cursor().executemany(sql.replace("?", "%s"), params)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -21,14 +21,21 @@ def session(tmp_path: Path, profile: Profile, environ: dict[str, str] | None = N
     return s
 
 
-def broken_plugin_dist(site: Path) -> Path:
-    """A tiny installed distribution whose `vm_core.providers` entry point raises on import."""
-    info = site / "vm_broken_provider-0.1.dist-info"
+def plugin_dist(site: Path, module: str, source: str, entry_points: dict[str, str]) -> Path:
+    """A tiny installed distribution of `module` (its `source`) whose `vm_core.providers` entry points are
+    `entry_points` (name -> attribute of the module)."""
+    info = site / f"{module}-0.1.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-broken-provider\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[vm_core.providers]\nbroken = vm_broken_provider:plugin\n")
-    (site / "vm_broken_provider.py").write_text('raise RuntimeError("broken on purpose")\n')
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vm_core.providers]\n" + "".join(
+        f"{name} = {module}:{attribute}\n" for name, attribute in entry_points.items()))
+    (site / f"{module}.py").write_text(source)
     return site
+
+
+def broken_plugin_dist(site: Path) -> Path:
+    """A plugin whose `vm_core.providers` entry point raises on import."""
+    return plugin_dist(site, "vm_broken_provider", 'raise RuntimeError("broken on purpose")\n', {"broken": "plugin"})
 
 
 PAIRED_PLUGINS = '''
@@ -62,13 +69,7 @@ slow, fast = Slow(), Fast()
 
 def paired_plugins_dist(site: Path) -> Path:
     """An installed distribution of two provider plugins, `slow` and `fast` (see PAIRED_PLUGINS)."""
-    info = site / "vm_paired_providers-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-paired-providers\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[vm_core.providers]\nslow = vm_paired_providers:slow\n"
-                                           "fast = vm_paired_providers:fast\n")
-    (site / "vm_paired_providers.py").write_text(PAIRED_PLUGINS)
-    return site
+    return plugin_dist(site, "vm_paired_providers", PAIRED_PLUGINS, {"slow": "slow", "fast": "fast"})
 
 
 @pytest.fixture
@@ -216,12 +217,7 @@ typed = Typed()
 
 def typed_plugin_dist(site: Path) -> Path:
     """An installed provider plugin `typed` that declares its settings as a dataclass (DeclaresSettingsType)."""
-    info = site / "vm_typed_provider-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-typed-provider\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[vm_core.providers]\ntyped = vm_typed_provider:typed\n")
-    (site / "vm_typed_provider.py").write_text(TYPED_PLUGIN)
-    return site
+    return plugin_dist(site, "vm_typed_provider", TYPED_PLUGIN, {"typed": "typed"})
 
 
 def test_the_session_parses_a_declared_settings_type_before_connect(tmp_path: Path,

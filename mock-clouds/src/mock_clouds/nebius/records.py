@@ -18,10 +18,11 @@ def _resolve_type_hints_once() -> None:
     """Speed only: betterproto2 resolves a message class's type hints (typing.get_type_hints, which compiles each
     annotation) on every `to_dict` and `from_dict`, and for every nested message: half of the CPU time of a
     Create here (proto-JSON of the spec). A class's hints do not change once its module is loaded, so they are
-    resolved once per class (a failed resolution is not kept)."""
-    hints: Any = betterproto2.Message.__dict__["_type_hints"].__func__
-    if not hasattr(hints, "cache_info"):
-        resolved: Any = functools.cache(hints)
+    resolved once per class (a failed resolution is not kept). A betterproto2 without that classmethod is left
+    as it is: the mock is then slower, never wrong."""
+    method = betterproto2.Message.__dict__.get("_type_hints")
+    if isinstance(method, classmethod) and not hasattr(method.__func__, "cache_info"):
+        resolved: Any = functools.cache(method.__func__)
         setattr(betterproto2.Message, "_type_hints", classmethod(resolved))  # noqa: B010 - replaces a method
 
 

@@ -11,7 +11,7 @@ from cloud_sdk_core import Operation, PollPolicy
 
 
 class Failed(Exception):
-    pass
+    """The typed failure of the test operation."""
 
 
 class Late(Exception):

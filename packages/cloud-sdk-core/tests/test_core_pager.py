@@ -11,7 +11,7 @@ PAGES = {None: Page([1, 2], "t1"), "t1": Page([3], "t2"), "t2": Page([], "")}
 
 
 class Loop(Exception):
-    pass
+    """The own PaginationLoop of a pager subclass."""
 
 
 class OwnLoop(Pager[int]):

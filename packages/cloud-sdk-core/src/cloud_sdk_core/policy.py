@@ -63,11 +63,15 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     try:
         return max(float(value.strip()), 0.0)
     except ValueError:
-        pass
+        return _seconds_until(value.strip(), time.time() if now is None else now)
+
+
+def _seconds_until(http_date: str, now: float) -> float | None:
+    """Seconds from `now` until an HTTP date, never negative; None when it is not one."""
     import email.utils  # only for the rare HTTP-date form: keeps importing the SDKs cheap
 
     try:
-        when = email.utils.parsedate_to_datetime(value.strip())
+        when = email.utils.parsedate_to_datetime(http_date)
     except (TypeError, ValueError):
         return None
-    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+    return max(when.timestamp() - now, 0.0)

@@ -102,19 +102,8 @@ class Session:
                     raise ConfigError(self._not_configured(name, plugin))
                 settings = self.settings(name)
                 log.debug("profile %s: connecting %s (%s)", self.profile.name, name, _shown(plugin, settings))
-                self._providers[name] = plugin.connect(self._typed(name, settings))
+                self._providers[name] = plugin.connect(_typed(plugin, name, settings))
             return self._providers[name]
-
-    def _typed(self, name: str, settings: dict[str, Any]) -> Any:
-        """The settings `connect` gets: an instance of the plugin's `settings_type` when it declares one (parsed
-        here; ConfigError for a malformed value), else the mapping itself."""
-        plugin = self.plugin(name)
-        title = plugin.title
-        if not isinstance(plugin, DeclaresSettingsType):
-            return settings
-        from .kit.settings import parse_settings
-
-        return parse_settings(plugin.settings_type, settings, title=title, provider=name)
 
     def settings(self, name: str) -> dict[str, Any]:
         """The resolved settings of a provider (may start the embedded mock clouds); ConfigError names an
@@ -361,3 +350,14 @@ def _settings_of(session: Session, name: str, plugin: Any) -> dict[str, Any]:
         shown = (SET if value not in (None, "") else NOT_SET) if secret else value
         settings[key] = {"value": NOT_SET if shown is None else shown, "source": source, "secret": secret}
     return {"settings": settings, "problem": None}
+
+
+def _typed(plugin: Any, name: str, settings: dict[str, Any]) -> Any:
+    """The settings `connect` gets: an instance of the plugin's `settings_type` when it declares one (parsed here;
+    ConfigError for a malformed value), else the mapping itself."""
+    title = plugin.title
+    if not isinstance(plugin, DeclaresSettingsType):
+        return settings
+    from .kit.settings import parse_settings
+
+    return parse_settings(plugin.settings_type, settings, title=title, provider=name)

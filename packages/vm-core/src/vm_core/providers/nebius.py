@@ -288,9 +288,7 @@ class NebiusProvider:
         absent: only they can say how they end."""
         ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
         foreign = {p.resource_id for p in pendings} - set(ids)
-        with translated():
-            found = self._client.batch_get_instance_statuses(ids)
-        states = {i: status_state(status) for i, status in found.items() if not isinstance(status, Exception)}
+        states = {i: state for i, state in self.get_states(ids).items() if state is not None}  # None: not found
         ended = {i for i, state in states.items() if state in ENDED}
         running = [i for i, state in states.items() if state is InstanceState.RUNNING]
         with translated():

@@ -6,8 +6,9 @@
 With `--modules` it imports exactly the modules a `vm list` process had loaded (recorded before, in their order),
 and with `--endpoints` then makes one round trip per provider, concurrently as `vm list` does: the first page
 of the instance listing through each SDK's client (Crusoe GET instances, Lambda GET /instances, Nebius
-InstanceService.List of the default project). No configuration is read, nothing is mapped or printed. Its wall
-time is the floor; without `--endpoints`, interpreter start plus the imports.
+InstanceService.List of the default project). No configuration is read, nothing is mapped or printed. It ends
+as `vm` does (vm_core/cli/exiting.py: exit handlers, then no interpreter teardown). Its wall time is the floor;
+without `--endpoints`, interpreter start plus the imports.
 """
 
 from __future__ import annotations
@@ -68,4 +69,6 @@ def round_trips(endpoints: dict) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from vm_core.cli.exiting import exit_process
+
+    exit_process(main())

@@ -6,8 +6,6 @@ import json
 import os
 import signal
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +58,9 @@ def _is_zombie(pid: int) -> bool:
 def admin_call(endpoints: dict[str, Any], method: str, path: str, body: dict[str, Any] | None = None,
                timeout: float = 5.0) -> Any:
     """Call the admin API; raises NotRunning when it does not answer, RuntimeError on an error answer."""
+    import urllib.error  # here, not at the top: `vm` reads endpoints on every command and calls the admin API
+    import urllib.request  # rarely; urllib.request costs 10-15 ms to import
+
     admin = endpoints["admin"]
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(admin["url"] + path, data=data, method=method)

@@ -107,27 +107,6 @@ def test_no_command_shows_the_help(home: Path, capsys) -> None:
     assert code == 2 and "Commands:" in err
 
 
-def test_a_ctrl_c_after_the_command_is_exit_130_and_later_ones_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A SIGINT that escapes `run` (during its last clean-up) must not end `vm` with a traceback or by the signal;
-    once the command has finished, a late Ctrl-C (while the interpreter exits) is ignored."""
-    import signal
-
-    from vm_core.cli import main as cli_main
-
-    def interrupted_late(argv: object = None) -> int:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli_main, "run", interrupted_late)
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        with pytest.raises(SystemExit) as exited:
-            cli_main.main()
-        assert exited.value.code == 130
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 @pytest.mark.parametrize(("args", "message"), [
     (["fleet", "create", "--gpu", "H100", "--count", "1", "--name", "p", "--max-price", "cheap"],
      "'cheap' is not a price in USD per hour, e.g. 25 or 12.50"),

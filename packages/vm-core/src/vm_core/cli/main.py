@@ -12,6 +12,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 import click
 
@@ -115,8 +116,9 @@ def _wants_json(args: Sequence[str]) -> bool:
     return any((a in ("-o", "--output") and b == "json") or a in ("-ojson", "--output=json") for a, b in pairs)
 
 
-def main() -> None:
-    """The `vm` console script. A Ctrl-C that comes after the command finished (while the interpreter exits)
+def main() -> NoReturn:
+    """The `vm` console script; never returns (cli/exiting.py: the process ends without the interpreter's
+    teardown when no other thread runs). A Ctrl-C that comes after the command finished (while the process exits)
     changes nothing and is ignored; one that escapes `run` (during its last clean-up) is exit 130, never a
     traceback."""
     # One command is a short process that allocates mostly acyclic objects (modules, messages, records): collecting
@@ -129,4 +131,6 @@ def main() -> None:
         code = Interrupted.exit_code
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(code)
+    from .exiting import exit_process
+
+    exit_process(code)

@@ -4,7 +4,7 @@ reservation policies."""
 from __future__ import annotations
 
 import pytest
-from nebius_sdk import NotFound, Operation
+from nebius_sdk import InstanceStatusSummary, NotFound, Operation
 from nebius_sdk.models import (
     InstanceState,
     ReservationPolicyPolicy,
@@ -148,7 +148,10 @@ def test_batch_get_instance_statuses_reads_what_batch_get_instances_reads(client
     statuses = client.batch_get_instance_statuses([*ids, gone, ids[0]])
     full = client.batch_get_instances([*ids, gone])
     assert set(statuses) == {*ids, gone}
-    assert {i: statuses[i] for i in ids} == {i: full[i].status for i in ids}
+    assert {i: (statuses[i].state, statuses[i].reconciling) for i in ids} == {
+        i: (full[i].status.state, full[i].status.reconciling) for i in ids
+    }
+    assert all(isinstance(statuses[i], InstanceStatusSummary) for i in ids)
     assert isinstance(statuses[gone], NotFound)
     assert client.batch_get_instance_statuses([]) == {}
 

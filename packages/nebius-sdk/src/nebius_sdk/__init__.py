@@ -38,7 +38,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from ._operation import Operation
-    from .client import NebiusClient
+    from .client import InstanceStatusSummary, NebiusClient
     from .specs import (
         build_instance_spec,
         existing_boot_disk,
@@ -53,6 +53,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "NebiusClient": ".client",
     "Operation": "._operation",
+    "InstanceStatusSummary": ".client",
     "build_instance_spec": ".specs",
     "existing_boot_disk": ".specs",
     "managed_boot_disk": ".specs",
@@ -68,6 +69,7 @@ __all__ = [
     "CapacityError",
     "Code",
     "Conflict",
+    "InstanceStatusSummary",
     "InvalidArgument",
     "NebiusClient",
     "NebiusError",

@@ -89,7 +89,8 @@ def instance_state(native: Any) -> InstanceState:
 
 
 def status_state(status: Any) -> InstanceState:
-    """`instance_state` of an instance's `status` alone (what `batch_get_instance_statuses` reads)."""
+    """`instance_state` of an instance's `status` alone: an `InstanceStatus`, or the `InstanceStatusSummary` that
+    `batch_get_instance_statuses` reads (both carry `state` and `reconciling`)."""
     from nebius_sdk.models import InstanceState as Native
 
     if status.state == Native.STOPPED and status.reconciling:

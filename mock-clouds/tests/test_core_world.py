@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import msgspec
@@ -17,7 +18,7 @@ from mock_clouds.core.models import (
     WorldState,
 )
 from mock_clouds.core.placement import ON_DEMAND_ONLY, ReservationChoice
-from mock_clouds.core.world import World, WorldError
+from mock_clouds.core.world import PURGE_EVERY_SECONDS, RETENTION_SECONDS, World, WorldError
 from mock_clouds.scenario import load_scenario
 
 ANY_RESERVATION = ReservationChoice()
@@ -130,7 +131,7 @@ def test_restart_releases_then_reclaims(world: World) -> None:
     assert vm.state == VMState.RUNNING and vm.reservation_id == CHEAP_RES
 
 
-def test_conflicting_operation_is_refused_but_delete_aborts_it(world: World) -> None:
+def test_conflicting_operation_is_refused_but_delete_aborts_it(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     world.state.time_scale = 100.0  # keep the create in flight
     vm, create_op = create(world)
     with world.tx(), pytest.raises(WorldError) as err:
@@ -141,8 +142,7 @@ def test_conflicting_operation_is_refused_but_delete_aborts_it(world: World) -> 
         again = world.begin(Provider.CRUSOE, vm.id, OpKind.DELETE)
     assert create_op.done and create_op.error == OpError.ABORTED
     assert again is delete_op and vm.state == VMState.DELETING
-    world.state.time_scale = 0.0
-    delete_op.due_at = 0.0
+    monkeypatch.setattr(world, "now", lambda: delete_op.due_at)  # time passes until the delete is due
     settle(world)
     assert vm.state == VMState.DELETED and not vm.holds_capacity
 
@@ -223,3 +223,103 @@ def test_a_read_persists_only_what_it_completed() -> None:
         pass
     assert op.done and vm.state == VMState.RUNNING
     assert len(changes) == 2  # the read completed the create: that is persisted
+
+
+def test_due_operations_complete_in_due_order_whatever_order_they_were_made(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The world finds due operations by due time (a heap), not by scanning: an operation made later but due
+    sooner completes first, and one not yet due stays pending."""
+    world.state.time_scale = 1.0
+    world.state.providers[Provider.CRUSOE].durations.delete = 10.0
+    slow, _ = create(world, "slow")
+    quick, _ = create(world, "quick")
+    settle_at = time.time() + 3600
+    monkeypatch.setattr(world, "now", lambda: settle_at)
+    settle(world)
+    with world.tx():
+        slow_delete = world.begin(Provider.CRUSOE, slow.id, OpKind.DELETE)
+    world.state.providers[Provider.CRUSOE].durations.delete = 1.0
+    with world.tx():
+        quick_delete = world.begin(Provider.CRUSOE, quick.id, OpKind.DELETE)
+    assert quick_delete.due_at < slow_delete.due_at
+    monkeypatch.setattr(world, "now", lambda: quick_delete.due_at)
+    settle(world)
+    assert quick.state == VMState.DELETED and slow.state == VMState.DELETING and not slow_delete.done
+    monkeypatch.setattr(world, "now", lambda: slow_delete.due_at)
+    settle(world)
+    assert slow.state == VMState.DELETED and slow_delete.finished_at == slow_delete.due_at
+
+
+def test_records_past_the_retention_are_purged(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    vm, create_op = create(world, "old")
+    settle(world)
+    with world.tx():
+        delete_op = world.begin(Provider.CRUSOE, vm.id, OpKind.DELETE)
+    kept = delete_op.due_at + RETENTION_SECONDS / 2
+    monkeypatch.setattr(world, "now", lambda: kept)
+    settle(world)
+    assert world.vm(Provider.CRUSOE, vm.id, include_deleted=True) is vm and vm.state == VMState.DELETED
+    expired = delete_op.due_at + RETENTION_SECONDS + PURGE_EVERY_SECONDS + 1
+    monkeypatch.setattr(world, "now", lambda: expired)
+    settle(world)
+    assert world.vm(Provider.CRUSOE, vm.id, include_deleted=True) is None
+    assert world.operation(Provider.CRUSOE, delete_op.id) is None
+    assert world.operation(Provider.CRUSOE, create_op.id) is None
+
+
+def _scanned(world: World) -> tuple[dict, dict, dict]:
+    """What the capacity counts must be, from a scan of every VM."""
+    on_demand: dict = {}
+    reserved: dict = {}
+    quota: dict = {}
+    for vm in world.state.vms.values():
+        if not vm.holds_capacity:
+            continue
+        shape = world.shape(vm.provider, vm.shape)
+        assert shape is not None
+        if vm.reservation_id:
+            reserved[(vm.provider, vm.reservation_id)] = reserved.get((vm.provider, vm.reservation_id), 0) + shape.gpus
+        else:
+            on_demand[(vm.provider, vm.region, vm.shape)] = on_demand.get((vm.provider, vm.region, vm.shape), 0) + 1
+        quota[(vm.provider, vm.scope, shape.family)] = quota.get((vm.provider, vm.scope, shape.family), 0) + shape.gpus
+    return on_demand, reserved, quota
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_capacity_counts_match_a_scan_of_every_vm_through_any_lifecycle(world: World, seed: int) -> None:
+    """The counts that capacity checks read (kept as VMs take and release capacity) equal a scan of the VMs after
+    every step of a random mix of creates (some with no room), stops, starts, deletes and reservation moves."""
+    import random
+
+    rng = random.Random(seed)
+    made = []
+    seen_reserved = seen_on_demand = False
+    for step in range(60):
+        kind = rng.choice(["create", "create", "stop", "start", "delete", "reserve"])
+        live = [vm for vm in made if vm.state not in (VMState.DELETED,)]
+        with world.tx(), contextlib.suppress(WorldError):  # a refusal (no room, wrong state) changes nothing
+                if kind == "create" or not live:
+                        made.append(world.create_vm(Provider.CRUSOE, scope=CRUSOE_PROJECT, region="us-east1-a",
+                                                shape=H100, name=f"vm-{step}", choice=ANY_RESERVATION,
+                                                on_failure=rng.choice(list(CreateFailure)))[0])
+                elif kind == "reserve":
+                    world.set_reservation(Provider.CRUSOE, rng.choice(live).id, rng.choice([CHEAP_RES, DEAR_RES, ""]))
+                else:
+                    world.begin(Provider.CRUSOE, rng.choice(live).id,
+                                {"stop": OpKind.STOP, "start": OpKind.START, "delete": OpKind.DELETE}[kind])
+        settle(world)
+        on_demand, reserved, quota = _scanned(world)
+        seen_reserved, seen_on_demand = seen_reserved or bool(reserved), seen_on_demand or bool(on_demand)
+        for (provider, region, shape), count in on_demand.items():
+            assert world.on_demand_used(provider, region, shape) == count
+        for (provider, reservation_id), gpus in reserved.items():
+            assert world.reservation_used(provider, reservation_id) == gpus
+        for (provider, scope, family), gpus in quota.items():
+            assert world.quota_used(provider, scope, family) == gpus
+        assert world.on_demand_used(Provider.CRUSOE, "us-east1-a", H100) == on_demand.get(
+            (Provider.CRUSOE, "us-east1-a", H100), 0)
+        for reservation_id in (CHEAP_RES, DEAR_RES):
+            assert world.reservation_used(Provider.CRUSOE, reservation_id) == reserved.get(
+                (Provider.CRUSOE, reservation_id), 0)
+    assert seen_reserved and seen_on_demand  # both kinds of holding were exercised

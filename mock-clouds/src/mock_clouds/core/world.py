@@ -11,12 +11,15 @@ are derived from the VMs that hold them, so the books cannot drift from the inve
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 from . import ids
 from .faults import FaultInjector
+from .holdings import Held, Holdings
 from .models import (
     VM,
     CreateFailure,
@@ -37,6 +40,7 @@ from .ratelimit import RateLimiter
 
 # Records of deleted VMs and finished operations are kept this long (real seconds) before being purged.
 RETENTION_SECONDS = 3600.0
+PURGE_EVERY_SECONDS = 10.0  # expired records are looked for at most this often (they may outlive RETENTION by it)
 
 # kind -> (states it may start from, state while it runs; None keeps the current state)
 _TRANSITIONS: dict[OpKind, tuple[frozenset[VMState], VMState | None]] = {
@@ -70,8 +74,19 @@ class World:
         # Speed only: each resource's operations ("provider:resource id" -> operations), kept as operations are
         # added and purged, so finding a VM's pending operation does not scan every operation of the world.
         self._ops_of: dict[str, list[Operation]] = {}
+        # Speed only: operations not done yet, by due time (done ones are dropped when they come up), so that a
+        # transaction finds the due operations without scanning every operation of the world.
+        self._due: list[tuple[float, int, Operation]] = []
+        self._order = itertools.count()
+        self._next_purge = 0.0
+        self._holdings = Holdings()
+        for vm in state.vms.values():
+            if vm.holds_capacity:
+                self._holdings.take(_key(vm), self._held(vm))
         for op in state.operations.values():
             self._ops_of.setdefault(f"{op.provider}:{op.resource_id}", []).append(op)
+            if not op.done:
+                heapq.heappush(self._due, (op.due_at, next(self._order), op))
 
     # ----------------------------------------------------------------- transactions and time
     @contextlib.contextmanager
@@ -115,10 +130,13 @@ class World:
     def advance(self) -> bool:
         """Complete the operations that are due and purge expired records; True when anything changed."""
         now = self.now()
-        due = [op for op in self.state.operations.values() if not op.done and op.due_at <= now]
-        for op in sorted(due, key=lambda o: o.due_at):
-            self._complete(op, op.due_at)
-        return self._purge(now) or bool(due)
+        completed = False
+        while self._due and self._due[0][0] <= now:
+            _, _, op = heapq.heappop(self._due)
+            if not op.done:
+                self._complete(op, op.due_at)
+                completed = True
+        return self._purge(now) or completed
 
     # ----------------------------------------------------------------- configuration reads
     def config(self, provider: Provider) -> ProviderConfig:
@@ -188,11 +206,7 @@ class World:
         return sum(c.quantity for c in self.config(provider).capacity if c.region == region and c.shape == shape)
 
     def on_demand_used(self, provider: Provider, region: str, shape: str) -> int:
-        return sum(
-            1
-            for vm in self._live(provider)
-            if vm.holds_capacity and not vm.reservation_id and vm.region == region and vm.shape == shape
-        )
+        return self._holdings.on_demand_vms(provider, region, shape)
 
     def on_demand_free(self, provider: Provider, region: str, shape: str) -> int:
         return max(0, self.on_demand_total(provider, region, shape) - self.on_demand_used(provider, region, shape))
@@ -205,14 +219,11 @@ class World:
 
     def reservation_used(self, provider: Provider, reservation_id: str) -> int:
         """GPUs of the reservation held by VMs right now."""
-        return sum(self._gpus(vm) for vm in self.reservation_vms(provider, reservation_id))
+        return self._holdings.reservation_gpus(provider, reservation_id)
 
     def quota_used(self, provider: Provider, scope: str, family: str) -> int:
-        return sum(
-            self._gpus(vm)
-            for vm in self._live(provider, scope)
-            if vm.holds_capacity and self._family(vm) == family
-        )
+        """GPUs of `family` held by the scope's VMs right now."""
+        return self._holdings.quota_gpus(provider, scope, family)
 
     # ----------------------------------------------------------------- mutations
     def create_vm(
@@ -264,10 +275,8 @@ class World:
                     raise WorldError(exc.kind, exc.message) from exc
                 error = (OpError(exc.kind), exc.message)
         self.state.vms[f"{provider}:{vm.id}"] = vm
-        op = self._new_op(vm, OpKind.CREATE, error, op_native, idempotency_key, created_by)
+        op = self._new_op(vm, OpKind.CREATE, error, op_native, idempotency_key, created_by, immediate=not start)
         op.native["on_failure"] = on_failure.value
-        if not start:
-            op.due_at = now
         return vm, op
 
     def begin(
@@ -308,9 +317,9 @@ class World:
             self._release(vm)
         if transitional is not None:
             self._set_state(vm, transitional)
-        op = self._new_op(vm, kind, error, op_native, idempotency_key, created_by, roll_faults=not synchronous)
+        op = self._new_op(vm, kind, error, op_native, idempotency_key, created_by, roll_faults=not synchronous,
+                          immediate=synchronous)
         if synchronous:
-            op.due_at = op.created_at
             self._complete(op, op.created_at)
         return op
 
@@ -382,9 +391,10 @@ class World:
 
     def _new_op(self, vm: VM, kind: OpKind, error: tuple[OpError, str] | None,
                 native: dict[str, object] | None, idempotency_key: str, created_by: str,
-                *, roll_faults: bool = True) -> Operation:
+                *, roll_faults: bool = True, immediate: bool = False) -> Operation:
+        """A new operation on `vm`, due after the provider's duration for `kind` (`immediate`: due now)."""
         now = self.now()
-        duration = self.scaled(getattr(self.config(vm.provider).durations, kind.value))
+        duration = 0.0 if immediate else self.scaled(getattr(self.config(vm.provider).durations, kind.value))
         op = Operation(
             provider=vm.provider, id=ids.operation_id(vm.provider), scope=vm.scope, kind=kind,
             resource_id=vm.id, created_at=now, due_at=now + duration, native=dict(native or {}),
@@ -396,6 +406,7 @@ class World:
             op.error, op.message = OpError.INTERNAL, "injected operation failure"
         self.state.operations[f"{vm.provider}:{op.id}"] = op
         self._ops_of.setdefault(f"{op.provider}:{op.resource_id}", []).append(op)
+        heapq.heappush(self._due, (op.due_at, next(self._order), op))
         return op
 
     def _complete(self, op: Operation, at: float) -> None:
@@ -470,10 +481,15 @@ class World:
         vm.reservation_id = placement.reservation_id
         if placement.reservation_id:
             vm.last_reservation_id = placement.reservation_id
+        self._holdings.take(_key(vm), self._held(vm))
 
     def _release(self, vm: VM) -> None:
         vm.holds_capacity = False
         vm.reservation_id = ""
+        self._holdings.release(_key(vm))
+
+    def _held(self, vm: VM) -> Held:
+        return Held(vm.provider, vm.scope, vm.region, vm.shape, vm.reservation_id, self._family(vm), self._gpus(vm))
 
     def _set_state(self, vm: VM, state: VMState) -> None:
         vm.state, vm.updated_at = state, self.now()
@@ -487,7 +503,11 @@ class World:
         return shape.family if shape else ""
 
     def _purge(self, now: float) -> bool:
-        """Forget deleted VMs and finished operations older than the retention; True when any were."""
+        """Forget deleted VMs and finished operations older than the retention (looked for at most every
+        PURGE_EVERY_SECONDS); True when any were."""
+        if now < self._next_purge:
+            return False
+        self._next_purge = now + PURGE_EVERY_SECONDS
         cutoff = now - RETENTION_SECONDS
         vms = [key for key, vm in self.state.vms.items() if vm.state == VMState.DELETED and vm.deleted_at < cutoff]
         ops = [key for key, op in self.state.operations.items() if op.done and op.finished_at < cutoff]
@@ -500,6 +520,10 @@ class World:
             if not self._ops_of[resource]:
                 del self._ops_of[resource]
         return bool(vms or ops)
+
+
+def _key(vm: VM) -> str:
+    return f"{vm.provider}:{vm.id}"
 
 
 def _age(vm: VM) -> tuple[float, str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import grpc
-from mock_clouds.nebius import testkit
+from mock_clouds.nebius import render, testkit
 from mock_clouds.nebius._pb.nebius.common import v1 as common
 from mock_clouds.nebius._pb.nebius.compute import v1 as compute
 
@@ -164,4 +164,22 @@ def test_instances_and_operations_survive_a_restart(mock_clouds_factory, tmp_pat
     instance = second.get(op.resource_id)
     assert instance.spec.hostname == "keeper" and instance.status.state == State.RUNNING
     assert second.client.operations.get(common.GetOperationRequest(id=op.id)).status.code == 0
+    second.close()
+
+
+def test_a_restarted_server_lists_each_instance_exactly_as_get(mock_clouds_factory, tmp_path):
+    """The server encodes every persisted instance before it serves (speed only, render.warm): what it lists
+    right after a restart is byte for byte what Get returns, for running and stopped instances alike."""
+    first = testkit.Harness(mock_clouds_factory(tmp_path, providers=("nebius",)))
+    ops = [first.client.wait(first.create(f"kept-{i}")) for i in range(2)]
+    first.client.wait(first.client.instances.stop(compute.StopInstanceRequest(id=ops[0].resource_id)))
+    first.close()
+    first.clouds.stop()
+    second = testkit.Harness(mock_clouds_factory(tmp_path, providers=("nebius",)))
+    listed = second.client.instances.list(compute.ListInstancesRequest(parent_id=second.project)).items
+    got = {op.resource_id: bytes(second.get(op.resource_id)) for op in ops}
+    assert {i.metadata.id: bytes(i) for i in listed} == got
+    assert {i.metadata.id: i.status.state for i in listed} == {ops[0].resource_id: State.STOPPED,
+                                                               ops[1].resource_id: State.RUNNING}
+    assert render.warm(second.world) == 2
     second.close()

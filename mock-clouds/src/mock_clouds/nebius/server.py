@@ -26,7 +26,7 @@ import grpc
 
 from ..core.models import Provider
 from ..core.world import World
-from . import auth, errors, instances, operations, platforms, wire
+from . import auth, errors, instances, operations, platforms, render, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -170,6 +170,7 @@ class NebiusServer:
         self.port = self._server.add_insecure_port(address)
         if not self.port:
             raise OSError(f"cannot bind the Nebius mock to {address}")
+        render.warm(world)
         self._server.start()
 
     def stop(self) -> None:

@@ -213,7 +213,7 @@ class NebiusClient:
         self, instance_ids: Sequence[str], *, timeout: float | None = None
     ) -> dict[str, InstanceStatusSummary | APIError]:
         """`batch_get_instances` reading only each instance's status summary, `state` and `reconciling` (the same
-        call; the rest of each instance is skipped, not decoded: about an eighth of the cost), for following many
+        call; the rest of each instance is skipped, not decoded: about a sixth of the cost), for following many
         instances at once. An instance without a status maps to an empty summary (state UNSPECIFIED). No ids, no
         call."""
         ids = list(dict.fromkeys(instance_ids))

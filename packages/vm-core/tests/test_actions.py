@@ -38,6 +38,38 @@ def test_fan_out_collects_errors_per_key() -> None:
     assert isinstance(bug.error.__cause__, KeyError)
 
 
+def test_fan_out_prepares_each_key_in_the_calling_thread_before_its_thread_starts() -> None:
+    """prepare(key) runs in the caller's thread, key after key, while the keys already started run; a key whose
+    prepare fails has that error as its outcome and its fn is never called."""
+    caller = threading.current_thread()
+    events: list[tuple[str, str]] = []
+    first_running = threading.Event()
+
+    def prepare(key: str) -> None:
+        assert threading.current_thread() is caller
+        if key == "second":
+            assert first_running.wait(timeout=30)  # the first key's thread already runs while this one prepares
+        events.append(("prepare", key))
+        if key == "refused":
+            raise NotFound("not configured")
+        if key == "bug":
+            raise KeyError("oops")
+
+    def task(key: str) -> str:
+        assert ("prepare", key) in events
+        if key == "first":
+            first_running.set()
+        events.append(("run", key))
+        return key.upper()
+
+    first, second, refused, bug = fan_out(task, ["first", "second", "refused", "bug"], prepare=prepare)
+    assert (first.value, second.value) == ("FIRST", "SECOND")
+    assert isinstance(refused.error, NotFound) and refused.value is None
+    assert type(bug.error) is VmError and isinstance(bug.error.__cause__, KeyError)
+    assert [key for kind, key in events if kind == "prepare"] == ["first", "second", "refused", "bug"]
+    assert sorted(key for kind, key in events if kind == "run") == ["first", "second"]
+
+
 def test_one_failure_of_one_target_is_that_error() -> None:
     error = NotFound("x")
     assert failure_error([("a", error)], 1, "VMs") is error

@@ -37,24 +37,26 @@ class Outcome(Generic[K, T]):
     error: VmError | None = None
 
 
-def fan_out(fn: Callable[[K], T], keys: Sequence[K]) -> list[Outcome[K, T]]:
+def fan_out(fn: Callable[[K], T], keys: Sequence[K], *, prepare: Callable[[K], object] | None = None,
+            ) -> list[Outcome[K, T]]:
     """fn(key) for every key at once, one daemon thread each; outcomes in the order of `keys`.
 
     A VmError is the outcome of its key; any other exception becomes a VmError whose __cause__ is the original
-    (so --debug can show its traceback). KeyboardInterrupt in the calling thread propagates at once."""
+    (so --debug can show its traceback). KeyboardInterrupt in the calling thread propagates at once.
+    `prepare(key)`, when given, runs in the calling thread just before key's thread starts, one key after the
+    other: for CPU work such as connecting a provider (which imports its SDK), which threads would only contend
+    for, while the keys already started wait on the network. What it raises is that key's outcome, as fn's
+    would be, and the key's thread is then not started."""
     results: queue.Queue[tuple[int, Outcome[K, T]]] = queue.Queue()
 
     def run(index: int, key: K) -> None:
-        try:
-            results.put((index, Outcome(key, value=fn(key))))
-        except VmError as exc:
-            results.put((index, Outcome(key, error=exc)))
-        except Exception as exc:  # noqa: BLE001 - a bug in one plugin must not hide the other targets' results
-            error = VmError(f"unexpected {type(exc).__name__}: {exc}")
-            error.__cause__ = exc
-            results.put((index, Outcome(key, error=error)))
+        results.put((index, _attempt(fn, key)))
 
     for index, key in enumerate(keys):
+        prepared = _attempt(prepare, key) if prepare is not None else None
+        if prepared is not None and prepared.error is not None:
+            results.put((index, Outcome(key, error=prepared.error)))
+            continue
         threading.Thread(target=run, args=(index, key), daemon=True, name=f"vm-{index}").start()
     collected: dict[int, Outcome[K, T]] = {}
     while len(collected) < len(keys):
@@ -62,6 +64,18 @@ def fan_out(fn: Callable[[K], T], keys: Sequence[K]) -> list[Outcome[K, T]]:
             index, outcome = results.get(timeout=0.2)
             collected[index] = outcome
     return [collected[i] for i in range(len(keys))]
+
+
+def _attempt(fn: Callable[[K], T], key: K) -> Outcome[K, T]:
+    """fn(key) as an Outcome: its value, or its error as a VmError (never raises but KeyboardInterrupt)."""
+    try:
+        return Outcome(key, value=fn(key))
+    except VmError as exc:
+        return Outcome(key, error=exc)
+    except Exception as exc:  # noqa: BLE001 - a bug in one plugin must not hide the other targets' results
+        error = VmError(f"unexpected {type(exc).__name__}: {exc}")
+        error.__cause__ = exc
+        return Outcome(key, error=error)
 
 
 class _interruptible:

@@ -36,7 +36,8 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
     request = default_catalog().parse(gpu, any_size=True)
     session = app.session()
     names = session.selected(provider)
-    outcomes = fan_out(lambda name: _offers(session.provider(name), request.gpu, request.gpu_count), names)
+    outcomes = fan_out(lambda name: _offers(session.provider(name), request.gpu, request.gpu_count), names,
+                       prepare=session.provider)
     failures = [(o.key, o.error) for o in outcomes if o.error]
     if names and len(failures) == len(names):
         app.finish(failures, len(names), "providers", as_warnings=True)

@@ -41,7 +41,7 @@ def list_command(app: App, provider: str | None, fleet: str | None, state: str |
     from ..fleet.owners import FleetNames
 
     fleets = FleetNames(session)  # read from the store while the providers answer
-    outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names)
+    outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names, prepare=session.provider)
     failures = [(o.key, o.error) for o in outcomes if o.error]
     if names and len(failures) == len(names):
         app.finish(failures, len(names), "providers", as_warnings=True)

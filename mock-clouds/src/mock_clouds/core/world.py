@@ -274,7 +274,7 @@ class World:
                 if fail_fast:
                     raise WorldError(exc.kind, exc.message) from exc
                 error = (OpError(exc.kind), exc.message)
-        self.state.vms[f"{provider}:{vm.id}"] = vm
+        self.state.vms[_key(vm)] = vm
         op = self._new_op(vm, OpKind.CREATE, error, op_native, idempotency_key, created_by, immediate=not start)
         op.native["on_failure"] = on_failure.value
         return vm, op
@@ -489,18 +489,13 @@ class World:
         self._holdings.release(_key(vm))
 
     def _held(self, vm: VM) -> Held:
-        return Held(vm.provider, vm.scope, vm.region, vm.shape, vm.reservation_id, self._family(vm), self._gpus(vm))
+        """What `vm` holds now (a shape the provider no longer sells counts no GPUs)."""
+        shape = self.shape(vm.provider, vm.shape)
+        family, gpus = (shape.family, shape.gpus) if shape else ("", 0)
+        return Held(vm.provider, vm.scope, vm.region, vm.shape, vm.reservation_id, family, gpus)
 
     def _set_state(self, vm: VM, state: VMState) -> None:
         vm.state, vm.updated_at = state, self.now()
-
-    def _gpus(self, vm: VM) -> int:
-        shape = self.shape(vm.provider, vm.shape)
-        return shape.gpus if shape else 0
-
-    def _family(self, vm: VM) -> str:
-        shape = self.shape(vm.provider, vm.shape)
-        return shape.family if shape else ""
 
     def _purge(self, now: float) -> bool:
         """Forget deleted VMs and finished operations older than the retention (looked for at most every

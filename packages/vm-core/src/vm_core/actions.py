@@ -53,9 +53,8 @@ def fan_out(fn: Callable[[K], T], keys: Sequence[K], *, prepare: Callable[[K], o
         results.put((index, _attempt(fn, key)))
 
     for index, key in enumerate(keys):
-        prepared = _attempt(prepare, key) if prepare is not None else None
-        if prepared is not None and prepared.error is not None:
-            results.put((index, Outcome(key, error=prepared.error)))
+        if prepare is not None and (refused := _attempt(prepare, key).error) is not None:
+            results.put((index, Outcome(key, error=refused)))
             continue
         threading.Thread(target=run, args=(index, key), daemon=True, name=f"vm-{index}").start()
     collected: dict[int, Outcome[K, T]] = {}

@@ -60,8 +60,8 @@ def whole_number(raw: Any) -> int:
     try:
         value = number(raw, minimum=1.0)  # refuses bools
     except ValueError:
-        value = 0.0
-    if value < 1 or not value.is_integer():
+        raise ValueError("a whole number of 1 or more") from None
+    if not value.is_integer():
         raise ValueError("a whole number of 1 or more")
     return int(value)
 

@@ -1,0 +1,8 @@
+"""The cloud-sdk-core tests import their network fixtures (sdk_netkit.py) from this directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

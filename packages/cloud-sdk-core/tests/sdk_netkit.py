@@ -153,6 +153,7 @@ class ConnectProxy(_Server):
     def __init__(self, status: str | None = None) -> None:
         self._status = status
         self.targets: list[str] = []
+        self.authorizations: list[str] = []  # each CONNECT's Proxy-Authorization ("" when it sent none)
         super().__init__()
 
     @property
@@ -175,6 +176,9 @@ class ConnectProxy(_Server):
             conn.close()
             return
         self.targets.append(target)
+        lines = head.decode("latin-1").split("\r\n")[1:]
+        fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+        self.authorizations.append(fields.get("proxy-authorization", ""))
         if self._status is not None:
             conn.sendall(f"HTTP/1.1 {self._status}\r\nContent-Length: 0\r\n\r\n".encode())
             conn.close()

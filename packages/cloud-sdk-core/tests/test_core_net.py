@@ -4,6 +4,7 @@ under .invalid."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import os
 import ssl
@@ -11,7 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from cloud_sdk_core.net import SYSTEM_CA_FILES, Cause, CauseKind, ca_file, diagnose, system_ca_file
+from cloud_sdk_core.net import (
+    FAIL_FAST,
+    SYSTEM_CA_FILES,
+    Cause,
+    CauseKind,
+    FirstContact,
+    ca_file,
+    diagnose,
+    system_ca_file,
+)
 from sdk_netkit import ConnectProxy, SilentServer, TLSFront, closed_port, make_cert
 
 NAMES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
@@ -123,3 +133,36 @@ def test_a_proxy_that_cannot_reach_the_target_says_so() -> None:
     with closed_port() as port, ConnectProxy() as proxy:
         cause = diagnose("127.0.0.1", port, tls=False, ca_file=None, proxy=proxy.url)
     assert cause.kind is CauseKind.PROXY and cause.text.startswith(f"proxy {proxy.url}: ")
+
+
+def test_credentials_in_the_proxy_url_are_sent_as_requests_sends_them_and_never_shown() -> None:
+    with ConnectProxy(status="407 Proxy Authentication Required") as proxy:
+        cause = diagnose(
+            "api.example.com", 443, tls=True, ca_file=None, proxy=f"http://al%40ice:s3cret@127.0.0.1:{proxy.port}"
+        )
+    assert proxy.authorizations == ["Basic " + base64.b64encode(b"al@ice:s3cret").decode()]
+    assert "s3cret" not in cause.text and "al" not in cause.text.split(":", 1)[0]
+
+
+def test_first_contact_diagnoses_only_until_the_endpoint_answers() -> None:
+    with closed_port() as port:
+        contact = FirstContact(f"http://user:pw@127.0.0.1:{port}/v1?x=1")
+        cause = contact.unreachable(ca_file=None)
+        assert cause == Cause(CauseKind.REFUSED, "connection refused") and cause.kind in FAIL_FAST
+        assert (
+            contact.message(cause) == f"cannot reach 127.0.0.1:{port} (http://127.0.0.1:{port}/v1): connection refused"
+        )
+        contact.answered()
+        assert contact.has_answered and contact.unreachable(ca_file=None) is None
+
+
+def test_first_contact_lets_a_slow_endpoint_be_retried() -> None:
+    with SilentServer() as server:
+        contact = FirstContact(f"https://127.0.0.1:{server.port}", timeout=0.2)
+        assert (contact.tls, contact.port) == (True, server.port)
+        assert contact.unreachable(ca_file=None) is None  # a timeout is not FAIL_FAST: the host may be busy
+    assert (
+        FirstContact("https://[::1]/v1")
+        .message(Cause(CauseKind.REFUSED, "connection refused"))
+        .startswith("cannot reach [::1]:443 (https://[::1]/v1)")
+    )

@@ -8,6 +8,7 @@ by message text.
 
 from __future__ import annotations
 
+import base64
 import enum
 import errno
 import ipaddress
@@ -18,9 +19,18 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
-__all__ = ["SYSTEM_CA_FILES", "Cause", "CauseKind", "ca_file", "diagnose", "system_ca_file"]
+__all__ = [
+    "FAIL_FAST",
+    "SYSTEM_CA_FILES",
+    "Cause",
+    "CauseKind",
+    "FirstContact",
+    "ca_file",
+    "diagnose",
+    "system_ca_file",
+]
 
 #: Where Linux distributions keep their trust store's bundle, in the order nebius pysdk looks for one
 #: (Debian/Ubuntu/Alpine, Fedora/RHEL, openSUSE).
@@ -79,6 +89,64 @@ class Cause:
 
     def __str__(self) -> str:
         return self.text
+
+
+#: Causes a client should raise at once, without retrying, while its endpoint has never answered: a name that does
+#: not resolve, nothing listening, no route, an untrusted certificate or a failing proxy do not pass in seconds.
+FAIL_FAST = frozenset({CauseKind.DNS, CauseKind.REFUSED, CauseKind.UNREACHABLE, CauseKind.TLS, CauseKind.PROXY})
+
+
+class FirstContact:
+    """One endpoint of a client: whether it has ever answered, and, while it has not, why it cannot be reached.
+
+    A transport calls `answered()` on every HTTP response and, when a connection fails, `unreachable(...)`: before
+    the first answer that diagnoses the endpoint and returns the cause if it is one of FAIL_FAST (the transport
+    raises at once); after it, or when the endpoint is reachable now or only slow, None (the transport retries as
+    usual). `endpoint` is the URL without any credentials in it. Thread-safe (a flag that only goes up).
+    """
+
+    def __init__(self, url: str, *, timeout: float = 1.5) -> None:
+        parts = urlsplit(url)
+        self.tls = parts.scheme == "https"
+        self.host = parts.hostname or ""
+        try:
+            self.port = parts.port or (443 if self.tls else 80)
+        except ValueError:
+            self.port = 443 if self.tls else 80
+        netloc = parts.netloc.rpartition("@")[2]
+        self.endpoint = parts._replace(netloc=netloc, query="", fragment="").geturl()
+        self.timeout = timeout
+        self._answered = False
+
+    @property
+    def has_answered(self) -> bool:
+        return self._answered
+
+    def answered(self) -> None:
+        """The endpoint sent an HTTP response (any status): from now on its connection failures are transient."""
+        self._answered = True
+
+    def unreachable(self, *, ca_file: str | None, proxy: str | None = None, tls: bool | None = None) -> Cause | None:
+        """The FAIL_FAST cause that stops the endpoint, if it has never answered; else None (see the class).
+
+        `ca_file` and `proxy` are what the client itself uses; `tls` False skips certificate checks (a client
+        that does not verify)."""
+        if self._answered or not self.host:
+            return None
+        cause = diagnose(
+            self.host,
+            self.port,
+            tls=self.tls if tls is None else tls,
+            ca_file=ca_file,
+            timeout=self.timeout,
+            proxy=proxy,
+        )
+        return cause if cause.kind in FAIL_FAST else None
+
+    def message(self, cause: Cause) -> str:
+        """`cannot reach HOST:PORT (ENDPOINT): CAUSE`, one line."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"cannot reach {host}:{self.port} ({self.endpoint}): {cause.text}"
 
 
 class _Failed(Exception):
@@ -245,7 +313,7 @@ def _through_proxy(
     except _Failed as failed:
         raise _Failed(Cause(CauseKind.PROXY, f"proxy {shown}: {failed.cause.text}")) from None
     try:
-        status = _connect_request(sock, host, port, deadline, budget)
+        status = _connect_request(sock, host, port, deadline, budget, _proxy_authorization(parts))
     except _Failed as failed:
         sock.close()
         raise _Failed(Cause(CauseKind.PROXY, f"proxy {shown}: {failed.cause.text}")) from None
@@ -255,12 +323,23 @@ def _through_proxy(
     return sock
 
 
-def _connect_request(sock: socket.socket, host: str, port: int, deadline: float, budget: str) -> str:
+def _proxy_authorization(parts: SplitResult) -> str:
+    """The Proxy-Authorization header line for credentials in the proxy URL (as requests sends), else ""."""
+    if parts.username is None:
+        return ""
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+    return f"Proxy-Authorization: Basic {base64.b64encode(pair).decode('ascii')}\r\n"
+
+
+def _connect_request(
+    sock: socket.socket, host: str, port: int, deadline: float, budget: str, authorization: str
+) -> str:
     """Send CONNECT for `host:port` and return the proxy's status (`"200 Connection established"`...)."""
     target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    request = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{authorization}\r\n"
     try:
         sock.settimeout(_remaining(deadline, budget))
-        sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode("ascii"))
+        sock.sendall(request.encode("latin-1"))
         header = b""
         while b"\r\n\r\n" not in header and len(header) < _MAX_PROXY_HEADER:
             sock.settimeout(_remaining(deadline, budget))

@@ -222,7 +222,7 @@ def test_unconfigured_provider_is_a_config_error(vm) -> None:
 
 def test_wrong_token_is_an_auth_error(vm, home: Path, cloud: Path) -> None:
     assert create(vm).code == 0
-    write_config(home, f'[profiles.p.example]\npath = "{cloud}"\ntoken = "another-token"\n')
+    write_config(home, f'default_profile = "p"\n[profiles.p.example]\npath = "{cloud}"\ntoken = "another-token"\n')
     result = vm("list", "-o", "json")
     assert result.code == 4 and result.error()["code"] == "auth"
 
@@ -232,9 +232,9 @@ def test_config_show_never_shows_a_secret(vm, cloud: Path) -> None:
     assert table.code == 0 and TOKEN not in table.out + table.err
     assert any(line.split()[:3] == ["example", "token", "<set>"] for line in table.out.splitlines())
     doc = vm("config", "show", "-o", "json").json()
-    assert doc["profile"] == "p" and doc["profiles"] == ["p", "slow"] and doc["embedded"] is False
-    assert doc["providers"]["example"]["settings"]["token"] == {"value": "<set>", "source": "profile",
-                                                                "secret": True}
+    assert doc["profile"] == "p" and doc["profiles"] == ["p", "slow", "auto", "local"] and doc["embedded"] is False
+    assert doc["providers"]["example"]["settings"]["token"] == {
+        "value": "<set>", "source": "profile", "from": "config.toml [profiles.p.example]", "secret": True}
     assert doc["providers"]["example"]["settings"]["path"]["value"] == str(cloud)
     assert TOKEN[-4:] not in json.dumps(doc)
 

@@ -27,10 +27,25 @@ def test_xdg_directories_without_vm_home() -> None:
     assert Paths.from_env({"HOME": "/u"}) == Paths(Path("/u/.config/vm/config.toml"), Path("/u/.local/state/vm"))
 
 
-def test_no_config_file_is_the_implicit_local_profile(tmp_path: Path) -> None:
+def test_no_config_file_has_the_built_in_profiles_and_defaults_to_auto(tmp_path: Path) -> None:
     config = load_config(tmp_path / "config.toml")
-    assert config.path is None and config.default_profile == "local"
-    assert config.profile() == Profile("local", embedded=True)
+    assert config.path is None and config.default_profile is None
+    assert config.profile() == Profile("auto", automatic=True)
+    assert config.profile("local") == Profile("local", embedded=True)
+    assert config.names() == ["auto", "local"]
+
+
+def test_profiles_without_a_default_keep_local_and_default_to_auto(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "config.toml", '[profiles.work.crusoe]\naccess_key_id = "AK"\n'))
+    assert config.profile().name == "auto" and config.profile().automatic
+    assert config.profile("local").embedded is True
+    assert config.names() == ["work", "auto", "local"]
+
+
+def test_a_table_of_a_built_in_name_replaces_it(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "config.toml", '[profiles.auto.lambda]\napi_key = "k"\n'))
+    assert config.profile() == Profile("auto", providers={"lambda": {"api_key": "k"}})
+    assert not config.profile().automatic
 
 
 def test_profiles_and_default(tmp_path: Path) -> None:
@@ -76,7 +91,7 @@ def test_malformed_toml_names_file_and_line(tmp_path: Path) -> None:
     ("profiles = 3\n", "must be a table"),
     ('[profiles.a]\ncrusoe = "x"\n', r"provider settings go in a table \[profiles.a.crusoe\]"),
     ('[profiles.a]\nembedded = "yes"\n', "embedded must be true or false"),
-    ("default_profile = 1\n[profiles.a]\n", "default_profile must be a string"),
+    ("default_profile = 1\n[profiles.a]\n", "default_profile must be the name of a profile"),
 ])
 def test_unexpected_shapes_are_config_errors(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

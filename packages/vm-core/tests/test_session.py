@@ -90,7 +90,7 @@ def test_embedded_settings_come_from_the_running_mock_clouds(tmp_path: Path, emb
 
 def test_profile_table_overrides_the_embedded_settings(tmp_path: Path, embedded) -> None:
     s = session(tmp_path, Profile("bad", embedded=True, providers={"lambda": {"api_key": "wrong"}}))
-    assert s.sources("lambda")["api_key"] == ("wrong", "profile")
+    assert s.sources("lambda")["api_key"] == ("wrong", "profile", "config.toml [profiles.bad.lambda]")
     assert s.sources("lambda")["api_endpoint"][1] == "embedded"
 
 
@@ -120,7 +120,7 @@ def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_unconfigured_provider(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"not configured in profile 'p'.*or export LAMBDA_API_KEY"):
+    with pytest.raises(ConfigError, match=r"not configured in profile 'p': no Lambda Cloud credentials were found"):
         session(tmp_path, Profile("p")).provider("lambda")
 
 
@@ -185,8 +185,8 @@ def test_the_configuration_document_shows_secrets_only_as_set_or_not(tmp_path: P
     assert (doc["profile"], doc["profiles"], doc["config_file_exists"], doc["mock_clouds"]) == ("p", ["p", "q"],
                                                                                                 False, None)
     lam = doc["providers"]["lambda"]
-    assert lam["problem"] is None and lam["settings"]["api_key"] == {"value": SET, "source": lam["settings"][
-        "api_key"]["source"], "secret": True}
+    assert lam["problem"] is None and lam["settings"]["api_key"] == {
+        "value": SET, "source": "profile", "from": "config.toml [profiles.p.lambda]", "secret": True}
     assert "secret-value-1" not in repr(doc) and NOT_SET != SET
 
 

@@ -14,8 +14,14 @@ config.toml:
 `store_url = "postgresql://user@host:5432/vm"` (top level, or in a profile's table to override it) puts the fleet
 store in a shared PostgreSQL database (team mode); `VM_STORE_URL` overrides both. Absent: $STATE/vm.db (SQLite).
 
-Without a config file there is one implicit profile, `local`, with `embedded = true`. A config file that group or
-others may read or write is refused, since it may hold credentials. Nothing here makes a network call.
+Two profiles always exist, whatever the file says (a table of the same name in the file replaces them):
+
+    auto    the clouds whose own credentials are found (their variables and files, native.py); when none are
+            found, it is `local`. The default when no default_profile is set, with or without a config file.
+    local   `embedded = true`: the embedded mock clouds only, never real credentials.
+
+A config file that group or others may read or write is refused, since it may hold credentials. Nothing here
+makes a network call.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from .errors import ConfigError
 
 CONFIG_FILE = "config.toml"
 LOCAL_PROFILE = "local"
+AUTO_PROFILE = "auto"
 PRIVATE_DIR_MODE = 0o700
 
 
@@ -57,26 +64,41 @@ class Profile:
     embedded: bool = False
     providers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     store_url: str | None = None  # the profile's own, else the top-level one; None: the local SQLite file
+    automatic: bool = False  # the built-in `auto`: resolved by the session into the clouds found, else `local`
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    path: Path | None  # None: no config file, the implicit `local` profile
-    default_profile: str
-    profiles: Mapping[str, Profile]
+    path: Path | None  # None: no config file
+    default_profile: str | None  # None: not set, so `auto`
+    profiles: Mapping[str, Profile]  # `local` and `auto` included
 
     def profile(self, name: str | None = None) -> Profile:
-        """The named profile (else the default); ConfigError lists the profiles there are."""
-        wanted = name or self.default_profile
+        """The named profile (else the default); ConfigError lists the profiles there are. The `auto` profile
+        is returned as it is: session.automatic resolves it into the clouds found, else `local`."""
+        wanted = name or self.default_profile or AUTO_PROFILE
         if wanted in self.profiles:
             return self.profiles[wanted]
         where = f" in {self.path}" if self.path else " (there is no config file)"
-        known = ", ".join(sorted(self.profiles)) or "none"
-        raise ConfigError(f"unknown profile {wanted!r}{where}; profiles: {known}")
+        source = "" if name else " (default_profile)"
+        raise ConfigError(f"unknown profile {wanted!r}{source}{where}; profiles: {', '.join(self.names())}")
+
+    def names(self) -> list[str]:
+        """The profiles, those of the file first (in its order), then the built-in ones it does not replace."""
+        return [*[n for n in self.profiles if n not in BUILT_IN], *[n for n in BUILT_IN if n in self.profiles]]
+
+
+BUILT_IN = (AUTO_PROFILE, LOCAL_PROFILE)
+
+
+def built_in_profiles(store_url: str | None = None) -> dict[str, Profile]:
+    """`auto` (every cloud whose own credentials are found) and `local` (the embedded mock clouds)."""
+    return {AUTO_PROFILE: Profile(AUTO_PROFILE, store_url=store_url, automatic=True),
+            LOCAL_PROFILE: Profile(LOCAL_PROFILE, embedded=True, store_url=store_url)}
 
 
 def implicit_config() -> Config:
-    return Config(None, LOCAL_PROFILE, {LOCAL_PROFILE: Profile(LOCAL_PROFILE, embedded=True)})
+    return Config(None, None, built_in_profiles())
 
 
 def load_config(path: Path) -> Config:
@@ -117,12 +139,10 @@ def _parse(path: Path, data: dict[str, Any]) -> Config:
         raise ConfigError(f"{path}: `profiles` must be a table of [profiles.NAME] tables")
     store_url = _store_url(path, "store_url", data.get("store_url"))
     profiles = {name: _profile(path, name, table, store_url) for name, table in tables.items()}
-    if not profiles:
-        profiles = {LOCAL_PROFILE: Profile(LOCAL_PROFILE, embedded=True, store_url=store_url)}
-    default = data.get("default_profile", LOCAL_PROFILE if LOCAL_PROFILE in profiles else min(profiles))
-    if not isinstance(default, str):
-        raise ConfigError(f"{path}: default_profile must be a string")
-    return Config(path, default, profiles)
+    default = data.get("default_profile")
+    if default is not None and (not isinstance(default, str) or not default.strip()):
+        raise ConfigError(f"{path}: default_profile must be the name of a profile")
+    return Config(path, default, {**built_in_profiles(store_url), **profiles})
 
 
 def _profile(path: Path, name: str, table: Any, store_url: str | None) -> Profile:

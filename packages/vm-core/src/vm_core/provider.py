@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import VmError
 from .model import CreateSpec, Instance, InstanceState, Offer
+
+if TYPE_CHECKING:
+    from .native import NativeCredentials
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -260,3 +264,27 @@ class DeclaresSettingsType(Protocol):
     before `connect` is called, and passes `connect` that instance instead of the mapping."""
 
     settings_type: type[Any]
+
+
+@runtime_checkable
+class ReadsNativeCredentials(Protocol):
+    """Optional for a plugin: its cloud's own credential conventions (variables, the cloud CLI's files), read the
+    way the cloud's own tools read them (native.py).
+
+    The session calls it for profiles that are not the embedded mock clouds and layers the result under the
+    profile's table; a plugin without it gets only its settings' `env` variables."""
+
+    def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
+        """What `environ` and the files under `home` say; no network call, no command run. Raises ConfigError
+        for a file that exists but is malformed (naming it)."""
+        ...
+
+
+@runtime_checkable
+class DescribesEndpoint(Protocol):
+    """Optional for a connected provider: where its API is (what `vm providers` shows, and what was tried)."""
+
+    @property
+    def endpoint(self) -> str:
+        """The effective base URL or gRPC target (the cloud's default when none is configured)."""
+        ...

@@ -2,9 +2,14 @@
 
 Settings of a provider, highest precedence first: its table in the profile ([profiles.NAME.PROVIDER]), the
 embedded clouds (profiles with `embedded = true`: the `vm_core.embedded` entry point that serves the provider,
-started on first use; see embedded.py), the provider's conventional environment variables (`Setting.env`). A
-provider is configured in a profile when it has a table there, when the profile is embedded and embedded clouds
-serve it, or when every required setting is in the environment.
+started on first use; see embedded.py), the cloud's own credentials (`provider.ReadsNativeCredentials`: its
+variables and files, read as its own tools read them; a plugin without it: its settings' `env` variables).
+Embedded profiles never read a cloud's own credentials for the providers their mock clouds serve: real and mock
+clouds are not mixed in one profile unless its tables say so. A provider is configured in a profile when it has
+a table there, when the profile is embedded and embedded clouds serve it, or when its own credentials are found.
+
+The `auto` profile (config.py) becomes, here, the clouds whose own credentials are found, or `local` when none
+are (`open_session`).
 """
 
 from __future__ import annotations
@@ -20,10 +25,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .config import Paths, Profile
+from .config import LOCAL_PROFILE, Config, Paths, Profile
 from .errors import AuthError, ConfigError, Timeout, Transient, UsageError, VmError
+from .native import NONE, NativeCredentials, home_of
 from .plugins import PluginSet
-from .provider import DeclaresSettingsType, Provider, SupportsReboot, SupportsReservations, SupportsStopStart
+from .provider import (
+    DeclaresSettingsType,
+    DescribesEndpoint,
+    Provider,
+    ReadsNativeCredentials,
+    SupportsReboot,
+    SupportsReservations,
+    SupportsStopStart,
+)
 
 if typing.TYPE_CHECKING:
     from .embedded import EmbeddedClouds
@@ -32,18 +46,30 @@ Notify = Callable[[str], None]
 log = logging.getLogger(__name__)
 
 
+class Resolved(typing.NamedTuple):
+    """A setting's value and where it comes from: `source` is "profile", "embedded", "env", "file" or
+    "default"; `origin` says where for a person ("env CRUSOE_SECRET_KEY", "~/.crusoe/config [default]",
+    "config.toml [profiles.work.crusoe]")."""
+
+    value: Any
+    source: str
+    origin: str
+
+
 class Session:
     def __init__(self, profile: Profile, paths: Paths, plugins: PluginSet, environ: Mapping[str, str],
-                 notify: Notify, embedded: PluginSet | None = None) -> None:
+                 notify: Notify, embedded: PluginSet | None = None, *, chosen_by: str = "") -> None:
         self.profile = profile
         self.paths = paths
         self.plugins = plugins
         self._embedded_set = embedded  # the vm_core.embedded entry points (found on first use)
         self.environ = environ
         self.notify = notify
+        self.chosen_by = chosen_by  # why this profile: "--profile", "default_profile", "auto: ..." (config show)
         self.secrets: set[str] = set()  # every secret setting value seen, for redacting logs
         self._providers: dict[str, Provider] = {}
         self._endpoints: dict[str, dict[str, Any]] = {}  # embedded clouds' name -> their endpoints
+        self._native: dict[str, NativeCredentials] = {}  # provider -> its cloud's own credentials, read once
         self._connecting: dict[str, threading.Lock] = {}  # one per provider: connects of two never wait on each other
         self._lock = threading.RLock()
 
@@ -64,11 +90,19 @@ class Session:
 
     def selected(self, provider: str | None) -> list[str]:
         """The providers a command acts on: `provider` (UsageError when no plugin has that name), else every
-        configured one."""
+        configured one (ConfigError when there is none: a command must not answer from no cloud at all)."""
         if provider is None:
-            return self.configured_names()
+            if names := self.configured_names():
+                return names
+            raise ConfigError(self.nothing_configured())
         self.plugin(provider)
         return [provider]
+
+    def nothing_configured(self) -> str:
+        """Why no provider is configured in this profile, and how to configure one."""
+        where = f"in {self.paths.config_file}" if self.paths.config_file.exists() else "(there is no config file)"
+        return (f"no provider is configured in profile {self.profile.name!r} {where}: add a [profiles."
+                f"{self.profile.name}.PROVIDER] table, or set up a cloud's own credentials (see `vm config show`)")
 
     def connect_each(self, names: Iterable[str]) -> tuple[dict[str, Provider], list[tuple[str, VmError]]]:
         """The providers of `names` that connect, and (name, error) of each that does not."""
@@ -81,11 +115,26 @@ class Session:
         return found, failures
 
     def is_configured(self, name: str) -> bool:
+        """Whether provider `name` is configured in this profile (see the module's docstring). May read the
+        cloud's own files (ConfigError for a malformed one); no network call."""
         if name in self.profile.providers or self.embedded_clouds(name) is not None:
             return True
         plugin = self.plugins.get(name)
+        if isinstance(plugin, ReadsNativeCredentials):
+            return not self.profile.embedded and self.native(name).found
         required = [s for s in getattr(plugin, "settings", ()) if s.required]
         return bool(required) and all(s.env and self.environ.get(s.env) for s in required)
+
+    def native(self, name: str) -> NativeCredentials:
+        """The cloud's own credentials of provider `name` (read once per session; NONE for a plugin that does
+        not read them). Raises ConfigError for a malformed file of the cloud's."""
+        plugin = self.plugins.get(name)
+        if not isinstance(plugin, ReadsNativeCredentials):
+            return NONE
+        with self._lock:
+            if name not in self._native:
+                self._native[name] = plugin.native_credentials(self.environ, home_of(self.environ))
+            return self._native[name]
 
     def provider(self, name: str) -> Provider:
         """The connected provider (cached; no network call except starting embedded mock clouds).
@@ -109,23 +158,39 @@ class Session:
         """The resolved settings of a provider (may start the embedded mock clouds); ConfigError names an
         unknown key or a missing required one."""
         declared = {s.key: s for s in self.plugin(name).settings}
-        values = {key: value for key, (value, _) in self.sources(name).items()}
+        values = {key: found.value for key, found in self.sources(name).items()}
         if missing := [s for s in declared.values() if s.required and values.get(s.key) in (None, "")]:
             raise ConfigError(self._missing(name, missing))
         self.secrets.update([str(values[k]) for k, s in declared.items() if s.secret and values.get(k)])
         return values
 
-    def sources(self, name: str, *, start: bool = True) -> dict[str, tuple[Any, str]]:
-        """Each setting's value and where it comes from ("profile", "embedded" or "env"). With `start` False
-        the embedded mock clouds are only read if running. Raises ConfigError for an unknown key."""
+    def sources(self, name: str, *, start: bool = True) -> dict[str, Resolved]:
+        """Each setting's value and where it comes from (Resolved). With `start` False the embedded mock clouds
+        are only read if running. Raises ConfigError for an unknown key or a malformed file of the cloud's."""
         declared = {s.key: s for s in self.plugin(name).settings}
         table = dict(self.profile.providers.get(name, {}))
         if unknown := sorted(set(table) - set(declared)):
             raise ConfigError(f"profile {self.profile.name!r}: [{name}] has unknown setting(s) {', '.join(unknown)};"
                               f" {name} settings: {', '.join(declared) or 'none'}")
-        env = {s.key: self.environ[s.env] for s in declared.values() if s.env and self.environ.get(s.env)}
-        layers = (("env", env), ("embedded", self._embedded(name, start)), ("profile", table))
-        return {key: (value, source) for source, values in layers for key, value in values.items()}
+        found = dict(self._own(name, declared))
+        if clouds := self.embedded_clouds(name):
+            found.update({key: Resolved(value, "embedded", clouds.title)
+                          for key, value in self._embedded(name, start).items()})
+        where = f"{self.paths.config_file.name} [profiles.{self.profile.name}.{name}]"
+        found.update({key: Resolved(value, "profile", where) for key, value in table.items()})
+        return found
+
+    def _own(self, name: str, declared: Mapping[str, Any]) -> list[tuple[str, Resolved]]:
+        """The cloud's own credentials of `name` as settings (none in an embedded profile that serves it): its
+        native reader's, else the settings' `env` variables."""
+        plugin = self.plugins.get(name)
+        if isinstance(plugin, ReadsNativeCredentials):
+            if self.profile.embedded:
+                return []
+            return [(key, Resolved(s.value, s.kind, s.origin)) for key, s in self.native(name).settings.items()
+                    if key in declared]
+        return [(s.key, Resolved(self.environ[s.env], "env", f"env {s.env}")) for s in declared.values()
+                if s.env and self.environ.get(s.env)]
 
     def embedded_clouds(self, name: str) -> EmbeddedClouds | None:
         """The embedded clouds serving provider `name` in this profile (None: the profile is not embedded, or
@@ -151,6 +216,10 @@ class Session:
             if clouds.name not in self._endpoints:
                 self._endpoints[clouds.name] = mock_endpoints(clouds, self.embedded_dir(clouds), self.environ,
                                                               self.notify)
+                if unused := unused_credentials(self, clouds):
+                    self.notify(f"vm: profile {self.profile.name} acts on {clouds.title}, not on real clouds; not "
+                                f"using the credentials in {', '.join(unused)} (`vm --profile auto providers` "
+                                "checks those)")
             return self._endpoints[clouds.name]
 
     def _embedded(self, name: str, start: bool = True) -> dict[str, Any]:
@@ -163,15 +232,68 @@ class Session:
         return plugin_settings(self.plugins.get(name), endpoints) if endpoints else {}
 
     def _not_configured(self, name: str, plugin: Any) -> str:
+        table = f"add a [profiles.{self.profile.name}.{name}] table to {self.paths.config_file}"
+        if self.profile.embedded:
+            return (f"provider {name!r} is not served by the embedded mock clouds of profile "
+                    f"{self.profile.name!r}: {table}")
+        if isinstance(plugin, ReadsNativeCredentials):
+            notes = "".join(f"; {note}" for note in self.native(name).notes)
+            return (f"provider {name!r} is not configured in profile {self.profile.name!r}: no {plugin.title} "
+                    f"credentials were found{notes}; set them up as {plugin.title}'s own tools do (see `vm config "
+                    f"show`), or {table}")
         envs = [s.env for s in plugin.settings if s.required and s.env]
         hint = f" or export {', '.join(envs)}" if envs else ""
-        return (f"provider {name!r} is not configured in profile {self.profile.name!r}: add a"
-                f" [profiles.{self.profile.name}.{name}] table to {self.paths.config_file}{hint}")
+        return f"provider {name!r} is not configured in profile {self.profile.name!r}: {table}{hint}"
 
     def _missing(self, name: str, missing: list[Any]) -> str:
         parts = [f"{s.key}" + (f" (or env {s.env})" if s.env else "") for s in missing]
         return (f"profile {self.profile.name!r}: provider {name!r} needs {', '.join(parts)};"
                 f" set it in [profiles.{self.profile.name}.{name}] of {self.paths.config_file}")
+
+
+def open_session(config: Config, name: str | None, paths: Paths, plugins: PluginSet, environ: Mapping[str, str],
+                 notify: Notify, *, asked_by: str = "") -> Session:
+    """The session of profile `name` (`asked_by` says who named it: "--profile", "VM_PROFILE"), else of the
+    config's default_profile, else of `auto`: the clouds whose own credentials are found, or `local` (the embedded
+    mock clouds) when none are. Raises ConfigError for an unknown profile, a provider table that names no
+    provider, or a malformed file of a cloud's own."""
+    profile = config.profile(name)
+    chosen_by = asked_by if name else "default_profile" if config.default_profile else ""
+    _check_tables(profile, plugins, paths)
+    session = Session(profile, paths, plugins, environ, notify, chosen_by=chosen_by)
+    if not profile.automatic:
+        return session
+    if found := session.configured_names():
+        session.chosen_by = f"auto: the credentials found for {', '.join(found)}"
+        return session
+    local = config.profile(LOCAL_PROFILE)
+    return Session(local, paths, plugins, environ, notify,
+                   chosen_by="auto: no cloud's own credentials were found, so the embedded mock clouds")
+
+
+def _check_tables(profile: Profile, plugins: PluginSet, paths: Paths) -> None:
+    """ConfigError for a provider table of `profile` that names no provider (a typo such as `lamda`)."""
+    known = {*plugins.names(), *plugins.disabled, *(p.name for p in plugins.problems)}
+    if unknown := sorted(set(profile.providers) - known):
+        tables = ", ".join(f"[profiles.{profile.name}.{name}]" for name in unknown)
+        raise ConfigError(f"{paths.config_file}: {tables} names no provider; the providers are "
+                          f"{', '.join(plugins.names()) or 'none'}")
+
+
+def unused_credentials(session: Session, clouds: EmbeddedClouds) -> list[str]:
+    """Where real credentials were found for the providers that `clouds` serve in this embedded profile, which
+    it does not use (each place once). A cloud file that cannot be read counts as none."""
+    places: list[str] = []
+    for name in clouds.providers:
+        plugin = session.plugins.get(name)
+        if not isinstance(plugin, ReadsNativeCredentials):
+            continue
+        try:
+            found = plugin.native_credentials(session.environ, home_of(session.environ))
+        except ConfigError:
+            continue
+        places += [p for p in found.origins if p not in places] if found.found else []
+    return places
 
 
 def _shown(plugin: Any, settings: Mapping[str, Any]) -> str:
@@ -241,9 +363,12 @@ def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
             endpoint = _endpoint(plugin, session.settings(name))
             provider = session.provider(name)
             caps = [isinstance(provider, cap) for cap in CAPABILITIES]
+            endpoint = provider.endpoint if isinstance(provider, DescribesEndpoint) else endpoint
         except ConfigError as exc:
             problem = exc.message
-    elif (cls := _provider_class(plugin)) is not None:
+    else:
+        problem = "; ".join(session.native(name).notes)
+    if not configured and (cls := _provider_class(plugin)) is not None:
         caps = [issubclass(cls, cap) for cap in CAPABILITIES]
     status = Status.NOT_CONFIGURED if not configured else Status.ERROR if problem else Status.OK
     stop_start, reboot, lists_reservations = caps
@@ -312,27 +437,35 @@ SET, NOT_SET = "<set>", "<not set>"  # how a secret setting is shown: never any 
 
 
 def configuration(session: Session, profiles: Sequence[str]) -> dict[str, Any]:
-    """The document of `vm config show`: where the configuration is, the selected profile among `profiles`, the
-    fleet store (its URL without a password), the embedded mock clouds, and each configured provider's settings
-    with where each value comes from (a secret only as SET or NOT_SET). Never starts the mock clouds."""
+    """The document of `vm config show`: where the configuration is, the selected profile among `profiles` and
+    why it was chosen, the fleet store (its URL without a password), the embedded mock clouds (and the real
+    credentials an embedded profile does not use), each configured provider's settings with where each value
+    comes from (`source` the kind, `from` the place; a secret only as SET or NOT_SET), and what was seen of the
+    providers that are not configured. Never starts the mock clouds."""
     from .fleet.location import describe
 
     paths = session.paths
     mocks = None
     if clouds := next(filter(None, map(session.embedded_clouds, session.plugins.names())), None):
         state_dir = session.embedded_dir(clouds)
-        mocks = {"state_dir": str(state_dir), "running": clouds.endpoints(state_dir) is not None}
+        mocks = {"title": clouds.title, "state_dir": str(state_dir),
+                 "running": clouds.endpoints(state_dir) is not None,
+                 "unused_credentials": unused_credentials(session, clouds)}
+    plugins = session.plugins.load_all()
+    configured = {name for name in plugins if session.is_configured(name)}
     return {
         "config_file": str(paths.config_file),
         "config_file_exists": paths.config_file.exists(),
         "state_dir": str(paths.state_dir),
         "profile": session.profile.name,
+        "chosen_by": session.chosen_by or "default",
         "profiles": list(profiles),
         "store": describe(session),
         "embedded": session.profile.embedded,
         "mock_clouds": mocks,
-        "providers": {name: _settings_of(session, name, plugin)
-                      for name, plugin in session.plugins.load_all().items() if session.is_configured(name)},
+        "providers": {name: _settings_of(session, name, plugin) for name, plugin in plugins.items()
+                      if name in configured},
+        "not_configured": {name: _notes(session, name) for name in plugins if name not in configured},
     }
 
 
@@ -341,15 +474,24 @@ def _settings_of(session: Session, name: str, plugin: Any) -> dict[str, Any]:
     try:
         sources = session.sources(name, start=False)
     except ConfigError as exc:
-        return {"settings": {}, "problem": exc.message}
+        return {"settings": {}, "problem": exc.message, "notes": []}
     keys = list(declared) + [k for k in sources if k not in declared]
     settings = {}
     for key in keys:
-        value, source = sources.get(key, (None, None))
+        value, source, origin = sources.get(key, (None, None, None))
         secret = key in declared and declared[key].secret
         shown = (SET if value not in (None, "") else NOT_SET) if secret else value
-        settings[key] = {"value": NOT_SET if shown is None else shown, "source": source, "secret": secret}
-    return {"settings": settings, "problem": None}
+        settings[key] = {"value": NOT_SET if shown is None else shown, "source": source, "from": origin,
+                         "secret": secret}
+    return {"settings": settings, "problem": None, "notes": _notes(session, name)}
+
+
+def _notes(session: Session, name: str) -> list[str]:
+    """What was seen of the cloud's own credentials but cannot be used (a malformed file: its error)."""
+    try:
+        return list(session.native(name).notes)
+    except ConfigError as exc:
+        return [exc.message]
 
 
 def _typed(plugin: Any, name: str, settings: dict[str, Any]) -> Any:
@@ -360,4 +502,4 @@ def _typed(plugin: Any, name: str, settings: dict[str, Any]) -> Any:
         return settings
     from .kit.settings import parse_settings
 
-    return parse_settings(plugin.settings_type, settings, title=title, provider=name)
+    return parse_settings(plugin.settings_type, settings, title=title, provider=name, environ={})

@@ -35,6 +35,7 @@ class App:
         self.output = Output(TABLE)
         self.debug = False
         self.profile_name: str | None = self.environ.get("VM_PROFILE") or None
+        self.profile_asked_by = "VM_PROFILE" if self.profile_name else ""  # or "--profile"
         self._session: Session | None = None
         self.config: Config | None = None  # the loaded config.toml, once session() ran
 
@@ -43,12 +44,12 @@ class App:
         if self._session is None:
             from ..config import Paths, load_config
             from ..plugins import provider_plugins
-            from ..session import Session
+            from ..session import open_session
 
             paths = Paths.from_env(self.environ)
             self.config = load_config(paths.config_file)
-            profile = self.config.profile(self.profile_name)
-            self._session = Session(profile, paths, provider_plugins(), self.environ, self.output.progress)
+            self._session = open_session(self.config, self.profile_name, paths, provider_plugins(), self.environ,
+                                         self.output.progress, asked_by=self.profile_asked_by)
             self.output.redact = self.redact
             if self.debug:
                 _debug_logging(self.redact, _plugin_loggers(self._session))
@@ -58,6 +59,7 @@ class App:
         """Switch to profile `name` (a fleet's own profile; None: the default one): a new session; raises
         ConfigError if unknown."""
         self.profile_name, self._session = name, None
+        self.profile_asked_by = "the fleet's profile" if name else ""
         return self.session()
 
     def redact(self, text: str) -> str:
@@ -207,7 +209,8 @@ def _set_debug(ctx: click.Context, _: click.Parameter, value: bool) -> None:
 
 def _set_profile(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
     if value is not None:
-        ctx.ensure_object(App).profile_name = value
+        app = ctx.ensure_object(App)
+        app.profile_name, app.profile_asked_by = value, "--profile"
 
 
 def common_options(fn: F) -> F:
@@ -220,7 +223,8 @@ def common_options(fn: F) -> F:
         click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug,
                      help="Log API calls (secrets redacted); tracebacks on internal errors."),
         click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_set_profile,
-                     help="Configuration profile (default: $VM_PROFILE, else the config's default_profile)."),
+                     help="Configuration profile (default: $VM_PROFILE, else the config's default_profile, else auto:"
+                          " the clouds whose own credentials are found, else local: the embedded mock clouds)."),
     ]
     for option in reversed(options):
         fn = option(fn)

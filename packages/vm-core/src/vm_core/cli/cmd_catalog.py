@@ -6,9 +6,10 @@ import click
 
 from ..actions import fan_out
 from ..catalog import default_catalog
+from ..errors import ConfigError
 from ..model import Offer
 from ..provider import Provider, SupportsSpot
-from ..session import CHECK_TIMEOUT, report_providers
+from ..session import CHECK_TIMEOUT, Session, report_providers
 from . import views
 from .app import SECONDS, App, provider_option, with_app
 
@@ -75,4 +76,17 @@ def providers(app: App, timeout: float) -> None:
     vm providers
     vm providers -o json --timeout 3
     """
-    views.providers(app.output, report_providers(app.session(), check_timeout=timeout))
+    session = app.session()
+    reports = report_providers(session, check_timeout=timeout)
+    app.output.progress(profile_line(session))
+    views.providers(app.output, reports)
+    if not any(r.configured for r in reports):
+        app.fail(ConfigError(session.nothing_configured()))
+
+
+def profile_line(session: Session) -> str:
+    """Which profile the command acts on and why, saying so when it is the embedded mock clouds."""
+    why = f" ({session.chosen_by})" if session.chosen_by else ""
+    clouds = next(filter(None, map(session.embedded_clouds, session.configured_names())), None)
+    mocks = f": {clouds.title}, not real clouds" if clouds else ""
+    return f"vm: profile {session.profile.name}{why}{mocks}"

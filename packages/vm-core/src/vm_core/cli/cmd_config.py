@@ -26,24 +26,34 @@ def show(app: App) -> None:
     from ..session import configuration
 
     session = app.session()
-    doc = configuration(session, sorted(app.config.profiles) if app.config else [])
+    doc = configuration(session, app.config.names() if app.config else [])
     if app.output.json:
         app.output.data(doc)
         return
     mocks = doc["mock_clouds"]
     app.output.pairs([
-        ("config file", doc["config_file"] + ("" if doc["config_file_exists"] else " (absent: implicit profile)")),
+        ("config file", doc["config_file"] + ("" if doc["config_file_exists"] else " (absent)")),
         ("state dir", doc["state_dir"]),
-        ("profile", doc["profile"]),
+        ("profile", f"{doc['profile']} ({doc['chosen_by']})"),
         ("profiles", ", ".join(doc["profiles"])),
         ("fleet store", doc["store"]),
-        ("mock clouds", f"{mocks['state_dir']} ({'running' if mocks['running'] else 'not running'})"
-         if mocks else None),
+        ("mock clouds", _mocks(mocks) if mocks else None),
     ])
     click.echo()
-    rows = [(name, key, s["value"], s["source"]) for name, p in doc["providers"].items()
+    rows = [(name, key, s["value"], s["from"] or "-") for name, p in doc["providers"].items()
             for key, s in p["settings"].items()]
-    app.output.table(("PROVIDER", "SETTING", "VALUE", "SOURCE"), rows)
+    app.output.table(("PROVIDER", "SETTING", "VALUE", "FROM"), rows)
     for name, p in doc["providers"].items():
         if p.get("problem"):
             app.output.warn(f"provider {name}: {p['problem']}")
+    for name, notes in [*((n, p["notes"]) for n, p in doc["providers"].items()), *doc["not_configured"].items()]:
+        for note in notes:
+            app.output.warn(f"provider {name}: {note}")
+    if mocks and mocks["unused_credentials"]:
+        app.output.warn(f"profile {doc['profile']} uses {mocks['title']}, not real clouds; credentials found but "
+                        f"not used: {', '.join(mocks['unused_credentials'])}")
+
+
+def _mocks(mocks: dict[str, object]) -> str:
+    running = "running" if mocks["running"] else "not running"
+    return f"{mocks['title']}, not real clouds: {mocks['state_dir']} ({running})"

@@ -28,17 +28,17 @@ def connect(session: Session, wanted: Sequence[str] | None,
             warn: Callable[[str], None]) -> dict[str, Provider]:
     """The providers a new fleet may use. Named ones must all connect (UsageError for an unknown name, before
     any state changes); without a list, every configured one that connects (`warn` says why another is not
-    used), UsageError when none does."""
+    used); ConfigError when none is configured, UsageError when none connects."""
     if wanted is not None:
         for name in wanted:
             session.plugin(name)
         return {name: session.provider(name) for name in wanted}
-    connected, failures = session.connect_each(session.configured_names())
+    connected, failures = session.connect_each(session.selected(None))  # ConfigError: none is configured
     for name, error in failures:
         warn(f"{name} is not used: {error.message}")
     if not connected:
-        raise UsageError("no provider is configured", suggestion=Hint.say("see {} and {}", Command.of("providers"),
-                                                                                 Command.of("config", "show")))
+        raise UsageError("no configured provider connects", suggestion=Hint.say(
+            "see {} and {}", Command.of("providers"), Command.of("config", "show")))
     return connected
 
 

@@ -114,19 +114,22 @@ def settings_of(cls: type) -> tuple[Setting, ...]:
                          help=f.metadata[_META][2]) for f in _fields(cls))
 
 
-def parse_settings(cls: type[S], values: Mapping[str, Any] | S, *, title: str, provider: str) -> S:
+def parse_settings(cls: type[S], values: Mapping[str, Any] | S, *, title: str, provider: str,
+                   environ: Mapping[str, str] | None = None) -> S:
     """An instance of the settings dataclass `cls` from `values` (profile and session layers), each unset key
-    falling back to its env var. Raises ConfigError naming the first key missing or malformed. `values` that
-    already are a `cls` (the session parsed them: provider.DeclaresSettingsType) are returned as they are."""
+    falling back to its env var in `environ` (default: the process's; the session passes {} since it read the
+    environment itself). Raises ConfigError naming the first key missing or malformed. `values` that already are
+    a `cls` (the session parsed them: provider.DeclaresSettingsType) are returned as they are."""
     if isinstance(values, cls):
         return values
     assert isinstance(values, Mapping)
+    variables = os.environ if environ is None else environ
     parsed: dict[str, Any] = {}
     for field in _fields(cls):
         env, secret, _help, parse, hint = field.metadata[_META]
         raw = values.get(field.name)
         if (raw is None or raw == "") and env:
-            raw = os.environ.get(env)
+            raw = variables.get(env)
         unset = raw is None or (isinstance(raw, str) and not raw.strip())
         if unset and _has_default(field):
             continue

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import Catalog, ShapeEntry
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
@@ -63,6 +64,9 @@ from ._crusoe_map import (
     reservation_spec,
     translated,
 )
+
+if TYPE_CHECKING:
+    from ..native import NativeCredentials
 
 T = TypeVar("T")
 
@@ -106,6 +110,12 @@ class CrusoePlugin:
     debug_loggers = ("crusoe_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "crusoe_shapes.toml")  # its rows of the GPU catalog
+
+    def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
+        """ReadsNativeCredentials: the cloud's own variables and files (crusoe_native.py)."""
+        from .crusoe_native import native_credentials
+
+        return native_credentials(environ, home)
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
         """Settings for the mock Crusoe of the embedded clouds, from its endpoint record."""

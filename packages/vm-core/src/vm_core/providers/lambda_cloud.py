@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import default_catalog
@@ -48,6 +49,8 @@ from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 if TYPE_CHECKING:
     from lambda_sdk import Instance as NativeInstance
     from lambda_sdk import InstanceTypeAvailability, LambdaClient, LaunchOperation, Reservation
+
+    from ..native import NativeCredentials
 
 T = TypeVar("T")
 
@@ -111,6 +114,12 @@ class LambdaPlugin:
     debug_loggers = ("lambda_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "lambda_shapes.toml")  # its rows of the GPU catalog
+
+    def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
+        """ReadsNativeCredentials: the cloud's own variables and files (lambda_native.py)."""
+        from .lambda_native import native_credentials
+
+        return native_credentials(environ, home)
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
         """Settings for the mock Lambda of the embedded clouds: its documented rate limits (1 request/s, 1

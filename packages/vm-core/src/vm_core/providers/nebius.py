@@ -48,6 +48,7 @@ import json
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import Catalog
@@ -74,6 +75,8 @@ REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
 if TYPE_CHECKING:
     from nebius_sdk import NebiusClient, Operation
+
+    from ..native import NativeCredentials
 
 T = TypeVar("T")
 
@@ -168,6 +171,12 @@ class NebiusPlugin:
     debug_loggers = ("nebius_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "nebius_shapes.toml")  # its rows of the GPU catalog
+
+    def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
+        """ReadsNativeCredentials: the cloud's own variables and files (nebius_native.py)."""
+        from .nebius_native import native_credentials
+
+        return native_credentials(environ, home)
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
         """Settings for the mock Nebius of the embedded clouds, from its endpoint record."""

@@ -38,7 +38,8 @@ def leftovers(home: Path, env: dict[str, str], fleet: str) -> list[dict]:
 
 
 def demo(home: Path, time_scale: float, count: int) -> int:
-    env = {**os.environ, "VM_HOME": str(home), "VM_MOCK_TIME_SCALE": str(time_scale)}
+    # VM_PROFILE=local: the embedded mock clouds, even where the clouds' own credentials are set up
+    env = {**os.environ, "VM_HOME": str(home), "VM_MOCK_TIME_SCALE": str(time_scale), "VM_PROFILE": "local"}
     try:
         run(env, "providers")
         run(env, "offers", "--gpu", "H100")

@@ -47,7 +47,10 @@ class VmHome:
     def __init__(self, path: Path, **env: str) -> None:
         self.path = path
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_ENV) and k != "NO_COLOR"}
-        self.env.update(VM_HOME=str(path), VM_MOCK_TIME_SCALE=TIME_SCALE, **env)
+        # HOME too: the clouds' own credential files (~/.crusoe/config...) of whoever runs the tests are not read
+        self.user_home = path.parent / f"{path.name}-user"
+        self.user_home.mkdir(parents=True, exist_ok=True)
+        self.env.update(VM_HOME=str(path), HOME=str(self.user_home), VM_MOCK_TIME_SCALE=TIME_SCALE, **env)
 
     @property
     def mock_dir(self) -> Path:
@@ -87,6 +90,7 @@ class VmHome:
 
     def config(self, text: str, mode: int = 0o600) -> Path:
         path = self.path / "config.toml"
+        self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.write_text(text)
         path.chmod(mode)
         return path

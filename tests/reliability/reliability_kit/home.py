@@ -52,7 +52,9 @@ class VmHome:
         self.path = path
         self.time_scale = time_scale
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_ENV) and k != "NO_COLOR"}
-        self.env.update(VM_HOME=str(path), VM_MOCK_TIME_SCALE=time_scale)
+        user_home = path.parent / f"{path.name}-user"  # the clouds' own files of whoever runs the tests: not read
+        user_home.mkdir(parents=True, exist_ok=True)
+        self.env.update(VM_HOME=str(path), HOME=str(user_home), VM_MOCK_TIME_SCALE=time_scale)
         self.ports: dict[str, int] = {}  # fixed ports of `serve`; empty: autostarted on free ports
 
     @property

@@ -259,16 +259,15 @@ def open_session(config: Config, name: str | None, paths: Paths, plugins: Plugin
     provider, or a malformed file of a cloud's own."""
     profile = config.profile(name)
     chosen_by = asked_by if name else "default_profile" if config.default_profile else ""
-    _check_tables(profile, plugins, paths)
     session = Session(profile, paths, plugins, environ, notify, chosen_by=chosen_by)
-    if not profile.automatic:
-        return session
-    if found := session.configured_names():
-        session.chosen_by = f"auto: the credentials found for {', '.join(found)}"
-        return session
-    local = config.profile(LOCAL_PROFILE)
-    return Session(local, paths, plugins, environ, notify,
-                   chosen_by="auto: no cloud's own credentials were found, so the embedded mock clouds")
+    if profile.automatic:
+        if found := session.configured_names():
+            session.chosen_by = f"auto: the credentials found for {', '.join(found)}"
+        else:
+            session = Session(config.profile(LOCAL_PROFILE), paths, plugins, environ, notify,
+                              chosen_by="auto: no cloud's own credentials were found, so the embedded mock clouds")
+    _check_tables(session.profile, plugins, paths)
+    return session
 
 
 def _check_tables(profile: Profile, plugins: PluginSet, paths: Paths) -> None:

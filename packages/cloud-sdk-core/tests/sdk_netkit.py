@@ -16,10 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+# What requests reads from the environment to pick a CA bundle or a proxy: tests clear them all first.
+NETWORK_VARIABLES = (
+    "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy",
+)  # fmt: skip
+
+
+def clear_network_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset every variable of NETWORK_VARIABLES for the test."""
+    for name in NETWORK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,7 @@ class _Server:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self._listener.getsockname()[1]
         self._closed = False
+        self._conns: list[socket.socket] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -95,6 +109,7 @@ class _Server:
                 conn, _ = self._listener.accept()
             except OSError:
                 return
+            self._conns.append(conn)
             threading.Thread(target=self._handle_safely, args=(conn,), daemon=True).start()
 
     def _handle_safely(self, conn: socket.socket) -> None:
@@ -107,8 +122,15 @@ class _Server:
         raise NotImplementedError
 
     def close(self) -> None:
+        """Stop listening (new connections are refused) and cut every connection accepted so far."""
         self._closed = True
+        with contextlib.suppress(OSError):  # wakes the accept() in progress, which would keep the port listening
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
 
     def __enter__(self) -> _Server:
         return self
@@ -143,6 +165,21 @@ class TLSFront(_Server):
             tls.close()
             return
         _pipe(tls, socket.create_connection(self._upstream, timeout=10))
+
+
+class Forwarder(_Server):
+    """Plain TCP on 127.0.0.1 forwarded to `upstream` (host, port): close it and the endpoint stops answering."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self._upstream = upstream
+        super().__init__()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def handle(self, conn: socket.socket) -> None:
+        _pipe(conn, socket.create_connection(self._upstream, timeout=10))
 
 
 class ConnectProxy(_Server):
@@ -190,6 +227,42 @@ class ConnectProxy(_Server):
             upstream.sendall(rest)
         conn.settimeout(None)
         _pipe(conn, upstream)
+
+
+class Redirector(_Server):
+    """Plain HTTP that answers every request `status` (a 3xx) with `Location: location`, recording each
+    request's (method, path) in `requests`."""
+
+    def __init__(self, location: str, status: str = "301 Moved Permanently") -> None:
+        self._location = location
+        self._status = status
+        self.requests: list[tuple[str, str]] = []
+        super().__init__()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.settimeout(10)
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            length = next(
+                (int(v) for k, _, v in (h.partition(":") for h in lines[1:]) if k.lower() == "content-length"), 0
+            )
+            while len(body) < length:
+                body += conn.recv(4096)
+            self.requests.append((method, path))
+            fields = f"Location: {self._location}\r\nContent-Length: 0\r\nConnection: close"
+            conn.sendall(f"HTTP/1.1 {self._status}\r\n{fields}\r\n\r\n".encode("latin-1"))
 
 
 class SilentServer(_Server):

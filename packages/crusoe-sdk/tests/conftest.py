@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2] / "cloud-sdk-core" / "tests"))  # sdk_netkit: local TLS, proxies
 
 from crusoe_sdk import CrusoeClient  # noqa: E402
 from crusoe_testkit import client_for  # noqa: E402

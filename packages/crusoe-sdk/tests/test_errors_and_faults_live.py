@@ -8,12 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from crusoe_sdk import (
     AuthError,
     BadRequest,
     CapacityError,
+    ConnectError,
     CrusoeClient,
     InstanceState,
     NoResponse,
@@ -30,8 +32,9 @@ from crusoe_sdk import (
     RetryPolicy,
     ServerError,
 )
-from crusoe_testkit import FAST_POLL, OTHER_ORG_PROJECT, client_for, closed_port, create, crusoe_config
+from crusoe_testkit import FAST_POLL, OTHER_ORG_PROJECT, client_for, create, crusoe_config
 from mock_clouds.core.models import Faults, Provider, Quota
+from sdk_netkit import Forwarder
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -79,11 +82,17 @@ def test_unknown_operation_is_a_clear_operation_unavailable(client: CrusoeClient
 
 
 def test_request_not_sent_is_retried_then_raised_even_for_a_create(clouds: Any, caplog: Any) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1alpha5"
-    dead = client_for(clouds, base_url=url, retry=RetryPolicy(max_attempts=3, initial=0.01))
+    """Once the endpoint has answered, a refused connection is transient: retried, even for a create (a
+    never-answered endpoint fails at once instead: test_reach.py)."""
+    mock = urlsplit(clouds.endpoints["crusoe"]["url"])
+    with Forwarder((mock.hostname or "", mock.port or 80)) as front:
+        url = f"{front.url}/v1alpha5"
+        dead = client_for(clouds, base_url=url, retry=RetryPolicy(max_attempts=3, initial=0.01))
+        assert dead.list_locations().to_list()  # the endpoint answered
     caplog.set_level(logging.DEBUG, logger="crusoe_sdk")
     with pytest.raises(RequestNotSent) as info:
         create(dead, "never-1")
+    assert not isinstance(info.value, ConnectError)
     assert info.value.method == "POST" and info.value.url.startswith(url)
     assert caplog.text.count("after RequestNotSent") == 2  # nothing reached a server: safe to retry
 

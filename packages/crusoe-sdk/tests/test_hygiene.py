@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 import requests
-from crusoe_sdk import AuthError, CrusoeClient
+from crusoe_sdk import AuthError, ConnectError, CrusoeClient
 from crusoe_sdk.client import DEFAULT_BASE_URL
-from crusoe_testkit import client_for, create
+from crusoe_testkit import DEFAULT_PROJECT, client_for, create
+from sdk_netkit import closed_port
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SECRET = "dGVzdC1zZWNyZXQta2V5LTEyMzQ1Njc4OTA"
@@ -38,13 +39,17 @@ def test_all_lists_exactly_the_lazy_exports() -> None:
 def test_credentials_and_defaults_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CRUSOE_ACCESS_KEY_ID", "KEY")
     monkeypatch.setenv("CRUSOE_SECRET_KEY", SECRET)
-    monkeypatch.setenv("CRUSOE_DEFAULT_PROJECT", "proj-1")
+    monkeypatch.setenv("CRUSOE_DEFAULT_PROJECT", "proj-1")  # a name: looked up on first use, not now
     monkeypatch.delenv("CRUSOE_API_ENDPOINT", raising=False)
     client = CrusoeClient()
-    assert (client.base_url, client.project_id) == (DEFAULT_BASE_URL, "proj-1")
+    assert (client.base_url, client.project) == (DEFAULT_BASE_URL, "proj-1")
     monkeypatch.setenv("CRUSOE_API_ENDPOINT", "http://127.0.0.1:1/v1alpha5/")
     assert CrusoeClient().base_url == "http://127.0.0.1:1/v1alpha5"
-    assert CrusoeClient(project_id="explicit").project_id == "explicit"
+    assert CrusoeClient(project_id="explicit").project_id == "explicit"  # an id, used as is
+    monkeypatch.setenv("CRUSOE_DEFAULT_PROJECT", DEFAULT_PROJECT)
+    assert CrusoeClient().project_id == DEFAULT_PROJECT  # a UUID, used as is (the endpoint above is dead)
+    with pytest.raises(ValueError, match="not both"):
+        CrusoeClient(project="a", project_id="b")
 
 
 def test_missing_or_malformed_credentials_are_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,11 +62,15 @@ def test_missing_or_malformed_credentials_are_a_value_error(monkeypatch: pytest.
     assert "***not-base64***" not in str(info.value)
 
 
-def test_project_is_required_for_project_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_project_it_is_looked_up_when_first_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No project given: construction and building a pager make no call; the first page looks the project up
+    (here against a dead endpoint, which fails at once: test_reach.py)."""
     monkeypatch.delenv("CRUSOE_DEFAULT_PROJECT", raising=False)
-    client = CrusoeClient("KEY", SECRET, base_url="http://127.0.0.1:1/v1alpha5")
-    with pytest.raises(ValueError, match="project"):
-        client.list_instances()
+    with closed_port() as port:
+        client = CrusoeClient("KEY", SECRET, base_url=f"http://127.0.0.1:{port}/v1alpha5")
+        pager = client.list_instances()
+        with pytest.raises(ConnectError, match="/organizations/projects|connection refused"):
+            pager.to_list()
 
 
 def test_secrets_stay_out_of_reprs_logs_and_errors(clouds: Any, caplog: pytest.LogCaptureFixture) -> None:

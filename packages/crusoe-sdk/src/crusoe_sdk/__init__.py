@@ -26,9 +26,10 @@ _EXPORTS: dict[str, str] = {
     **{
         name: "errors"
         for name in (
-            "CrusoeError", "RequestNotSent", "NoResponse", "PaginationLoop", "OperationTimeout", "APIError",
-            "BadRequest", "AuthError", "PermissionDenied", "OperationUnavailable", "NotFound", "Conflict",
-            "RateLimited", "ServerError", "OperationFailed", "CapacityError", "QuotaError",
+            "CrusoeError", "RequestNotSent", "ConnectError", "NoResponse", "PaginationLoop", "ProjectUnresolved",
+            "OperationTimeout", "APIError", "BadRequest", "AuthError", "PermissionDenied", "ProjectUnavailable",
+            "OperationUnavailable", "NotFound", "Conflict", "RateLimited", "ServerError", "OperationFailed",
+            "CapacityError", "QuotaError",
         )
     },
     **{
@@ -44,11 +45,12 @@ _EXPORTS: dict[str, str] = {
 # Written out (the keys of _EXPORTS, sorted) so that type checkers see the re-exports.
 __all__ = [
     "APIError", "AttachedDisk", "AuthError", "BadRequest", "ById", "Capacity", "CapacityError", "Conflict",
-    "CrusoeClient", "CrusoeError", "DiskAttachment", "ErrorBody", "Instance", "InstanceAction", "InstanceState",
-    "LowestCost", "NetworkInterface", "NoResponse", "NotFound", "OnDemand", "Operation", "OperationFailed",
-    "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable", "Page", "Pager",
-    "PaginationLoop", "PermissionDenied", "PollPolicy", "Project", "Quota", "QuotaError", "RateLimited",
-    "RequestNotSent", "Reservation", "ReservationSpecification", "RetryPolicy", "ServerError", "VMType",
+    "ConnectError", "CrusoeClient", "CrusoeError", "DiskAttachment", "ErrorBody", "Instance", "InstanceAction",
+    "InstanceState", "LowestCost", "NetworkInterface", "NoResponse", "NotFound", "OnDemand", "Operation",
+    "OperationFailed", "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable", "Page",
+    "Pager", "PaginationLoop", "PermissionDenied", "PollPolicy", "Project", "ProjectUnavailable",
+    "ProjectUnresolved", "Quota", "QuotaError", "RateLimited", "RequestNotSent", "Reservation",
+    "ReservationSpecification", "RetryPolicy", "ServerError", "VMType",
 ]
 
 
@@ -76,6 +78,7 @@ if TYPE_CHECKING:  # static view of the lazy names above
         BadRequest,
         CapacityError,
         Conflict,
+        ConnectError,
         CrusoeError,
         NoResponse,
         NotFound,
@@ -84,6 +87,8 @@ if TYPE_CHECKING:  # static view of the lazy names above
         OperationUnavailable,
         PaginationLoop,
         PermissionDenied,
+        ProjectUnavailable,
+        ProjectUnresolved,
         QuotaError,
         RateLimited,
         RequestNotSent,

@@ -74,9 +74,12 @@ def parse_error_body(body: bytes) -> ErrorBody:
 
 
 def from_response(
-    status: int, body: bytes, headers: Mapping[str, str], *, method: str, url: str
+    status: int, body: bytes, headers: Mapping[str, str], *, method: str, url: str, project: str = ""
 ) -> errors.APIError:
-    """The typed error for an HTTP error response (`headers` must be case-insensitive, as requests' are)."""
+    """The typed error for an HTTP error (or redirect) response (`headers` must be case-insensitive, as requests'
+    are). `project`: the project whose path was asked for, if any; a 403 there is ProjectUnavailable."""
+    if 300 <= status < 400:
+        return _redirected(status, headers, method=method, url=url)
     parsed = parse_error_body(body)
     cls = error_class(status, parsed.code)
     fields = _ErrorFields(
@@ -89,7 +92,19 @@ def from_response(
     message = parsed.message or f"HTTP {status} with no error message"
     if issubclass(cls, errors.RateLimited):
         return cls(message, retry_after=parse_retry_after(headers.get("retry-after")), **fields)
+    if cls is errors.PermissionDenied and project:
+        text = f"project {project} is unknown or not readable with this key (server said: {message})"
+        return errors.ProjectUnavailable(text, project_id=project, **fields)
     return cls(message, **fields)
+
+
+def _redirected(status: int, headers: Mapping[str, str], *, method: str, url: str) -> errors.APIError:
+    """A 3xx: never followed (a redirected POST would become a GET, and the signature covers the path)."""
+    where = headers.get("location") or "no location"
+    return errors.APIError(
+        f"redirected to {where}; redirects are not followed: set the endpoint to the new URL",
+        status=status, method=method, url=url,
+    )
 
 
 def from_operation(

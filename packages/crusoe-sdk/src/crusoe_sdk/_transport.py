@@ -1,11 +1,19 @@
 """HTTP transport: URL building, HMAC signing, retries, error mapping and redacted debug logs.
 
 Retry rules (bounded by `RetryPolicy.max_attempts`, sleeping `RetryPolicy.delay`, Retry-After honoured):
+- ConnectError is never retried: the endpoint has not answered this client yet and cannot be reached (its name
+  does not resolve, nothing listens, TLS verification or the proxy failed; `cloud_sdk_core.net.diagnose` says
+  which, in one line), so the call fails at once.
 - RequestNotSent (connection refused, DNS, connect timeout) is retried for every call: nothing reached the
   server, so even a create cannot be duplicated.
 - 429, 5xx (except 501) and lost responses (NoResponse) are retried only for calls marked `idempotent`
   (GET, DELETE). A create or an instance action (POST/PATCH) is never retried after it may have reached the
   server: Crusoe has no idempotency key, so the caller decides (see `CrusoeClient.find_instance`).
+- Redirects are not followed (a redirected POST would become a GET): a 3xx is an APIError naming its Location.
+
+TLS is verified against the CA bundle `cloud_sdk_core.net.ca_file` finds (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+SSL_CERT_FILE, then the system trust store; certifi only when there is none), read when the transport is made.
+Proxies come from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY and NO_PROXY, as requests reads them (`trust_env`).
 """
 
 from __future__ import annotations
@@ -13,16 +21,19 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import os
 import random
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import msgspec
 import requests
+import requests.utils
 import urllib3
+from cloud_sdk_core.net import Cause, FirstContact, ca_file
 
 from . import _errormap, _signing, errors
 from ._backoff import RetryPolicy
@@ -33,6 +44,7 @@ T = TypeVar("T")
 
 USER_AGENT = "crusoe-sdk-python/0.1.0"
 _NOT_RETRIED_5XX = frozenset({501})
+CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first one set names the CA bundle
 _RETRYABLE = (errors.RequestNotSent, errors.NoResponse, errors.RateLimited, errors.ServerError)
 MIN_REQUEST_TIMEOUT = 1.0  # a request near a deadline still gets this long
 # requests errors raised once a connection was attempted; any other RequestException is raised before
@@ -55,6 +67,7 @@ class _Call:
     payload: bytes | None
     idempotent: bool
     deadline: float | None
+    project: str  # the project whose path this is ("" for none): a 403 there is ProjectUnavailable
 
 
 class Transport:
@@ -79,6 +92,7 @@ class Transport:
         self._secret_key = secret_key
         self._owns_session = session is None
         self._session = session if session is not None else requests.Session()
+        self._reach = Reach(self._session, self.base_url, os.environ)
         self._timeout = (min(10.0, timeout), timeout)
         self.retry = retry
         self._sleep = sleep
@@ -102,20 +116,22 @@ class Transport:
         idempotent: bool,
         into: type[T],
         deadline: float | None = None,
+        project: str = "",
     ) -> T:
         """Send one call (retrying as the module docstring says) and decode its 2xx body into `into`.
 
         `deadline` (a `time.monotonic()` value) stops retries that would sleep past it and shortens the
-        request timeout to the time left (never below MIN_REQUEST_TIMEOUT). Raises an APIError subclass for
-        an error response (a 2xx body that does not decode is an APIError too), RequestNotSent or NoResponse
-        when no response came.
+        request timeout to the time left (never below MIN_REQUEST_TIMEOUT). `project` is the project whose
+        path this is, if any. Raises an APIError subclass for an error response (a 2xx body that does not
+        decode is an APIError too), ConnectError when the endpoint never answered and cannot be reached,
+        RequestNotSent or NoResponse when no response came.
         """
         canonical = _signing.canonical_query(query or {})
         call = _Call(
             method=method, url=self.base_url + path + (f"?{canonical}" if canonical else ""),
             signed_path=self._base_path + path, query=canonical,
             payload=None if body is None else msgspec.json.encode(body),
-            idempotent=idempotent, deadline=deadline,
+            idempotent=idempotent, deadline=deadline, project=project,
         )
         for attempt in itertools.count(1):
             try:
@@ -130,6 +146,8 @@ class Transport:
 
     def _retry_delay(self, call: _Call, exc: errors.CrusoeError, attempt: int) -> float | None:
         """Seconds to wait before trying `call` again, or None when `exc` must be raised."""
+        if isinstance(exc, errors.ConnectError):
+            return None
         safe = call.idempotent or isinstance(exc, errors.RequestNotSent)
         if attempt >= self.retry.max_attempts or not safe:
             return None
@@ -155,17 +173,25 @@ class Transport:
         try:
             response = self._session.request(
                 call.method, call.url, data=call.payload, headers=headers,
-                timeout=self._request_timeout(call.deadline), allow_redirects=False,
+                timeout=self._request_timeout(call.deadline), allow_redirects=False, verify=self._reach.verify,
             )
         except requests.RequestException as exc:
             log.debug("%s %s -> %s (attempt %d)", call.method, call.url, type(exc).__name__, attempt)
+            cause = self._reach.unreachable(exc, self._session)
+            if cause is not None:
+                message = self._reach.contact.message(cause)
+                log.debug("%s %s: %s", call.method, call.url, message)
+                raise errors.ConnectError(message, cause=cause, endpoint=self._reach.contact.endpoint,
+                                          method=call.method, url=call.url) from exc
             raise connection_error(exc, call.method, call.url) from exc
+        self._reach.contact.answered()
         elapsed_ms = (time.monotonic() - started) * 1000
         log.debug("%s %s -> %d (%.0f ms, attempt %d)",
                   call.method, call.url, response.status_code, elapsed_ms, attempt)
-        if response.status_code >= 400:
+        if response.status_code >= 300:
             raise _errormap.from_response(
-                response.status_code, response.content, response.headers, method=call.method, url=call.url
+                response.status_code, response.content, response.headers, method=call.method, url=call.url,
+                project=call.project,
             )
         return response
 
@@ -179,6 +205,37 @@ class Transport:
             )
         )
         return headers
+
+
+class Reach:
+    """How the transport reaches its endpoint, as requests does (CA bundle, proxy), and whether it ever has.
+
+    `verify` is what every request passes as requests' `verify`: the bundle `ca_file(environ, CA_VARIABLES)`
+    finds, or True (requests' certifi) when there is none; None for a plain-HTTP endpoint or a session whose own
+    `verify` was set (requests then decides, as always). Raises ValueError when a CA variable names no file.
+    """
+
+    def __init__(self, session: requests.Session, base_url: str, environ: Mapping[str, str]) -> None:
+        self.contact = FirstContact(base_url)
+        self.verify: str | bool | None = None
+        if self.contact.tls and session.verify is True:
+            self.verify = ca_file(environ, CA_VARIABLES) or True
+
+    def unreachable(self, exc: requests.RequestException, session: requests.Session) -> Cause | None:
+        """Why the endpoint cannot be reached, when `exc` is a failure to connect (not a timeout) before the
+        endpoint has ever answered and `diagnose` finds a cause that does not pass in seconds; else None."""
+        if not isinstance(exc, requests.ConnectionError) or isinstance(exc, requests.Timeout):
+            return None
+        verify = self.verify if self.verify is not None else session.verify
+        bundle = verify if isinstance(verify, str) else requests.utils.DEFAULT_CA_BUNDLE_PATH if verify else None
+        tls = self.contact.tls and bool(verify)  # a session that does not verify fails on no certificate
+        return self.contact.unreachable(ca_file=bundle, proxy=self.proxy(session), tls=tls)
+
+    def proxy(self, session: requests.Session) -> str | None:
+        """The proxy requests uses for the endpoint (the session's, else HTTPS_PROXY/NO_PROXY...), or None."""
+        url = self.contact.endpoint
+        proxies = session.merge_environment_settings(url, {}, None, None, None)["proxies"]
+        return requests.utils.select_proxy(url, proxies)
 
 
 @functools.lru_cache(maxsize=64)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_BASE_URL = "https://api.cloud.crusoe.ai/v1alpha5"
+# A project given as a canonical UUID is used as is; anything else is a name (Terraform: uuid.Parse, else by name).
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DEFAULT_SORT = "created_at"  # the API has no deterministic default order: pages would skip or repeat VMs
 
 
@@ -57,11 +61,16 @@ class CrusoeClient:
     """A client of one Crusoe endpoint with one access key.
 
     Credentials come from the arguments or CRUSOE_ACCESS_KEY_ID / CRUSOE_SECRET_KEY; `base_url` from the
-    argument, CRUSOE_API_ENDPOINT, or the public endpoint; the default project from `project_id` or
-    CRUSOE_DEFAULT_PROJECT. Nothing is read from files. Raises ValueError when credentials are missing or the
-    secret is not base64url. Every request has a timeout (`timeout` seconds).
+    argument, CRUSOE_API_ENDPOINT, or the public endpoint. The default project, as Crusoe's CLI and Terraform
+    provider choose it: `project` (else CRUSOE_DEFAULT_PROJECT), a UUID used as is or a project name looked up;
+    with neither, the only project the key can see. `project_id` is a project id used as is (it wins over
+    CRUSOE_DEFAULT_PROJECT). Construction makes no network call: the `project_id` property resolves the project
+    on first use. Nothing is read from files. Raises ValueError when credentials are missing, the secret is not
+    base64url, both `project` and `project_id` are given, or a CA variable names no file. Every request has a
+    timeout (`timeout` seconds).
 
-    Thread-safety: as safe as the `requests.Session` it uses (pass one session per thread if in doubt).
+    Thread-safety: as safe as the `requests.Session` it uses (pass one session per thread if in doubt); the
+    project is resolved once, under a lock.
     """
 
     def __init__(
@@ -70,6 +79,7 @@ class CrusoeClient:
         secret_key: str | None = None,
         *,
         base_url: str | None = None,
+        project: str | None = None,
         project_id: str | None = None,
         organization_id: str | None = None,
         session: requests.Session | None = None,
@@ -94,7 +104,11 @@ class CrusoeClient:
             sleep=_sleep,
             rng=_rng,
         )
-        self.project_id = project_id or os.environ.get("CRUSOE_DEFAULT_PROJECT") or None
+        if project and project_id:
+            raise ValueError("pass project= (a name or UUID) or project_id= (an id), not both")
+        self._project_id: str | None = project_id or None
+        self._project = project_id or (project or os.environ.get("CRUSOE_DEFAULT_PROJECT") or "").strip()
+        self._project_lock = threading.Lock()
         self._organization_id = organization_id
         self._poll = poll or PollPolicy()
         self._sleep = _sleep
@@ -104,8 +118,51 @@ class CrusoeClient:
     def base_url(self) -> str:
         return self._transport.base_url
 
+    @property
+    def project(self) -> str:
+        """The project as given (a name or UUID, or the id passed as `project_id`); "" when none was."""
+        return self._project
+
+    @property
+    def project_id(self) -> str:
+        """The id of the client's default project, resolved once on first use and then kept (see the class).
+
+        A UUID is used as is; a name is looked up (`GET /organizations/projects?project_name=`); no project means
+        the only one the key can see. Raises ProjectUnresolved when that finds none or several, and the errors of
+        `list_projects` (ConnectError, AuthError...) when the lookup fails (it is then tried again next time)."""
+        if self._project_id is None:
+            with self._project_lock:
+                if self._project_id is None:
+                    self._project_id = self._resolve_project(self._project)
+        return self._project_id
+
+    def _resolve_project(self, wanted: str) -> str:
+        if _UUID.fullmatch(wanted):
+            return wanted
+        if wanted:
+            found = [p for p in self.list_projects(name=wanted) if p.name == wanted]
+            if len(found) == 1:
+                return self._chosen(found[0])
+            visible = found or self.list_projects().to_list()
+            raise errors.ProjectUnresolved(
+                f"{_project_count(found)} named {wanted!r} among the projects this key can see: "
+                f"{errors.project_listing(visible)}; pass project= (a name or UUID) or set CRUSOE_DEFAULT_PROJECT",
+                wanted=wanted, projects=visible)
+        visible = self.list_projects().to_list()
+        if len(visible) == 1:
+            return self._chosen(visible[0])
+        raise errors.ProjectUnresolved(
+            f"no project chosen and this key can see {_project_count(visible)}: {errors.project_listing(visible)}; "
+            "pass project= (a name or UUID) or set CRUSOE_DEFAULT_PROJECT", wanted="", projects=visible)
+
+    def _chosen(self, project: Project) -> str:
+        """`project`'s id, its organisation remembered (saving `organization_id()` a read)."""
+        if not self._organization_id and project.organization_id:
+            self._organization_id = project.organization_id
+        return project.id
+
     def __repr__(self) -> str:
-        return f"CrusoeClient(base_url={self.base_url!r}, project_id={self.project_id!r})"
+        return f"CrusoeClient(base_url={self.base_url!r}, project={self.project!r})"
 
     def close(self) -> None:
         """Close the HTTP session if the client created it."""
@@ -118,25 +175,29 @@ class CrusoeClient:
         self.close()
 
     # ------------------------------------------------------------------------------------------ plumbing
-    def _get(self, path: str, into: type[T], query: dict[str, str] | None = None) -> T:
-        return self._transport.request("GET", path, query=query, idempotent=True, into=into)
+    def _get(self, path: str, into: type[T], query: dict[str, str] | None = None, project: str = "") -> T:
+        return self._transport.request("GET", path, query=query, idempotent=True, into=into, project=project)
 
-    def _project(self, project_id: str | None) -> str:
-        project = project_id or self.project_id
-        if not project:
-            raise ValueError("no project: pass project_id= or set CRUSOE_DEFAULT_PROJECT")
-        return project
+    def _project_of(self, project_id: str | None) -> str:
+        """`project_id` when given, else the client's project (resolved on first use: see `project_id`)."""
+        return project_id or self.project_id
 
     def _vms(self, project_id: str | None, *parts: str) -> tuple[str, str]:
         """(project id, path) of `/projects/{p}/compute/vms/<parts...>`."""
-        project = self._project(project_id)
+        project = self._project_of(project_id)
         tail = "".join(f"/{_segment(part)}" for part in parts)
         return project, f"/projects/{_segment(project)}/compute/vms{tail}"
 
-    def _single_page(self, path: str, into: type[ItemsPage[T]], query: dict[str, str] | None = None,
-                     ) -> Pager[T]:
-        """A pager over an endpoint that returns everything in one `{"items": [...]}` response."""
-        return Pager(lambda _token: Page(self._get(path, into, query).items), description=path)
+    def _single_page(self, path: str | Callable[[], tuple[str, str]], into: type[ItemsPage[T]],
+                     query: dict[str, str] | None = None) -> Pager[T]:
+        """A pager over an endpoint that returns everything in one `{"items": [...]}` response. `path` is the
+        path, or a function giving (project, path) when the first page is fetched (the project is resolved then,
+        so the pager stays lazy)."""
+        def fetch(_token: str | None) -> Page[T]:
+            project, where = ("", path) if isinstance(path, str) else path()
+            return Page(self._get(where, into, query, project=project).items)
+
+        return Pager(fetch, description=path if isinstance(path, str) else into.__name__)
 
     # ------------------------------------------------------------------------------------------ projects
     def list_projects(self, *, organization_id: str | None = None, name: str | None = None) -> Pager[Project]:
@@ -145,8 +206,9 @@ class CrusoeClient:
         return self._single_page("/organizations/projects", ItemsPage[Project], query)
 
     def get_project(self, project_id: str | None = None) -> Project:
-        """One project (default: the client's). Raises NotFound, or PermissionDenied for another org's."""
-        return self._get(f"/organizations/projects/{_segment(self._project(project_id))}", Project)
+        """One project (default: the client's). Raises NotFound, or ProjectUnavailable for another org's."""
+        project = self._project_of(project_id)
+        return self._get(f"/organizations/projects/{_segment(project)}", Project, project=project)
 
     def organization_id(self) -> str:
         """The organisation of the client: the constructor's, else read once from the default project."""
@@ -168,12 +230,15 @@ class CrusoeClient:
 
     def list_vm_types(self, *, project_id: str | None = None) -> Pager[VMType]:
         """Instance types the project can use."""
-        return self._single_page(self._vms(project_id, "types")[1], ItemsPage[VMType])
+        return self._single_page(lambda: self._vms(project_id, "types"), ItemsPage[VMType])
 
     def list_quotas(self, *, project_id: str | None = None) -> Pager[Quota]:
         """The project's quotas (max/used/available per instance family)."""
-        path = f"/projects/{_segment(self._project(project_id))}/quotas"
-        return Pager(lambda _token: Page(self._get(path, QuotasResponse).quotas), description=path)
+        def fetch(_token: str | None) -> Page[Quota]:
+            project = self._project_of(project_id)
+            return Page(self._get(f"/projects/{_segment(project)}/quotas", QuotasResponse, project=project).quotas)
+
+        return Pager(fetch, description="quotas")
 
     # ------------------------------------------------------------------------------------------ instances
     def list_instances(
@@ -192,7 +257,6 @@ class CrusoeClient:
 
         `sort` defaults to `created_at` because the API has no stable default order; pass None to omit it.
         """
-        project, path = self._vms(project_id, "instances")
         query = _drop_empty({
             "ids": _csv(ids), "names": _csv(names), "types": _csv(types), "locations": _csv(locations),
             "states": _csv(_wire(s) for s in states), "sort": sort or "",
@@ -200,14 +264,17 @@ class CrusoeClient:
         })
 
         def fetch(token: str | None) -> Page[Instance]:
-            page = self._get(path, ItemsPage[Instance], {**query, **({"next_token": token} if token else {})})
+            project, path = self._vms(project_id, "instances")  # resolved on the first fetch: the pager stays lazy
+            query_page = {**query, **({"next_token": token} if token else {})}
+            page = self._get(path, ItemsPage[Instance], query_page, project=project)
             return Page(page.items, page.next_page_token)
 
-        return Pager(fetch, description=f"instances of project {project}")
+        return Pager(fetch, description=f"instances of project {project_id or self.project or '(default)'}")
 
     def get_instance(self, instance_id: str, *, project_id: str | None = None) -> Instance:
         """One VM. Raises NotFound when it does not exist (on the real API also briefly after a create)."""
-        return self._get(self._vms(project_id, "instances", instance_id)[1], Instance)
+        project, path = self._vms(project_id, "instances", instance_id)
+        return self._get(path, Instance, project=project)
 
     def find_instance(self, name: str, *, project_id: str | None = None) -> Instance | None:
         """The oldest VM named exactly `name`, or None. Use it to reconcile after an ambiguous create."""
@@ -245,7 +312,7 @@ class CrusoeClient:
             reservation_specification=reservation,
         )
         envelope = self._transport.request(
-            "POST", path, body=request, idempotent=False, into=OperationEnvelope
+            "POST", path, body=request, idempotent=False, into=OperationEnvelope, project=project
         )
         return self._operation(envelope.operation, project, self._instance_result(project))
 
@@ -277,7 +344,9 @@ class CrusoeClient:
                 **extra: str) -> Operation[Instance]:
         project, path = self._vms(project_id, "instances", instance_id)
         body = {"action": action.value, **extra}
-        envelope = self._transport.request("PATCH", path, body=body, idempotent=False, into=OperationEnvelope)
+        envelope = self._transport.request(
+            "PATCH", path, body=body, idempotent=False, into=OperationEnvelope, project=project
+        )
         return self._operation(envelope.operation, project, self._instance_result(project))
 
     def begin_delete_instance(
@@ -291,7 +360,9 @@ class CrusoeClient:
         """
         project, path = self._vms(project_id, "instances", instance_id)
         try:
-            envelope = self._transport.request("DELETE", path, idempotent=True, into=OperationEnvelope)
+            envelope = self._transport.request(
+                "DELETE", path, idempotent=True, into=OperationEnvelope, project=project
+            )
         except errors.NotFound:
             if not missing_ok:
                 raise
@@ -311,7 +382,7 @@ class CrusoeClient:
 
         Raises OperationUnavailable (403) when the operation is unknown, expired, or not started by this key.
         """
-        return self._read_operation(operation_id, self._project(project_id), None)
+        return self._read_operation(operation_id, self._project_of(project_id), None)
 
     def _read_operation(self, operation_id: str, project: str, deadline: float | None) -> OperationRecord:
         path = self._vms(project, "instances", "operations", operation_id)[1]
@@ -331,9 +402,9 @@ class CrusoeClient:
         project_id: str | None = None,
     ) -> Pager[OperationRecord]:
         """VM operations of the project, optionally of one resource and in some states."""
-        path = self._vms(project_id, "instances", "operations")[1]
         query = _drop_empty({"resource_id": resource_id or "", "state": _csv(_wire(s) for s in states)})
-        return self._single_page(path, ItemsPage[OperationRecord], query)
+        return self._single_page(lambda: self._vms(project_id, "instances", "operations"), ItemsPage[OperationRecord],
+                                 query)
 
     def resume_operation(self, token: str) -> Operation[Instance | None]:
         """Resume polling an operation started earlier, possibly by another process. Reads it once now.
@@ -346,7 +417,7 @@ class CrusoeClient:
         project_id, _, operation_id = token.rpartition("/")
         if not operation_id:
             raise ValueError("an empty continuation token: the operation needed no work, there is nothing to resume")
-        project = self._project(project_id or None)
+        project = self._project_of(project_id or None)
         record = self.get_operation(operation_id, project_id=project)
         return self._operation(record, project, _instance_or_none)
 
@@ -398,6 +469,10 @@ class CrusoeClient:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+def _project_count(projects: list[Project]) -> str:
+    return {0: "no project", 1: "one project"}.get(len(projects), f"{len(projects)} projects")
+
+
 def _segment(value: str) -> str:
     """One path segment; ValueError for an empty id (it would address a different resource)."""
     if not value:

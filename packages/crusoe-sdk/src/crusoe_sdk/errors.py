@@ -2,16 +2,22 @@
 
     CrusoeError                      root of everything this SDK raises (besides ValueError for bad arguments)
     ├── RequestNotSent               the request never reached the server (connection refused, DNS, connect
-    │                                timeout): nothing happened, retrying is always safe
+    │   │                            timeout): nothing happened, retrying is always safe
+    │   └── ConnectError             the endpoint has never answered this client and cannot be reached (its name
+    │                                does not resolve, nothing listens, TLS verification or the proxy failed):
+    │                                raised at once, not retried; `.cause` says why (cloud_sdk_core.net.Cause)
     ├── NoResponse                   the request was sent but no complete response came back (connection
     │                                dropped, read timeout): the action MAY have happened
     ├── PaginationLoop               the server handed back a page token it had already given
+    ├── ProjectUnresolved            the project to use could not be chosen (a name that matches no project, or
+    │                                none given and the key sees zero or several); `.wanted`, `.projects`
     ├── OperationTimeout             a wait reached its deadline; the operation goes on (also a TimeoutError)
     └── APIError                     the API answered with an error: status, code, message, request_id,
         │                            method, url
         ├── BadRequest               400 bad_request
         ├── AuthError                401 bad_credential(s): wrong key, bad signature, clock skew
         │   └── PermissionDenied     403 unauthorized
+        │       ├── ProjectUnavailable     403 on a project's path: the project is unknown or not this key's
         │       └── OperationUnavailable   403 polling an operation: unknown, expired, or started by others
         ├── NotFound                 404 not_found
         ├── Conflict                 409: the resource is busy or in the wrong state
@@ -29,10 +35,13 @@ CapacityError/QuotaError raised for an HTTP error response (not an operation) ha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .models import OperationRecord
+    from cloud_sdk_core.net import Cause
+
+    from .models import OperationRecord, Project
 
 
 class CrusoeError(Exception):
@@ -47,6 +56,21 @@ class RequestNotSent(CrusoeError):
         self.message = message
         self.method = method
         self.url = url
+
+
+class ConnectError(RequestNotSent):
+    """The endpoint has never answered this client and cannot be reached; raised at once, without retries.
+
+    The message is one line: `cannot reach HOST:PORT (ENDPOINT): CAUSE`, CAUSE being `cause.text` from
+    `cloud_sdk_core.net.diagnose` (e.g. `DNS: api.cloud.crusoe.ai does not resolve`); `cause.kind` says which kind
+    (DNS, REFUSED, UNREACHABLE, TLS, PROXY). Once the endpoint has answered, connection failures are plain
+    RequestNotSent and retried as before. Never contains a secret.
+    """
+
+    def __init__(self, message: str, *, cause: Cause, endpoint: str, method: str = "", url: str = "") -> None:
+        super().__init__(message, method=method, url=url)
+        self.cause = cause
+        self.endpoint = endpoint
 
 
 class NoResponse(CrusoeError):
@@ -65,6 +89,33 @@ class NoResponse(CrusoeError):
 
 class PaginationLoop(CrusoeError):
     """A list returned a page token already seen; iterating further would never end."""
+
+
+class ProjectUnresolved(CrusoeError):
+    """The client's project could not be chosen (Crusoe's convention: a UUID is used as is, a name is looked up,
+    none means the only project the key can see).
+
+    `wanted` is the name asked for ("" when none was); `projects` the projects the key can see (listed by
+    `listing()`): `wanted` matched none of them, or none was asked for and there are zero or several.
+    """
+
+    def __init__(self, message: str, *, wanted: str, projects: Sequence[Project]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.wanted = wanted
+        self.projects = tuple(projects)
+
+    def listing(self, limit: int = 10) -> str:
+        """`projects` as `project_listing` spells them."""
+        return project_listing(self.projects, limit)
+
+
+def project_listing(projects: Sequence[Project], limit: int = 10) -> str:
+    """`name (uuid), name (uuid), ... and N more`, sorted by name, at most `limit`; `none` when there are none."""
+    ordered = sorted(projects, key=lambda p: (p.name, p.id))
+    shown = ", ".join(f"{p.name} ({p.id})" for p in ordered[:limit])
+    more = f" and {len(ordered) - limit} more" if len(ordered) > limit else ""
+    return shown + more if ordered else "none"
 
 
 class OperationTimeout(CrusoeError, TimeoutError):
@@ -123,6 +174,15 @@ class AuthError(APIError):
 
 class PermissionDenied(AuthError):
     """403: the credentials are valid but not allowed to do this (e.g. another organisation's project)."""
+
+
+class ProjectUnavailable(PermissionDenied):
+    """403 on a project's path: the project does not exist or the key may not read it (another organisation's,
+    or a UUID mistyped). `project_id` is that project. The credentials themselves were accepted."""
+
+    def __init__(self, message: str, *, project_id: str, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.project_id = project_id
 
 
 class OperationUnavailable(PermissionDenied):

@@ -7,6 +7,7 @@ Tests against the real mock use `mock_clouds_factory` from `mock_clouds.testing`
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
@@ -20,6 +21,7 @@ from nebius_sdk._pb.google.protobuf import Any as AnyMessage
 from nebius_sdk._pb.google.rpc import Status
 from nebius_sdk._pb.nebius.common import v1 as common
 from nebius_sdk._pb.nebius.compute import v1 as compute
+from nebius_sdk._pb.nebius.iam import v1 as iam
 
 FAST_RETRY = RetryPolicy(max_attempts=6, initial=0.005, maximum=0.02, multiplier=2.0)
 FAST_POLL = PollPolicy(initial=0.005, maximum=0.05, multiplier=1.5)
@@ -42,6 +44,7 @@ _METHODS: dict[str, tuple[type, type]] = {
     "nebius.common.v1.OperationService/List": (common.ListOperationsRequest, common.ListOperationsResponse),
     "nebius.compute.v1.PlatformService/List": (compute.ListPlatformsRequest, compute.ListPlatformsResponse),
     "nebius.compute.v1.PlatformService/GetByName": (common.GetByNameRequest, compute.Platform),
+    "nebius.iam.v1.TokenExchangeService/Exchange": (iam.ExchangeTokenRequest, iam.CreateTokenResponse),
 }
 
 
@@ -74,13 +77,18 @@ def status_details(code: grpc.StatusCode, message: str, service_error: Any) -> b
 
 
 class FakeServer:
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    """`tls` is (private key PEM, certificate chain PEM) to serve TLS instead of plaintext."""
+
+    def __init__(self, host: str = "127.0.0.1", tls: tuple[bytes, bytes] | None = None) -> None:
         self.calls: list[Call] = []
         self._handlers: dict[str, Callable[[Any], Any]] = {}
         self._lock = threading.Lock()
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=20))
         self._server.add_generic_rpc_handlers(self._generic_handlers())
-        self.port = self._server.add_insecure_port(f"{host}:0")
+        if tls is None:
+            self.port = self._server.add_insecure_port(f"{host}:0")
+        else:
+            self.port = self._server.add_secure_port(f"{host}:0", grpc.ssl_server_credentials([tls]))
         self.target = f"127.0.0.1:{self.port}"
         self._server.start()
 
@@ -150,6 +158,14 @@ def fake_factory() -> Iterator[Callable[..., FakeServer]]:
 
 
 @pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that is bound but not listening: connections to it are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture
 def fake_client(fake: FakeServer) -> Iterator[NebiusClient]:
     client = NebiusClient(
         "secret-token-123",
@@ -189,6 +205,7 @@ def pb() -> Any:
     class _PB:
         common_ = common
         compute_ = compute
+        iam_ = iam
         Status = Status
         Abort = Abort
         operation = staticmethod(operation)

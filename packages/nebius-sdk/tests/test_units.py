@@ -9,7 +9,7 @@ import nebius_sdk
 import pytest
 from nebius_sdk import Backoff, Code, Pager, RetryPolicy, errors
 from nebius_sdk._status import error_class, operation_error
-from nebius_sdk._transport import is_loopback
+from nebius_sdk._transport import uses_plaintext
 from nebius_sdk.models import (
     AttachedDiskSpecAttachMode,
     InstanceRecoveryPolicy,
@@ -131,22 +131,22 @@ def test_pager_with_decode_keeps_the_loop_guard() -> None:
 
 # ------------------------------------------------------------------------------------------------ targets
 @pytest.mark.parametrize(
-    ("target", "loopback"),
+    ("target", "plaintext"),
     [
         ("127.0.0.1:50051", True),
         ("127.3.2.1:1", True),
-        ("localhost:443", True),
         ("[::1]:8443", True),
-        ("dns:///localhost:1", True),
         ("ipv4:127.0.0.1:5", True),
+        ("localhost:443", False),  # a name: TLS (the mock clouds with --tls)
+        ("dns:///localhost:1", False),
         ("compute.api.nebius.cloud:443", False),
         ("10.0.0.1:443", False),
         ("[2001:db8::1]:443", False),
         ("dns:///compute.api.nebius.cloud:443", False),
     ],
 )
-def test_is_loopback(target: str, loopback: bool) -> None:
-    assert is_loopback(target) is loopback
+def test_only_loopback_ip_targets_are_plaintext(target: str, plaintext: bool) -> None:
+    assert uses_plaintext(target) is plaintext
 
 
 # -------------------------------------------------------------------------------------------- error tables

@@ -1,9 +1,10 @@
 """nebius-sdk: a typed, standalone client of the Nebius AI Cloud compute gRPC API.
 
-    from nebius_sdk import NebiusClient
+    from nebius_sdk import NebiusClient, ServiceAccount
     with NebiusClient(parent_id="project-e00...") as client:       # token from $NEBIUS_IAM_TOKEN
         op = client.begin_create_instance("vm-1", "gpu-h100-sxm", "1gpu-16vcpu-200gb", subnet_id="vpcsubnet-")
         instance = op.result(timeout=1800)
+    NebiusClient(ServiceAccount.from_credentials_file("~/.nebius/credentials.json"), parent_id=...)  # renewed
 
 Importing this package is cheap: grpc and the generated code load on first use of a name that needs them
 (PEP 562 `__getattr__`). The exceptions in `nebius_sdk.errors` never need grpc.
@@ -23,6 +24,7 @@ from .errors import (
     CapacityError,
     Code,
     Conflict,
+    CredentialsError,
     InvalidArgument,
     NebiusError,
     NotFound,
@@ -34,11 +36,14 @@ from .errors import (
     RateLimited,
     RequestNotSent,
     Unavailable,
+    Unreachable,
 )
 
 if TYPE_CHECKING:
     from ._operation import Operation
+    from .auth import ServiceAccount, StaticToken, TokenCommand, TokenFile, TokenSource
     from .client import InstanceStatusSummary, NebiusClient
+    from .endpoints import DEFAULT_DOMAIN, service_address
     from .specs import (
         build_instance_spec,
         existing_boot_disk,
@@ -52,6 +57,13 @@ __version__ = "0.1.0"
 # name -> module that defines it; loaded on first attribute access.
 _LAZY = {
     "NebiusClient": ".client",
+    "ServiceAccount": ".auth",
+    "StaticToken": ".auth",
+    "TokenCommand": ".auth",
+    "TokenFile": ".auth",
+    "TokenSource": ".auth",
+    "DEFAULT_DOMAIN": ".endpoints",
+    "service_address": ".endpoints",
     "Operation": "._operation",
     "InstanceStatusSummary": ".client",
     "build_instance_spec": ".specs",
@@ -62,6 +74,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "DEFAULT_DOMAIN",
     "APIError",
     "AlreadyExists",
     "AuthError",
@@ -69,6 +82,7 @@ __all__ = [
     "CapacityError",
     "Code",
     "Conflict",
+    "CredentialsError",
     "InstanceStatusSummary",
     "InvalidArgument",
     "NebiusClient",
@@ -86,12 +100,19 @@ __all__ = [
     "RateLimited",
     "RequestNotSent",
     "RetryPolicy",
+    "ServiceAccount",
+    "StaticToken",
+    "TokenCommand",
+    "TokenFile",
+    "TokenSource",
     "Unavailable",
+    "Unreachable",
     "build_instance_spec",
     "existing_boot_disk",
     "managed_boot_disk",
     "network_interface",
     "reservation_policy",
+    "service_address",
 ]
 
 

@@ -1,7 +1,8 @@
 """`NebiusClient`: a typed client of the Nebius AI Cloud compute API (InstanceService, OperationService,
 PlatformService) over gRPC.
 
-Every call has a deadline, carries `authorization: Bearer <token>`, and is retried on UNAVAILABLE,
+Every call has a deadline, carries `authorization: Bearer <token>` from the client's `TokenSource`
+(`nebius_sdk.auth`: a token, a token file, a token command or a service account), and is retried on UNAVAILABLE,
 DEADLINE_EXCEEDED and rate limits with exponential backoff. Mutating calls (create, start, stop, delete) carry
 an `x-idempotency-key` that all retries of that call share, so the server runs them at most once; a create is
 never re-sent with a new key. After an error that leaves a create's outcome unknown, look the instance up with
@@ -10,7 +11,6 @@ never re-sent with a new key. After an error that leaves a create's outcome unkn
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,10 +51,11 @@ from ._pb.nebius.compute.v1 import (
     StopInstanceRequest,
 )
 from ._status import status_error
-from ._transport import DEFAULT_TARGET, Transport
+from ._transport import Transport
+from .auth import StaticToken, TokenSource
+from .endpoints import COMPUTE, DEFAULT_DOMAIN, service_address
 from .errors import APIError, NotFound
 
-TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 DEFAULT_TIMEOUT = 20.0  # seconds per call attempt, as in pysdk/gosdk
 DEFAULT_PAGE_SIZE = 100
 MAX_BATCH_GET = 1000  # BatchGetRequest.instance_ids holds at most 1000 ids
@@ -114,38 +115,44 @@ class _StatusesResponse(betterproto2.Message):
 class NebiusClient:
     """Client of one Nebius compute endpoint. Thread-safe; close it (or use `with`) to release the channel.
 
-    `token` defaults to $NEBIUS_IAM_TOKEN. `target` is "host:port" (TLS, or plaintext for loopback addresses);
-    `channel` replaces it with a channel you own (the client then never closes it). `parent_id` is the default
-    project for lists, lookups by name and creates; `subnet_id` the default subnet of created instances (the
-    VPC API that lists subnets is not part of this SDK). `timeout` is the deadline of each call attempt;
-    `retry` bounds and spaces the retries of one call; `poll` spaces operation polls and sets the default
-    deadline of a wait.
+    `credentials` is a `TokenSource` (`nebius_sdk.auth`: `StaticToken`, `TokenFile`, `TokenCommand`,
+    `ServiceAccount`), or a token string, or None for $NEBIUS_IAM_TOKEN (ValueError when it is unset); the client
+    asks it for the token of every call and never closes it. The compute service is `compute.<domain>` (`domain`
+    default `api.nebius.cloud:443`; a loopback address or `localhost` serves everything itself), or `target`
+    ("host:port") when given. A loopback IP target is plaintext, any host name TLS; `insecure` True or False
+    overrides that. `channel` replaces all of this with a channel you own (the client then never closes it).
+    `parent_id` is the default project for lists, lookups by name and creates; `subnet_id` the default subnet of
+    created instances (the VPC API that lists subnets is not part of this SDK). `timeout` is the deadline of each
+    call attempt; `retry` bounds and spaces the retries of one call; `poll` spaces operation polls and sets the
+    default deadline of a wait. Raises ValueError for a CA variable (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH,
+    SSL_CERT_FILE) that names no readable file. No network call is made until the first request.
     """
 
     def __init__(
         self,
-        token: str | None = None,
+        credentials: TokenSource | str | None = None,
         *,
-        target: str = DEFAULT_TARGET,
+        domain: str = DEFAULT_DOMAIN,
+        target: str | None = None,
         channel: grpc.Channel | None = None,
+        insecure: bool | None = None,
         parent_id: str = "",
         subnet_id: str = "",
         timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy = DEFAULT_RETRY,
         poll: PollPolicy = DEFAULT_POLL,
     ) -> None:
-        token = token or os.environ.get(TOKEN_ENV, "")
-        if not token:
-            raise ValueError(f"no IAM token: pass token= or set {TOKEN_ENV}")
+        self.credentials = _token_source(credentials)
         self.parent_id = parent_id
         self.subnet_id = subnet_id
         self.poll = poll
         self._transport = Transport(
-            token=token,
-            target=target,
+            credentials=self.credentials,
+            target=target or service_address(COMPUTE, domain),
             channel=channel,
             timeout=timeout,
             retry=retry,
+            insecure=insecure,
         )
         self._instances = InstanceServiceStub(self._transport.channel)
         # InstanceService.List with the instances left encoded (see _EncodedInstancesPage)
@@ -165,6 +172,11 @@ class NebiusClient:
 
     def __repr__(self) -> str:
         return f"NebiusClient(target={self._transport.target!r}, parent_id={self.parent_id!r})"
+
+    @property
+    def target(self) -> str:
+        """The compute service's `host:port` this client calls."""
+        return self._transport.target
 
     def __enter__(self) -> NebiusClient:
         return self
@@ -433,3 +445,12 @@ class NebiusClient:
 
 def _no_result(resource_id: str) -> None:
     return None
+
+
+def _token_source(credentials: TokenSource | str | None) -> TokenSource:
+    """The client's token source: the one given, a `StaticToken` of a string, else of $NEBIUS_IAM_TOKEN."""
+    if credentials is None or credentials == "":
+        return StaticToken.from_environment()
+    if isinstance(credentials, str):
+        return StaticToken(credentials)
+    return credentials

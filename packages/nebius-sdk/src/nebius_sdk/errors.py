@@ -2,6 +2,8 @@
 
     NebiusError                     root of everything this package raises on purpose
     ├── RequestNotSent              the call never reached the server (connection refused, DNS): safe to retry
+    │   └── Unreachable             ... and the client never reached that target: not retried, says why
+    ├── CredentialsError            no token could be had from the credentials (file, command, service account)
     ├── APIError                    the server (or the call deadline) ended the call with a non-OK status
     │   ├── InvalidArgument         INVALID_ARGUMENT / OUT_OF_RANGE; `.violations` from BadRequest
     │   ├── NotFound                NOT_FOUND
@@ -28,7 +30,10 @@ This module imports neither grpc nor the generated code, so `import nebius_sdk` 
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cloud_sdk_core.net import Cause
 
 
 class Code(enum.IntEnum):
@@ -72,6 +77,40 @@ class RequestNotSent(NebiusError):
 
     def __str__(self) -> str:
         return f"request not sent to {self.target}{self.method}: {self.message}"
+
+
+class Unreachable(RequestNotSent):
+    """The channel could not connect to `target`, which no call of this client ever reached, for a reason that does
+    not pass in seconds: the SDK fails at once, without retries, saying why (`cause`, from
+    `cloud_sdk_core.net.diagnose`: DNS, refused, no route, TLS, proxy).
+
+    `host` is the target's host name, `cause.kind` a `CauseKind`. `str()` is one line naming the host, the target
+    and the cause. Nothing was sent.
+    """
+
+    def __init__(self, *, host: str, target: str, cause: Cause, method: str = "") -> None:
+        super().__init__(f"cannot reach {host} (target {target}): {cause.text}", method=method, target=target)
+        self.host = host
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CredentialsError(NebiusError):
+    """No access token could be obtained: a token file is missing or empty, a token command failed, a service
+    account's credentials are malformed, or the token service refused its JWT.
+
+    `source` names the kind of credentials ("token", "token file", "token command", "service account"); `code` is
+    the token service's status code when it refused (else None). The message never contains a token, a JWT or a
+    private key.
+    """
+
+    def __init__(self, message: str, *, source: str, code: Code | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.code = code
 
 
 class APIError(NebiusError):

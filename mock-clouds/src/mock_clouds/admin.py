@@ -8,6 +8,14 @@ It is how `mock-clouds inventory`, `mock-clouds faults` and `mock-clouds status`
     GET  /faults                 -> {"crusoe": {...}, "lambda": {...}, "nebius": {...}} settings and counters
     POST /faults/{provider}      -> body: any of error_rate, op_failure_rate, latency_ms, drop_rate, seed
     POST /preempt/{provider}/{id} -> the running instance is preempted (stopped by the cloud), as spot capacity is
+
+Nebius IAM (mock extensions, `nebius/admin.py`):
+
+    GET  /nebius/token-exchanges  -> {"count": N, "token_lifetime": S, "expires_in": E, "exchanges": [...]}
+    GET  /nebius/token-lifetime   -> {"token_lifetime": S, "expires_in": E}
+    POST /nebius/token-lifetime   -> body {"token_lifetime": S}: the lifetime of tokens issued from now on
+    GET  /nebius/service-accounts -> {"service_accounts": [{"id", "tenant_id", "public_key_id"}]}
+    GET  /nebius/service-accounts/{id}/credentials -> the account's credentials file (holds its private key)
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from .core.faults import FaultInjector
 from .core.models import Faults, Provider
 from .core.world import WorldError
 from .http import BadRequestBody, Handler, HttpServer, Request, Response, Router
+from .nebius.admin import add_routes as add_nebius_iam_routes
 
 if TYPE_CHECKING:
     from .runner import MockClouds
@@ -83,6 +92,7 @@ class AdminApp:
         self.router.add("GET", "/faults", self._get_faults)
         self.router.add("POST", "/faults/{provider}", self._post_faults)
         self.router.add("POST", "/preempt/{provider}/{vm_id}", self._post_preempt)
+        add_nebius_iam_routes(self.router, clouds)
 
     def handle(self, request: Request) -> Response:
         token = self.clouds.world.state.extra_state.get("admin_token", "")

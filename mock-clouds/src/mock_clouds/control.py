@@ -103,3 +103,31 @@ def stop_server(state_dir: Path, timeout: float = 10.0) -> int | None:
     if pid_alive(pid):
         os.kill(pid, signal.SIGKILL)
     return pid
+
+
+# ----------------------------------------------------------------- Nebius IAM (mock extensions, admin API)
+def token_exchanges(endpoints: dict[str, Any]) -> dict[str, Any]:
+    """The Nebius token exchanges so far: {"count", "token_lifetime", "expires_in", "exchanges": [{"at",
+    "service_account_id", "expires_at"}]} (`count` covers every exchange, the list only the recent ones)."""
+    result: dict[str, Any] = admin_call(endpoints, "GET", "/nebius/token-exchanges")
+    return result
+
+
+def exchange_count(endpoints: dict[str, Any]) -> int:
+    """How many access tokens the Nebius token exchange has issued: tests count renewals with it."""
+    return int(token_exchanges(endpoints)["count"])
+
+
+def set_token_lifetime(endpoints: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """Make the tokens the Nebius token exchange issues from now on last `seconds` (before the time scale).
+    Returns {"token_lifetime", "expires_in"}; RuntimeError for a value the server refuses."""
+    result: dict[str, Any] = admin_call(endpoints, "POST", "/nebius/token-lifetime", {"token_lifetime": seconds})
+    return result
+
+
+def nebius_service_account_credentials(endpoints: dict[str, Any], service_account_id: str = "") -> dict[str, Any]:
+    """The credentials file of a Nebius service account (default: the one in endpoints.json), as pysdk reads
+    it. It holds the account's private key: write it to a 0600 file, never to a log."""
+    account = service_account_id or endpoints["nebius"]["service_account_id"]
+    result: dict[str, Any] = admin_call(endpoints, "GET", f"/nebius/service-accounts/{account}/credentials")
+    return result

@@ -2,12 +2,17 @@
 
 The server applies fault injection around the application (latency, injected errors, dropped responses) so the
 front ends only describe their API. A front end implements `RestApp`.
+
+With an `ssl.SSLContext` the server speaks HTTPS: the listening socket is wrapped, and each connection's TLS
+handshake runs in that connection's own thread (never in the accepting loop, which a slow client would stall).
+A client that fails the handshake (it does not trust the certificate, or speaks plain HTTP) is routine.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import ssl
 import sys
 import threading
 import time
@@ -131,6 +136,12 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30
     app: RestApp  # set on the subclass made per server
 
+    def setup(self) -> None:
+        """Set the timeout and streams, then finish the TLS handshake of an HTTPS connection (in this thread)."""
+        super().setup()
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.do_handshake()
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s %s", self.address_string(), format % args)
 
@@ -209,18 +220,22 @@ class _Server(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up or resets its connection is routine (clients time out, faults drop
         answers): note it at debug level instead of printing a traceback; anything else is still reported."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            log.debug("connection from %s closed by the client", client_address)
+        if isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError | TimeoutError):
+            log.debug("connection from %s closed by the client or failed its TLS handshake", client_address)
             return
         super().handle_error(request, client_address)
 
 
 class HttpServer:
-    """A RestApp served on host:port (0 = any free port) from a background thread."""
+    """A RestApp served on host:port (0 = any free port) from a background thread; HTTPS with `tls`."""
 
-    def __init__(self, app: RestApp, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app: RestApp, host: str = "127.0.0.1", port: int = 0,
+                 tls: ssl.SSLContext | None = None) -> None:
         handler = type("BoundHandler", (_Handler,), {"app": app})
         self._server = _Server((host, port), handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True,
+                                                  do_handshake_on_connect=False)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"http-{port}", daemon=True)
         self._thread.start()

@@ -5,6 +5,10 @@
     clouds = MockClouds(state_dir).start()      # ports default to free ports
     clouds.endpoints["lambda"]["url"]           # the same document as DIR/endpoints.json
     clouds.stop()                               # persists the world; safe to call twice
+
+With `tls=True` the three clouds serve TLS with a certificate signed by the state dir's own CA (`mock_clouds.tls`:
+`ca.pem`, made on first start and reused), and `endpoints.json` says so (see `_endpoints`). The admin API stays
+plaintext on loopback.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from .core.models import Credential, Provider, WorldState
 from .core.store import Snapshotter, load_state, write_atomic
 from .core.world import World
 from .scenario import load_scenario
+from .tls import ServerTls
 
 _FRONT_ENDS = {
     "crusoe": "mock_clouds.crusoe.server",
@@ -50,10 +55,12 @@ class MockClouds:
         ports: dict[str, int] | None = None,
         configure: Callable[[WorldState], None] | None = None,
         providers: tuple[str, ...] = ("crusoe", "lambda", "nebius"),
+        tls: bool = False,
     ) -> None:
         """`configure` may edit a *fresh* world before it starts (tests use it to shape capacity).
 
-        `providers` limits which clouds are served (all three by default); the admin API always runs.
+        `providers` limits which clouds are served (all three by default); the admin API always runs. `tls`
+        serves the clouds over TLS (HTTPS, gRPC with TLS) instead of plaintext.
         """
         self.state_dir = Path(state_dir)
         self.host = host
@@ -62,6 +69,8 @@ class MockClouds:
         self._time_scale = time_scale
         self._configure = configure
         self._providers = providers
+        self.tls = tls
+        self._tls: ServerTls | None = None
         self._servers: dict[str, _Server] = {}
         self._store: Snapshotter | None = None
         self._stopped = threading.Event()
@@ -76,10 +85,18 @@ class MockClouds:
                 self._configure(state)
         if self._time_scale is not None:
             state.time_scale = self._time_scale
+        if "nebius" in self._providers:
+            from .nebius.keys import ensure_service_accounts
+
+            ensure_service_accounts(state)  # a fresh world (or one made before service accounts) gets them now
         state.extra_state.setdefault("admin_token", secrets.token_urlsafe(24))
         self._store = Snapshotter(self.state_dir, lambda: self.world.snapshot())
         self.world = World(state, on_change=self._store.mark_dirty)
         self._store.flush()
+        if self.tls:
+            from . import tls
+
+            self._tls = tls.ensure(self.state_dir, self.host)
         self._start_servers()
         self.endpoints = self._endpoints()
         write_atomic(self.state_dir / ENDPOINTS_FILE, json.dumps(self.endpoints, indent=2).encode())
@@ -92,7 +109,7 @@ class MockClouds:
 
         for name in self._providers:
             module = importlib.import_module(_FRONT_ENDS[name])
-            self._servers[name] = module.serve(self.world, self.host, self._ports[name])
+            self._servers[name] = module.serve(self.world, self.host, self._ports[name], self._tls)
         self._servers["admin"] = serve_admin(self, self.host, self._ports["admin"])
 
     def port(self, name: str) -> int:
@@ -102,14 +119,19 @@ class MockClouds:
         return self.port(name) if name in self._servers else 0
 
     def _endpoints(self) -> dict[str, Any]:
-        """The document other tools read to find the mocks (written to DIR/endpoints.json, mode 0600)."""
+        """The document other tools read to find the mocks (written to DIR/endpoints.json, mode 0600).
+
+        With TLS the Crusoe and Lambda URLs are `https://`, the Nebius target names `localhost` (a host name:
+        gRPC clients then verify the certificate against it, where an IP literal target means plaintext), and
+        the top level says `"tls": true` and `"ca_file"`, the CA certificate to trust.
+        """
         state = self.world.state
         crusoe_project = state.providers[Provider.CRUSOE].projects[0]
         crusoe_cred = self._credential(Provider.CRUSOE, crusoe_project.owner)
         lambda_account = state.providers[Provider.LAMBDA].projects[0]
         nebius_projects = state.providers[Provider.NEBIUS].projects
         nebius_tenant = nebius_projects[0].owner
-        base = f"http://{self.host}"
+        base = f"{'https' if self._tls else 'http'}://{self.host}"
         document = {
             "pid": os.getpid(),
             "time_scale": state.time_scale,
@@ -118,6 +140,7 @@ class MockClouds:
                 "access_key_id": crusoe_cred.key_id,
                 "secret_key": crusoe_cred.secret,
                 "project_id": crusoe_project.id,
+                "project_name": crusoe_project.name,
                 "organization_id": crusoe_project.owner,
             },
             "lambda": {
@@ -125,7 +148,7 @@ class MockClouds:
                 "api_key": self._credential(Provider.LAMBDA, lambda_account.owner).secret,
             },
             "nebius": {
-                "target": f"{self.host}:{self._port_or_0('nebius')}",
+                "target": f"{self._nebius_host()}:{self._port_or_0('nebius')}",
                 "token": self._credential(Provider.NEBIUS, nebius_tenant).secret,
                 "project_id": nebius_projects[0].id,
                 "subnet_id": self._nebius_subnet(nebius_projects[0].id),
@@ -134,10 +157,27 @@ class MockClouds:
                 # mock extension: the terms of the tenant's capacity blocks, which a real customer has from its
                 # contract (the Nebius APIs expose no price)
                 "capacity_blocks": self._nebius_blocks({p.id for p in nebius_projects if p.owner == nebius_tenant}),
+                **self._nebius_service_account(nebius_tenant),
             },
-            "admin": {"url": f"{base}:{self.port('admin')}", "token": state.extra_state["admin_token"]},
+            "admin": {"url": f"http://{self.host}:{self.port('admin')}", "token": state.extra_state["admin_token"]},
         }
-        return {k: v for k, v in document.items() if k in ("pid", "time_scale", "admin") or k in self._servers}
+        if self._tls is not None:
+            document["tls"] = True
+            document["ca_file"] = str(self._tls.ca_file)
+        top = ("pid", "time_scale", "admin", "tls", "ca_file")
+        return {k: v for k, v in document.items() if k in top or k in self._servers}
+
+    def _nebius_host(self) -> str:
+        """The host of the Nebius target: `localhost` for a loopback server with TLS (the name its certificate
+        holds, and a name, not an IP literal, tells clients to use TLS), else the host it listens on."""
+        return "localhost" if self._tls is not None and self.host in ("127.0.0.1", "localhost") else self.host
+
+    def _nebius_service_account(self, tenant: str) -> dict[str, str]:
+        """The ids (not the key) of the tenant's service account and its authorized key, when it has one."""
+        account = next((a for a in self.world.state.token_service.service_accounts if a.owner == tenant), None)
+        if account is None:
+            return {}
+        return {"service_account_id": account.id, "public_key_id": account.public_key_id}
 
     def _nebius_blocks(self, projects: set[str]) -> dict[str, dict[str, object]]:
         """Capacity block id -> region, platform and contract price ($/GPU-h) of the blocks `projects` may use."""

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import msgspec
 
-from .core.models import Credential, Provider, ProviderConfig, WorldState
+from .core.models import Credential, Provider, ProviderConfig, TokenService, WorldState
+from .core.tokens import check_lifetime
 
 
 class ScenarioError(ValueError):
@@ -41,9 +42,21 @@ def load_scenario(path: Path | None = None) -> WorldState:
         seed=int(data.get("seed", 0)),
         time_scale=float(data.get("time_scale", 0.05)),
         providers=providers,
+        token_service=_token_service(data.get(Provider.NEBIUS.value, {}).get("iam", {})),
     )
     state.credentials = {p: _credentials(Provider(p), cfg) for p, cfg in providers.items()}
     return state
+
+
+def _token_service(section: dict[str, object]) -> TokenService:
+    """`[nebius.iam]`: `token_lifetime`, the seconds (before the time scale) an exchanged access token lasts."""
+    unknown = sorted(set(section) - {"token_lifetime"})
+    if unknown:
+        raise ScenarioError(f"scenario section [nebius.iam]: unknown setting {unknown[0]!r}")
+    try:
+        return TokenService(token_lifetime=check_lifetime(section.get("token_lifetime", 43200.0)))
+    except ValueError as exc:
+        raise ScenarioError(f"scenario section [nebius.iam]: {exc}") from exc
 
 
 def _credentials(provider: Provider, cfg: ProviderConfig) -> list[Credential]:

@@ -202,6 +202,45 @@ class Operation(msgspec.Struct, kw_only=True):
     native: dict[str, object] = {}
 
 
+class ServiceAccount(msgspec.Struct, kw_only=True):
+    """A Nebius service account with one authorized key (an RSA key pair registered as `publickey-...`).
+
+    The mock keeps the private half, which the real cloud never sees, so that `mock-clouds credentials` can
+    hand it out as the credentials file a user would have made when uploading the key."""
+
+    id: str  # serviceaccount-e00...
+    owner: str  # the tenant it belongs to
+    public_key_id: str  # publickey-e00...
+    public_key_pem: str  # SubjectPublicKeyInfo PEM
+    private_key_pem: str  # PKCS#8 PEM, unencrypted (secret)
+
+
+class IssuedToken(msgspec.Struct, kw_only=True):
+    """An access token issued by a token exchange, known only by its SHA-256 digest."""
+
+    owner: str  # the tenant it authenticates as
+    subject: str  # the service account it was issued to
+    expires_at: float  # wall-clock epoch seconds
+
+
+class TokenExchange(msgspec.Struct, kw_only=True):
+    """One successful token exchange (mock extension: the log tests read to count renewals)."""
+
+    at: float
+    service_account_id: str
+    expires_at: float
+
+
+class TokenService(msgspec.Struct, kw_only=True):
+    """Nebius IAM's token exchange: service accounts, issued access tokens and the exchange log."""
+
+    token_lifetime: float = 43200.0  # seconds before the time scale: the real 12 h
+    service_accounts: list[ServiceAccount] = []
+    issued: dict[str, IssuedToken] = {}  # SHA-256 hex digest of the access token -> token
+    exchange_count: int = 0  # every exchange since the world was created
+    exchanges: list[TokenExchange] = []  # the most recent ones (bounded), oldest first
+
+
 class WorldState(msgspec.Struct, kw_only=True):
     """Everything that survives a restart of the mocks."""
 
@@ -213,3 +252,4 @@ class WorldState(msgspec.Struct, kw_only=True):
     operations: dict[str, Operation] = {}  # key: "<provider>:<id>"
     idempotency: dict[str, str] = {}  # "<provider>:<owner>:<key>" -> operation key
     extra_state: dict[str, object] = {}  # front-end owned data (ssh keys created through the API...)
+    token_service: TokenService = msgspec.field(default_factory=TokenService)  # Nebius IAM

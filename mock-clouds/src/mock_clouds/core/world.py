@@ -37,6 +37,7 @@ from .models import (
 )
 from .placement import Placement, PlacementError, ReservationChoice, choose_placement
 from .ratelimit import RateLimiter
+from .tokens import TokenBook
 
 # Records of deleted VMs and finished operations are kept this long (real seconds) before being purged.
 RETENTION_SECONDS = 3600.0
@@ -71,6 +72,7 @@ class World:
         self._on_change = on_change or (lambda: None)
         self.faults = {p: FaultInjector(state.providers[p].faults) for p in state.providers}
         self.rate_limiter = RateLimiter()
+        self.tokens = TokenBook(state.token_service)  # Nebius IAM's issued access tokens
         # Speed only: each resource's operations ("provider:resource id" -> operations), kept as operations are
         # added and purged, so finding a VM's pending operation does not scan every operation of the world.
         self._ops_of: dict[str, list[Operation]] = {}
@@ -158,6 +160,12 @@ class World:
             if hmac.compare_digest(cred.secret.encode(), secret.encode()):
                 return cred.owner
         return None
+
+    def token_owner(self, token: str) -> str | None:
+        """The owner an access token issued by the token exchange authenticates as, or None when it is unknown
+        or has expired. Takes the world lock itself (authentication runs before any transaction)."""
+        with self._lock:
+            return self.tokens.owner_of(token, self.now())
 
     # ----------------------------------------------------------------- inventory reads
     def vms(self, provider: Provider, scope: str | None = None) -> list[VM]:
@@ -498,8 +506,8 @@ class World:
         vm.state, vm.updated_at = state, self.now()
 
     def _purge(self, now: float) -> bool:
-        """Forget deleted VMs and finished operations older than the retention (looked for at most every
-        PURGE_EVERY_SECONDS); True when any were."""
+        """Forget deleted VMs and finished operations older than the retention, and expired access tokens
+        (looked for at most every PURGE_EVERY_SECONDS); True when any were."""
         if now < self._next_purge:
             return False
         self._next_purge = now + PURGE_EVERY_SECONDS
@@ -514,7 +522,8 @@ class World:
             self._ops_of[resource].remove(op)
             if not self._ops_of[resource]:
                 del self._ops_of[resource]
-        return bool(vms or ops)
+        tokens = self.tokens.purge(now)
+        return bool(vms or ops or tokens)
 
 
 def _key(vm: VM) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..core.models import Provider
 from ..core.world import World
 from ..http import HttpServer, Request, Response, Router
+from ..tls import ServerTls
 from . import actions, catalog, instances, operations, projects, reservations
 from .access import Call
 from .auth import authenticate
@@ -122,6 +123,6 @@ class CrusoeApp:
         return (fault() if fault else ApiError(status, "internal_error", _FAULT_MESSAGE)).response()
 
 
-def serve(world: World, host: str, port: int) -> HttpServer:
-    """Serve the Crusoe mock on host:port (0 = a free port) from a background thread."""
-    return HttpServer(CrusoeApp(world), host, port)
+def serve(world: World, host: str, port: int, tls: ServerTls | None = None) -> HttpServer:
+    """Serve the Crusoe mock on host:port (0 = a free port) from a background thread; HTTPS with `tls`."""
+    return HttpServer(CrusoeApp(world), host, port, tls.ssl_context() if tls else None)

@@ -1,6 +1,9 @@
 """Who is calling and what they may touch.
 
-Every call carries `authorization: Bearer <IAM token>` (research §7). A token belongs to a tenant; a tenant
+Every call carries `authorization: Bearer <IAM token>` (research §7). Two kinds of token are accepted: the
+tenant's static credential (`endpoints.json` `nebius.token`, the mock's fixed credential, which never expires;
+it stands for a token from `nebius iam get-access-token`), and an access token the token exchange issued to one
+of the tenant's service accounts, until it expires (`tokens.py`). A token belongs to a tenant; a tenant
 may use only its own projects. A project that is unknown *or* belongs to another tenant answers
 PERMISSION_DENIED: Nebius authorizes every call against the IAM hierarchy of the parent before resolving it,
 and answering the two cases alike means the API is no oracle for other tenants' project ids. Resources
@@ -25,7 +28,8 @@ def authenticate(world: World, metadata: dict[str, str]) -> str:
         raise errors.unauthenticated("missing authorization metadata")
     if not header.lower().startswith(_BEARER) or not header[len(_BEARER) :].strip():
         raise errors.unauthenticated("authorization metadata must be 'Bearer <token>'")
-    owner = world.owner_of(NEBIUS, header[len(_BEARER) :].strip())
+    token = header[len(_BEARER) :].strip()
+    owner = world.owner_of(NEBIUS, token) or world.token_owner(token)
     if owner is None:
         raise errors.unauthenticated("invalid or expired access token")
     return owner

@@ -18,6 +18,7 @@ from ._pb.google.rpc import Status
 from ._pb.nebius.common import v1 as common
 
 SERVICE = "compute"
+IAM_SERVICE = "iam"  # ServiceError.service of the token exchange's errors (inference: no real one was seen)
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 SCHEDULE_TIMEOUT = "VM schedule timeout, most likely due to insufficient hardware resources"
 # Echoed client values are clipped and violations capped, so an error fits the 8 KiB gRPC metadata limit.
@@ -81,16 +82,16 @@ class _Detail(TypedDict, total=False):
     retry_type: common.ServiceErrorRetryType
 
 
-def _service_error(code: str, **detail: Unpack[_Detail]) -> common.ServiceError:
-    return common.ServiceError(service=SERVICE, code=code, **detail)
+def _service_error(code: str, service: str = SERVICE, **detail: Unpack[_Detail]) -> common.ServiceError:
+    return common.ServiceError(service=service, code=code, **detail)
 
 
-def bad_request(violations: list[tuple[str, str]]) -> ApiError:
+def bad_request(violations: list[tuple[str, str]], service: str = SERVICE) -> ApiError:
     """INVALID_ARGUMENT with one BadRequest violation per (field path, message), at most MAX_VIOLATIONS."""
     violations = violations[:MAX_VIOLATIONS]
     items = [common.BadRequestViolation(field=f, message=clip(m)) for f, m in violations]
     message = "; ".join(f"{f}: {clip(m)}" for f, m in violations)
-    error = _service_error("BadRequest", bad_request=common.BadRequest(violations=items))
+    error = _service_error("BadRequest", service, bad_request=common.BadRequest(violations=items))
     return ApiError(grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {message}", error)
 
 

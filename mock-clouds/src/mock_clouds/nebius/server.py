@@ -1,13 +1,17 @@
-"""The Nebius mock's gRPC server: one grpcio server, three services, betterproto2 messages.
+"""The Nebius mock's gRPC server: one grpcio server, four services, betterproto2 messages.
 
 Every call goes through `Dispatcher.serve`, which does what `mock_clouds.http` does for the REST mocks plus
 the gRPC specifics: `x-request-id`/`x-trace-id` initial metadata, injected latency and errors, strict request
-decoding (INVALID_ARGUMENT, never INTERNAL or UNKNOWN), bearer authentication, per-tenant rate limits, rich
-error status in `grpc-status-details-bin`, and dropped responses (the action happened, the client sees
-UNAVAILABLE). A bug in a handler answers INTERNAL with an InternalError detail; no call ends in UNKNOWN.
+decoding (INVALID_ARGUMENT, never INTERNAL or UNKNOWN), bearer authentication and per-tenant rate limits (not
+for the token exchange, which is how a client gets a token), rich error status in `grpc-status-details-bin`,
+and dropped responses (the action happened, the client sees UNAVAILABLE). A bug in a handler answers INTERNAL
+with an InternalError detail; no call ends in UNKNOWN.
 
 Messages larger than 4 MiB are refused by grpcio itself with RESOURCE_EXHAUSTED (gRPC's own limit; the real
 endpoint's limit is not documented).
+
+With `tls` the server listens with TLS (`grpc.ssl_server_credentials`, the certificate of `mock_clouds.tls`);
+otherwise in plaintext.
 """
 
 from __future__ import annotations
@@ -19,17 +23,21 @@ import uuid
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import betterproto2
 import grpc
 
 from ..core.models import Provider
 from ..core.world import World
-from . import auth, errors, instances, operations, platforms, render, wire
+from . import auth, errors, instances, operations, platforms, render, tokens, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
+from ._pb.nebius.iam import v1 as iam
 from .call import Call
+
+if TYPE_CHECKING:
+    from ..tls import ServerTls
 
 log = logging.getLogger("mock_clouds.nebius")
 
@@ -43,6 +51,7 @@ class Rpc:
     request: type[betterproto2.Message]
     handler: Callable[[Call, Any], betterproto2.Message]
     creates: bool = False  # also draws from the scenario's `create` rate-limit bucket
+    public: bool = False  # needs no bearer token (and so has no tenant to rate-limit): the token exchange
 
 
 SERVICES: dict[str, dict[str, Rpc]] = {
@@ -70,6 +79,9 @@ SERVICES: dict[str, dict[str, Rpc]] = {
     "nebius.compute.v1.PlatformService": {
         "GetByName": Rpc(common.GetByNameRequest, platforms.get_by_name),
         "List": Rpc(compute.ListPlatformsRequest, platforms.list_platforms),
+    },
+    "nebius.iam.v1.TokenExchangeService": {
+        "Exchange": Rpc(iam.ExchangeTokenRequest, tokens.exchange, public=True),
     },
 }
 
@@ -104,11 +116,12 @@ class Dispatcher:
             metadata = _text_metadata(context)
             call = Call(
                 world=self.world,
-                owner=auth.authenticate(self.world, metadata),
+                owner="" if rpc.public else auth.authenticate(self.world, metadata),
                 request_id=request_id,
                 metadata=metadata,
             )
-            self._rate_limit(call.owner, rpc)
+            if not rpc.public:
+                self._rate_limit(call.owner, rpc)
             return bytes(rpc.handler(call, request))
         except errors.ApiError as exc:
             return exc
@@ -149,7 +162,7 @@ def _text_metadata(context: grpc.ServicerContext) -> dict[str, str]:
 class NebiusServer:
     """A running mock; `port` is the bound port (useful when 0 was asked for)."""
 
-    def __init__(self, world: World, host: str, port: int) -> None:
+    def __init__(self, world: World, host: str, port: int, tls: ServerTls | None = None) -> None:
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="nebius"),
             options=[
@@ -167,7 +180,11 @@ class NebiusServer:
             )
         )
         address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        self.port = self._server.add_insecure_port(address)
+        if tls is None:
+            self.port = self._server.add_insecure_port(address)
+        else:
+            credentials = grpc.ssl_server_credentials([(tls.key_pem(), tls.cert_pem())])
+            self.port = self._server.add_secure_port(address, credentials)
         if not self.port:
             raise OSError(f"cannot bind the Nebius mock to {address}")
         render.warm(world)
@@ -177,6 +194,6 @@ class NebiusServer:
         self._server.stop(grace=0.2).wait()
 
 
-def serve(world: World, host: str, port: int) -> NebiusServer:
-    """Start the Nebius mock on host:port (0 = any free port)."""
-    return NebiusServer(world, host, port)
+def serve(world: World, host: str, port: int, tls: ServerTls | None = None) -> NebiusServer:
+    """Start the Nebius mock on host:port (0 = any free port), with TLS when `tls` is given."""
+    return NebiusServer(world, host, port, tls)

@@ -10,6 +10,7 @@ import collections
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
@@ -17,6 +18,7 @@ import grpc
 from ._pb.google.rpc import Status
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
+from ._pb.nebius.iam import v1 as iam
 from .errors import STATUS_DETAILS_KEY
 
 if TYPE_CHECKING:
@@ -59,7 +61,7 @@ class _Metadata(grpc.UnaryUnaryClientInterceptor):
 
 
 class Client:
-    """Stubs of the three services over one channel, with fixed metadata."""
+    """Stubs of the four services over one channel, with fixed metadata."""
 
     def __init__(self, channel: grpc.Channel, metadata: Sequence[tuple[str, str]], timeout: float) -> None:
         self._base = channel
@@ -70,6 +72,7 @@ class Client:
         self.instances = compute.InstanceServiceStub(intercepted)
         self.operations = common.OperationServiceStub(intercepted)
         self.platforms = compute.PlatformServiceStub(intercepted)
+        self.tokens = iam.TokenExchangeServiceStub(intercepted)
 
     def with_metadata(self, *pairs: tuple[str, str]) -> Client:
         """The same channel with more metadata (e.g. `("x-idempotency-key", key)`)."""
@@ -86,9 +89,15 @@ class Client:
         return op
 
 
-def connect(target: str, token: str | None, timeout: float = DEFAULT_TIMEOUT) -> tuple[grpc.Channel, Client]:
-    """An insecure channel to `target` and a Client sending `authorization: Bearer <token>` (if given)."""
-    channel = grpc.insecure_channel(target)
+def connect(
+    target: str, token: str | None, timeout: float = DEFAULT_TIMEOUT, root_certificates: bytes | None = None
+) -> tuple[grpc.Channel, Client]:
+    """A channel to `target` and a Client sending `authorization: Bearer <token>` (if given). The channel is
+    plaintext unless `root_certificates` (PEM) are given: then TLS, trusting only them."""
+    if root_certificates is None:
+        channel = grpc.insecure_channel(target)
+    else:
+        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(root_certificates=root_certificates))
     metadata = [("authorization", f"Bearer {token}")] if token is not None else []
     return channel, Client(channel, metadata, timeout)
 
@@ -182,13 +191,15 @@ class Harness:
         self.clouds = clouds
         self.world = clouds.world
         self.target: str = endpoint["target"]
+        ca_file = clouds.endpoints.get("ca_file")
+        self.root_certificates = Path(ca_file).read_bytes() if ca_file else None  # a TLS server's CA
         self.project: str = endpoint["project_id"]
         self.projects: dict[str, str] = endpoint["projects"]
         self._channels: list[grpc.Channel] = []
         self.client = self.connect(endpoint["token"])
 
     def connect(self, token: str | None) -> Client:
-        channel, client = connect(self.target, token)
+        channel, client = connect(self.target, token, root_certificates=self.root_certificates)
         self._channels.append(channel)
         return client
 

@@ -8,12 +8,16 @@ intervals.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 from lambda_sdk import LambdaClient, PollPolicy, RateLimit, RetryPolicy
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "cloud-sdk-core" / "tests"))  # sdk_netkit: local TLS, proxies
 
 DEFAULT_TIME_SCALE = 0.002
 SSH_KEY = "default"  # seeded in every mock account
@@ -58,7 +62,8 @@ def make_client() -> Iterator[Callable[..., LambdaClient]]:
         kwargs.setdefault("rate_limit", scaled_limits(time_scale))
         kwargs.setdefault("retry", FAST_RETRY)
         kwargs.setdefault("poll", FAST_POLL)
-        client = LambdaClient(base_url=endpoint["url"], **kwargs)
+        kwargs.setdefault("base_url", endpoint["url"])
+        client = LambdaClient(**kwargs)
         made.append(client)
         return client
 

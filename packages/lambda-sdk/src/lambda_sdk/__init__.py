@@ -18,6 +18,7 @@ from .errors import (
     AuthError,
     CapacityError,
     Conflict,
+    ConnectError,
     Forbidden,
     InvalidParameters,
     LambdaError,
@@ -79,7 +80,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "APIError", "ActionAvailability", "Architecture", "AuthError", "CapacityError", "Conflict",
+    "APIError", "ActionAvailability", "Architecture", "AuthError", "CapacityError", "Conflict", "ConnectError",
     "FileSystemMount", "Filesystem", "Forbidden", "GeneratedSSHKey", "Image", "ImageSpec", "Instance",
     "InstanceActions", "InstanceStatus", "InstanceType", "InstanceTypeAvailability", "InstanceTypeSpecs",
     "InvalidParameters", "LambdaClient", "LambdaError", "LaunchOperation", "NotFound", "OperationFailed",

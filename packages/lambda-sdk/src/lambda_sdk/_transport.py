@@ -1,6 +1,13 @@
 """HTTP transport: base URL, Bearer auth, timeouts, rate limiting, retries, and response-to-error mapping.
 
 `requests` is imported here, and this module is only imported when a client is constructed.
+
+TLS is verified against the CA bundle `cloud_sdk_core.net.ca_file` finds (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+SSL_CERT_FILE, then the system trust store; certifi only when there is none), read when the transport is made.
+Proxies come from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY and NO_PROXY, as requests reads them (`trust_env`). Redirects
+are not followed (a redirected POST would become a GET): a 3xx is an APIError naming its Location. Until the
+endpoint has answered once, a connection failure whose cause does not pass in seconds (the name does not resolve,
+nothing listens, TLS verification or the proxy fails) is raised at once as ConnectError, never retried.
 """
 
 from __future__ import annotations
@@ -8,15 +15,18 @@ from __future__ import annotations
 import enum
 import functools
 import logging
+import os
 import random
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any, TypeVar, cast
 
 import msgspec
 import requests
+import requests.utils
 import urllib3.exceptions
+from cloud_sdk_core.net import Cause, FirstContact, ca_file
 
 from . import errors
 from ._policy import RateLimiter, RetryPolicy, TokenBucket, parse_retry_after
@@ -26,6 +36,7 @@ log = logging.getLogger("lambda_sdk")
 
 T = TypeVar("T")
 
+CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first one set names the CA bundle
 # Headers that may carry a request id; Lambda does not document one, so take the first present.
 _REQUEST_ID_HEADERS = ("x-request-id", "x-amzn-requestid", "request-id", "cf-ray")
 
@@ -59,6 +70,7 @@ class Transport:
         self._auth = f"Bearer {api_key}"
         self._owns_session = session is None
         self.session = session or requests.Session()
+        self._reach = Reach(self.session, self.base_url, os.environ)
         self.timeout = timeout
         self.limiter = limiter
         self.retry_policy = retry
@@ -86,8 +98,9 @@ class Transport:
     ) -> T:
         """Send the call; repeat it as `retry` allows, within the policy's attempts and the `deadline`.
 
-        Returns the decoded `data`. Raises an APIError subclass for an error response, RequestNotSent or
-        ResponseNotReceived when no response came back.
+        Returns the decoded `data`. Raises an APIError subclass for an error (or redirect) response, ConnectError
+        when the endpoint never answered and cannot be reached, RequestNotSent or ResponseNotReceived when no
+        response came back.
         """
         url = self.base_url + path
         payload = None if body is None else msgspec.json.encode(body)
@@ -130,7 +143,7 @@ class Transport:
         elapsed_ms = (time.monotonic() - started) * 1000
         log.debug("%s %s -> %d (%.0f ms, waited %.3fs for the rate limiter)",
                   method, url, response.status_code, elapsed_ms, waited)
-        if response.status_code >= 400:
+        if response.status_code >= 300:
             exc = _api_error(response, method, url)
             if isinstance(exc, errors.RateLimited) and bucket is Bucket.LAUNCH:
                 self.limiter.launch.restart(exc.retry_after or 0.0)  # refused: this launch used no launch slot
@@ -170,15 +183,58 @@ class Transport:
         if payload is not None:
             headers["Content-Type"] = "application/json"
         try:
-            return self.session.request(
-                method, url, data=payload, params=params, headers=headers, timeout=timeout
+            response = self.session.request(
+                method, url, data=payload, params=params, headers=headers, timeout=timeout,
+                allow_redirects=False, verify=self._reach.verify,
             )
         except requests.RequestException as exc:
+            cause = self._reach.unreachable(exc, self.session)
+            if cause is not None:
+                message = self._reach.contact.message(cause)
+                log.debug("%s %s: %s", method, url, message)
+                raise errors.ConnectError(message, cause=cause, endpoint=self._reach.contact.endpoint,
+                                          method=method, url=url) from exc
             raise _transport_error(exc, method, url) from exc
+        self._reach.contact.answered()
+        return response
+
+
+class Reach:
+    """How the transport reaches its endpoint, as requests does (CA bundle, proxy), and whether it ever has.
+
+    `verify` is what every request passes as requests' `verify`: the bundle `ca_file(environ, CA_VARIABLES)`
+    finds, or True (requests' certifi) when there is none; None for a plain-HTTP endpoint or a session whose own
+    `verify` was set (requests then decides, as always). Raises ValueError when a CA variable names no file.
+    """
+
+    def __init__(self, session: requests.Session, base_url: str, environ: Mapping[str, str]) -> None:
+        self.contact = FirstContact(base_url)
+        self.verify: str | bool | None = None
+        if self.contact.tls and session.verify is True:
+            self.verify = ca_file(environ, CA_VARIABLES) or True
+
+    def unreachable(self, exc: requests.RequestException, session: requests.Session) -> Cause | None:
+        """Why the endpoint cannot be reached, when `exc` is a failure to connect (not a timeout) before the
+        endpoint has ever answered and `diagnose` finds a cause that does not pass in seconds; else None."""
+        if not isinstance(exc, requests.ConnectionError) or isinstance(exc, requests.Timeout):
+            return None
+        verify = self.verify if self.verify is not None else session.verify
+        bundle = verify if isinstance(verify, str) else requests.utils.DEFAULT_CA_BUNDLE_PATH if verify else None
+        tls = self.contact.tls and bool(verify)  # a session that does not verify fails on no certificate
+        return self.contact.unreachable(ca_file=bundle, proxy=self.proxy(session), tls=tls)
+
+    def proxy(self, session: requests.Session) -> str | None:
+        """The proxy requests uses for the endpoint (the session's, else HTTPS_PROXY/NO_PROXY...), or None."""
+        url = self.contact.endpoint
+        proxies = session.merge_environment_settings(url, {}, None, None, None)["proxies"]
+        return requests.utils.select_proxy(url, proxies)
 
 
 def _retryable(exc: errors.LambdaError, retry: Retry) -> bool:
-    """A 429 or an unsent request never took effect, so any call may repeat; the rest only when idempotent."""
+    """A 429 or an unsent request never took effect, so any call may repeat; the rest only when idempotent. A
+    ConnectError is never repeated: the endpoint cannot be reached and never has been."""
+    if isinstance(exc, errors.ConnectError):
+        return False
     if isinstance(exc, (errors.RateLimited, errors.RequestNotSent)):
         return True
     return retry is Retry.IDEMPOTENT and isinstance(exc, (errors.ServerError, errors.ResponseNotReceived))
@@ -203,7 +259,13 @@ def _never_sent(exc: requests.RequestException) -> bool:
 
 
 def _api_error(response: requests.Response, method: str, url: str) -> errors.APIError:
-    """Build the typed error for an error response from its status and Lambda error code."""
+    """Build the typed error for an error response from its status and Lambda error code; a redirect (3xx) is
+    an APIError naming where it points (redirects are never followed)."""
+    if 300 <= response.status_code < 400:
+        where = response.headers.get("location") or "no location"
+        return errors.APIError(f"redirected to {where}; redirects are not followed: set the endpoint to the new URL",
+                               status=response.status_code, method=method, url=url,
+                               request_id=_request_id(response))
     try:
         body = msgspec.json.decode(response.content, type=ErrorEnvelope).error
         code, message, suggestion = body.code, body.message, body.suggestion or ""

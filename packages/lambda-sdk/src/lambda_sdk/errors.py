@@ -3,6 +3,9 @@
     LambdaError                        root: catch this to catch everything the SDK raises
     ├── TransportError                 no HTTP response was received
     │   ├── RequestNotSent             connection refused, DNS failure, connect timeout: nothing was sent
+    │   │   └── ConnectError           the endpoint never answered this client and cannot be reached (name does
+    │   │                              not resolve, refused, TLS verification or proxy failed): raised at once,
+    │   │                              not retried; `.cause` says why (cloud_sdk_core.net.Cause)
     │   └── ResponseNotReceived        the request was sent but the answer was lost (reset, read timeout):
     │                                  the call may or may not have taken effect
     ├── APIError                       the server answered with an error (status, code, message, suggestion)
@@ -29,6 +32,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cloud_sdk_core.net import Cause
+
     from .models import Instance, InstanceStatus
 
 
@@ -47,6 +52,25 @@ class TransportError(LambdaError):
 
 class RequestNotSent(TransportError):
     """The request never reached the server; retrying it cannot duplicate anything."""
+
+
+class ConnectError(RequestNotSent):
+    """The endpoint has never answered this client and cannot be reached; raised at once, without retries.
+
+    `str()` is one line, `cannot reach HOST:PORT (ENDPOINT): CAUSE`, CAUSE being `cause.text` from
+    `cloud_sdk_core.net.diagnose` (e.g. `connection refused`); `cause.kind` says which kind (DNS, REFUSED,
+    UNREACHABLE, TLS, PROXY). Once the endpoint has answered, connection failures are plain RequestNotSent and
+    retried as before. Never contains a secret.
+    """
+
+    def __init__(self, message: str, *, cause: Cause, endpoint: str, method: str, url: str) -> None:
+        super().__init__(message, method=method, url=url)
+        self.message = message
+        self.cause = cause
+        self.endpoint = endpoint
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class ResponseNotReceived(TransportError):

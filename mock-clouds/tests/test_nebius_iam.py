@@ -1,21 +1,20 @@
 """Nebius mock: the IAM token exchange (a service account's signed JWT for an access token) and issued tokens.
 
-The JWTs are built here with `cryptography` alone, independently of the mock's verifier, as pysdk builds them
-(`base/service_account/service_account.py`): RS256, `kid` = public key id, `iss = sub` = service account id,
-`aud` = the token service, `exp` a minute ahead.
+The JWTs are built by `testkit.subject_jwt` with `cryptography` alone, independently of the mock's verifier, as
+pysdk builds them (`base/service_account/service_account.py`): RS256, `kid` = public key id, `iss = sub` =
+service account id, `aud` = the token service, `exp` a minute ahead.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import time
 from typing import Any
 
 import grpc
 import pytest
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from mock_clouds import control
 from mock_clouds.core import world as world_module
 from mock_clouds.nebius import testkit
@@ -23,22 +22,12 @@ from mock_clouds.nebius._pb.nebius.compute import v1 as compute
 from mock_clouds.nebius._pb.nebius.iam import v1 as iam
 from mock_clouds.runner import MockClouds
 
-GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
-JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
-AUDIENCE = "token-service.iam.new.nebiuscloud.net"
 OTHER_TENANT = "tenant-e00zz9yy8xx7ww6vv5"
 
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def sign(key: rsa.RSAPrivateKey, header: dict[str, Any], claims: dict[str, Any]) -> str:
-    """A compact JWT signed with RSASSA-PKCS1-v1_5 / SHA-256 over `header.claims`."""
-    signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
-    signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
-    return f"{signing_input}.{_b64(signature)}"
 
 
 class Account:
@@ -48,27 +37,16 @@ class Account:
         subject = document["subject-credentials"]
         key = serialization.load_pem_private_key(subject["private-key"].encode(), password=None)
         assert isinstance(key, rsa.RSAPrivateKey)
-        self.key, self.kid, self.id = key, subject["kid"], subject["sub"]
+        self.document, self.key, self.kid, self.id = document, key, subject["kid"], subject["sub"]
         assert subject["iss"] == subject["sub"] and subject["alg"] == "RS256" and subject["type"] == "JWT"
 
     def jwt(self, now: float | None = None, key: rsa.RSAPrivateKey | None = None, **changes: Any) -> str:
         """pysdk's JWT; `changes` replace (or, as None, remove) header fields (`kid`, `alg`) and claims."""
-        now = time.time() if now is None else now
-        header: dict[str, Any] = {"alg": "RS256", "typ": "JWT", "kid": self.kid}
-        claims: dict[str, Any] = {"iss": self.id, "sub": self.id, "aud": AUDIENCE, "exp": int(now) + 60,
-                                  "iat": int(now)}
-        for name, value in changes.items():
-            target = header if name in ("kid", "alg") else claims
-            if value is None:
-                target.pop(name, None)
-            else:
-                target[name] = value
-        return sign(key or self.key, header, claims)
+        return testkit.subject_jwt(self.document, now=now, key=key, **changes)
 
 
 def request(subject_token: str, **fields: Any) -> iam.ExchangeTokenRequest:
-    return iam.ExchangeTokenRequest(**{"grant_type": GRANT, "requested_token_type": ACCESS_TOKEN,
-                                       "subject_token": subject_token, "subject_token_type": JWT_TYPE, **fields})
+    return testkit.exchange_request(subject_token, **fields)
 
 
 def account_of(clouds: MockClouds, tenant: str | None = None) -> Account:
@@ -94,7 +72,8 @@ def refused(nebius: testkit.Harness, token: str, **fields: Any) -> testkit.Failu
 
 
 def list_with(nebius: testkit.Harness, access_token: str, project: str = "") -> compute.ListInstancesResponse:
-    return nebius.connect(access_token).instances.list(compute.ListInstancesRequest(parent_id=project or nebius.project))
+    request = compute.ListInstancesRequest(parent_id=project or nebius.project)
+    return nebius.connect(access_token).instances.list(request)
 
 
 def test_every_tenant_has_a_service_account_with_an_authorized_key(nebius: testkit.Harness) -> None:

@@ -4,6 +4,7 @@ certificate for 127.0.0.1 and localhost, HTTPS for the REST clouds and TLS for t
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import stat
@@ -110,10 +111,8 @@ def test_a_plaintext_client_is_turned_away_and_the_server_keeps_serving(clouds: 
     with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
         raw.sendall(b"GET /api/v1/instance-types HTTP/1.1\r\nHost: x\r\n\r\n")
         raw.settimeout(10)
-        try:
+        with contextlib.suppress(ConnectionError):  # a reset is equally a refusal
             assert not raw.recv(1024).startswith(b"HTTP/")
-        except ConnectionError:
-            pass  # reset: equally a refusal
     assert _lambda_get(clouds, clouds.endpoints["ca_file"]).status_code == 200
 
 

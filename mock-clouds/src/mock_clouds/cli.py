@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -57,9 +57,12 @@ def main() -> None:
 @click.option("--crusoe-port", type=click.IntRange(0, 65535), default=0, help="0 = a free port.")
 @click.option("--lambda-port", type=click.IntRange(0, 65535), default=0, help="0 = a free port.")
 @click.option("--nebius-port", type=click.IntRange(0, 65535), default=0, help="0 = a free port.")
+@click.option("--tls", is_flag=True,
+              help="Serve TLS (HTTPS, gRPC over TLS) with a certificate signed by STATE_DIR/ca.pem, a CA made on"
+                   " first start and reused; the admin API stays plaintext.")
 @click.option("--detach", is_flag=True, help="Run in the background and return once it answers.")
 def serve(state_dir: Path | None, scenario: Path | None, time_scale: float | None, host: str,
-          crusoe_port: int, lambda_port: int, nebius_port: int, detach: bool) -> None:
+          crusoe_port: int, lambda_port: int, nebius_port: int, tls: bool, detach: bool) -> None:
     """Serve the three mock clouds until SIGTERM/SIGINT; writes STATE_DIR/endpoints.json (mode 0600)."""
     directory = _state_dir(state_dir)
     if detach:
@@ -67,11 +70,11 @@ def serve(state_dir: Path | None, scenario: Path | None, time_scale: float | Non
         _detach(directory, [a for a in args if a != "--detach"])
         return
     ports = {"crusoe": crusoe_port, "lambda": lambda_port, "nebius": nebius_port}
-    _serve_foreground(directory, scenario, time_scale, host, ports)
+    _serve_foreground(directory, scenario, time_scale, host, ports, tls)
 
 
 def _serve_foreground(directory: Path, scenario: Path | None, time_scale: float | None, host: str,
-                      ports: dict[str, int]) -> None:
+                      ports: dict[str, int], tls: bool) -> None:
     from .control import ENDPOINTS_FILE
     from .runner import MockClouds
     from .scenario import ScenarioError
@@ -80,7 +83,7 @@ def _serve_foreground(directory: Path, scenario: Path | None, time_scale: float 
     with _exclusive(directory):
         try:
             clouds = MockClouds(directory, scenario=scenario, time_scale=time_scale, host=host,
-                                ports=ports).start()
+                                ports=ports, tls=tls).start()
         except (ScenarioError, ValueError, OSError) as exc:
             _fail(f"cannot start: {exc}")
         stop = threading.Event()
@@ -132,6 +135,8 @@ def _print_endpoints(endpoints: dict[str, Any]) -> None:
     click.echo(f"  crusoe  {endpoints['crusoe']['url']}  project {endpoints['crusoe']['project_id']}")
     click.echo(f"  lambda  {endpoints['lambda']['url']}")
     click.echo(f"  nebius  {endpoints['nebius']['target']}  project {endpoints['nebius']['project_id']}")
+    if endpoints.get("tls"):
+        click.echo(f"  TLS, CA certificate {endpoints['ca_file']}")
 
 
 @main.command()
@@ -183,6 +188,51 @@ def faults(state_dir: Path | None, provider: str, **settings: float | int | None
     body = {k: v for k, v in settings.items() if v is not None}
     result = _admin(state_dir, "POST", f"/faults/{provider}", body)
     click.echo(f"{provider}: " + ", ".join(f"{k}={v}" for k, v in result.items()))
+
+
+@main.command()
+@state_dir_option
+@click.option("--home", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The home directory to write the files under (e.g. a scratch one, or ~).")
+@click.option("--force", is_flag=True, help="Replace credential files that already exist.")
+def credentials(state_dir: Path | None, home: Path, force: bool) -> None:
+    """Write each cloud's own credential files under HOME, pointing at the running server's mock endpoints
+    (~/.crusoe/config, ~/.nebius/config.yaml and credentials.json, ~/.lambda_cloud/lambda_keys; 0600), and
+    print the `export` lines the files cannot hold (eval them). Exit 3 when no server runs."""
+    from . import credentials as writer
+
+    directory = _state_dir(state_dir)
+    endpoints = _running(directory)
+    account = endpoints.get("nebius", {}).get("service_account_id")
+    nebius = _admin_call(endpoints, control.nebius_service_account_credentials, account) if account else None
+    found = writer.files(endpoints, home.expanduser().resolve(), directory, nebius)
+    try:
+        writer.write(found, force=force)
+    except (FileExistsError, OSError) as exc:
+        _fail(str(exc))
+    for line in writer.exports(endpoints):
+        click.echo(line)
+    click.echo(f"mock-clouds: wrote {', '.join(str(f.path) for f in found)}", err=True)
+
+
+def _running(directory: Path) -> dict[str, Any]:
+    """endpoints.json of the server of `directory`, once its admin API answers; exit 3 when none runs."""
+    try:
+        endpoints = control.read_endpoints(directory)
+        control.admin_call(endpoints, "GET", "/health")
+    except control.NotRunning as exc:
+        _fail(str(exc), EXIT_NOT_RUNNING)
+    return endpoints
+
+
+def _admin_call(endpoints: dict[str, Any], helper: Callable[..., Any], *args: Any) -> Any:
+    """`helper(endpoints, *args)` (a control function), with the CLI's exit codes for its failures."""
+    try:
+        return helper(endpoints, *args)
+    except control.NotRunning as exc:
+        _fail(str(exc), EXIT_NOT_RUNNING)
+    except RuntimeError as exc:
+        _fail(str(exc))
 
 
 def _admin(state_dir: Path | None, method: str, path: str, body: dict[str, Any] | None = None) -> Any:

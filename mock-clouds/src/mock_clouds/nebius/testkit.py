@@ -6,7 +6,9 @@ added by a channel interceptor (`connect`).
 
 from __future__ import annotations
 
+import base64
 import collections
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 _Request = TypeVar("_Request")
 
 DEFAULT_TIMEOUT = 10.0
+TOKEN_AUDIENCE = "token-service.iam.new.nebiuscloud.net"  # what pysdk puts in `aud`
 H100 = ("gpu-h100-sxm", "1gpu-16vcpu-200gb")
 H100_BLOCK = "capacityblockgroup-e00h100block000001"
 
@@ -147,6 +150,47 @@ def create_request(
         metadata=common.ResourceMetadata(parent_id=parent_id, name=name, labels=labels),
         spec=spec or instance_spec(),
     )
+
+
+def subject_jwt(credentials: dict[str, Any], *, now: float | None = None, key: Any = None,
+                **changes: Any) -> str:
+    """The JWT pysdk signs from a service account credentials file (`{"subject-credentials": {...}}`): RS256,
+    `kid` = public key id, `iss = sub` = service account id, the token service's `aud`, `iat` = now, `exp` a
+    minute later. `changes` replace header fields (`kid`, `alg`) or claims, or remove them (None); `key` signs
+    instead of the file's private key. Written from the JWT and pysdk specs, not from the mock's verifier."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    subject = credentials["subject-credentials"]
+    now = time.time() if now is None else now
+    header: dict[str, Any] = {"alg": "RS256", "typ": "JWT", "kid": subject["kid"]}
+    claims: dict[str, Any] = {"iss": subject["iss"], "sub": subject["sub"], "aud": TOKEN_AUDIENCE,
+                              "exp": int(now) + 60, "iat": int(now)}
+    for name, value in changes.items():
+        target = header if name in ("kid", "alg") else claims
+        if value is None:
+            target.pop(name, None)
+        else:
+            target[name] = value
+    signing_input = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
+    signer = key or serialization.load_pem_private_key(subject["private-key"].encode(), password=None)
+    signature = signer.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{signing_input}.{_b64url(signature)}"
+
+
+def exchange_request(subject_token: str, **fields: Any) -> iam.ExchangeTokenRequest:
+    """The ExchangeTokenRequest pysdk sends for `subject_token`; `fields` override its fields."""
+    return iam.ExchangeTokenRequest(**{
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
+        "subject_token": subject_token,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+        **fields,
+    })
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 @dataclass

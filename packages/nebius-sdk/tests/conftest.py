@@ -227,7 +227,9 @@ def nebius_endpoint(nebius_mock: Any) -> dict[str, Any]:
 
 
 def make_client(endpoint: dict[str, Any], *, max_attempts: int = 6, **overrides: Any) -> NebiusClient:
-    """A client of the mock's endpoint with fast policies; `max_attempts` sets its RetryPolicy's."""
+    """A client of the mock's endpoint with fast policies; `max_attempts` sets its RetryPolicy's; `credentials`
+    replaces the endpoint's token."""
+    credentials = overrides.pop("credentials", endpoint.get("token", ""))
     kwargs: dict[str, Any] = dict(
         target=endpoint["target"],
         parent_id=endpoint["project_id"],
@@ -237,7 +239,7 @@ def make_client(endpoint: dict[str, Any], *, max_attempts: int = 6, **overrides:
         poll=FAST_POLL,
     )
     kwargs.update(overrides)
-    return NebiusClient(endpoint.get("token", ""), **kwargs)
+    return NebiusClient(credentials, **kwargs)
 
 
 @pytest.fixture

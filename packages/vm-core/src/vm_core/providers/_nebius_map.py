@@ -15,7 +15,9 @@ exception wins, following its MRO), never by message text:
     Conflict                            VmError (state or operation in flight forbids it)
     InvalidArgument                     UsageError (with the field violations)
     RateLimited                         RateLimited
+    Unreachable                         Transient: the one line naming host, target and cause (DNS, TLS, proxy...)
     Unavailable, RequestNotSent         Transient
+    CredentialsError                    AuthError naming the kind of credentials (never their content)
     OperationTimeout                    Timeout (the operation continues in the cloud)
     OperationFailed, anything else      VmError
 """
@@ -243,6 +245,37 @@ def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
                          "the cloud", provider=NAME, instance_id=ctx.instance_id)
 
 
+# What to do about a target that cannot be reached, by `cloud_sdk_core.net.CauseKind` name (the SDK's message says
+# what happened already).
+_UNREACHABLE_HINTS = {
+    "DNS": "check the profile's endpoint: the API domain (default api.nebius.cloud:443, whose compute service is "
+           "compute.<domain>)",
+    "TLS": "behind a TLS-inspecting proxy, set SSL_CERT_FILE (or GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) to its CA file",
+    "PROXY": "check HTTPS_PROXY (or https_proxy, grpc_proxy) and NO_PROXY",
+}
+_UNREACHABLE_HINT = "check the network and the profile's endpoint, then retry"
+
+# What to do about credentials that gave no token, by the SDK's CredentialsError.source.
+_CREDENTIALS_HINTS = {
+    "token file": "write a fresh token to it (`nebius iam get-access-token > FILE`), or set token_command instead",
+    "token command": "run the command yourself to see what it needs (the nebius CLI may need `nebius profile "
+                     "create` or a login)",
+    "service account": "check the service account, its public key id and that the private key is the one its "
+                       "authorized key was made from (`nebius iam auth-public-key generate` makes a new "
+                       "credentials file)",
+}
+
+
+def _unreachable(exc: Any, ctx: ErrorContext) -> VmError:
+    return Transient(f"Nebius is unreachable: {exc}", provider=NAME,
+                     suggestion=_UNREACHABLE_HINTS.get(exc.cause.kind.name, _UNREACHABLE_HINT))
+
+
+def _credentials(exc: Any, ctx: ErrorContext) -> VmError:
+    return AuthError(f"Nebius: no IAM token from the {exc.source}: {exc.message}", provider=NAME,
+                     suggestion=_CREDENTIALS_HINTS.get(exc.source))
+
+
 def _table() -> dict[type[BaseException], Factory[ErrorContext]]:
     """nebius_sdk exception type -> vm-core error factory (the most specific class of an exception wins)."""
     from nebius_sdk import errors as sdk
@@ -255,15 +288,19 @@ def _table() -> dict[type[BaseException], Factory[ErrorContext]]:
         sdk.QuotaError: _quota,
         sdk.PermissionDenied: _permission_denied,
         sdk.AuthError: rule(AuthError, "Nebius refused the IAM token ({exc.message})", provider=NAME,
-                            suggestion="set NEBIUS_IAM_TOKEN or the profile's token (`nebius iam "
-                                       "get-access-token`; tokens expire)"),
+                            suggestion="a token from `nebius iam get-access-token` (token, NEBIUS_IAM_TOKEN, "
+                                       "token_file) lasts 12 h: get a new one, or set token_command or a service "
+                                       "account, which vm renews"),
+        sdk.CredentialsError: _credentials,
         sdk.NotFound: _not_found,
         sdk.AlreadyExists: _already_exists,
         sdk.Conflict: rule(VmError, "Nebius refused the request now: {exc.message}", provider=NAME),
         sdk.InvalidArgument: _invalid,
         sdk.RateLimited: rate_limited("Nebius rate limit hit, retries exhausted ({exc.message})", provider=NAME),
         sdk.Unavailable: transient,
-        sdk.RequestNotSent: transient,
+        sdk.Unreachable: _unreachable,
+        sdk.RequestNotSent: rule(Transient, "Nebius could not be reached ({exc}); the request was not sent",
+                                 provider=NAME, suggestion="retry"),
         sdk.OperationTimeout: _timeout,
         # OperationFailed, PaginationLoop, and any APIError not listed above
         sdk.NebiusError: rule(VmError, "Nebius request failed: {exc}", provider=NAME),

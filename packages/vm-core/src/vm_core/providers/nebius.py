@@ -39,12 +39,21 @@ How the Nebius model maps onto vm-core:
   STOP`). A preempted instance is STOPPED, as the API shows it. Capacity blocks host regular VMs only, so spot
   with `--reservation ID` or `--strict` is a UsageError.
 
+- **Credentials**: exactly one of `token` (NEBIUS_IAM_TOKEN, e.g. `nebius iam get-access-token`'s output, valid for
+  12 h), `token_file` (re-read when it changes), `token_command` (run again when its token is refused or 11 h old),
+  `service_account_file` (a credentials JSON), or `service_account_id` + `public_key_id` + `private_key_file` (or
+  `private_key`): a service account's JWT is exchanged for access tokens, renewed before they expire. Browser
+  (federation) login is not something vm can do. One credential object per provider, shared by its threads.
+- **Endpoint** is the API domain (`api.nebius.cloud:443`): compute is `compute.<domain>`, the token exchange
+  `tokens.iam.<domain>`; a loopback address or `localhost` (the mock clouds) serves every service itself.
+
 Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` does.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -82,7 +91,13 @@ T = TypeVar("T")
 
 TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 PROJECT_ENV = "NEBIUS_PROJECT_ID"
-DEFAULT_ENDPOINT = "compute.api.nebius.cloud:443"
+DEFAULT_ENDPOINT = "api.nebius.cloud:443"  # the API domain (pysdk's DOMAIN); compute is compute.<domain>
+KEY_FORM = ("service_account_id", "public_key_id", "private_key_file")  # a service account given by its key
+NO_CREDENTIALS_HINT = (
+    "browser (federation) login is not supported: use token_command = \"nebius iam get-access-token\" (the nebius "
+    "CLI logs in and vm runs it again when its token expires), or a service account (service_account_file, from "
+    "`nebius iam auth-public-key generate`), whose tokens vm renews itself"
+)
 INSTANCE_ID_PREFIX = "computeinstance-"
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +112,19 @@ class CapacityBlock:
 
 def _subnets(raw: Any) -> dict[str, str] | str:
     return raw.strip() if isinstance(raw, str) else texts("a subnet id or a region -> subnet id table", blank=True)(raw)
+
+
+def _command(raw: Any) -> tuple[str, ...]:
+    """A command line (split as a POSIX shell would, without running one) or a list of words."""
+    if isinstance(raw, list | tuple) and raw and all(isinstance(word, str) and word for word in raw):
+        return tuple(raw)
+    try:
+        words = shlex.split(raw) if isinstance(raw, str) else []
+    except ValueError as exc:
+        raise ValueError(f"a command line ({exc})") from None
+    if not words:
+        raise ValueError("a command line, e.g. \"nebius iam get-access-token\"")
+    return tuple(words)
 
 
 def _block(block_id: str, terms: Any) -> CapacityBlock:
@@ -116,8 +144,24 @@ class NebiusSettings:
     """Validated settings (kit.settings). `projects` is region -> project, the default project's region first
     ({"": project_id} without a `projects` table)."""
 
-    token: str = setting(env=TOKEN_ENV, secret=True, help="IAM access token (`nebius iam get-access-token`)")
-    endpoint: str = setting(default=DEFAULT_ENDPOINT, help=f"compute API host:port (default {DEFAULT_ENDPOINT})")
+    token: str = setting(env=TOKEN_ENV, secret=True, default="",
+                         help="IAM access token (`nebius iam get-access-token`; valid for 12 h): one credential of "
+                              "token, token_file, token_command or a service account")
+    token_file: str = setting(default="", help="file holding an IAM access token, read again when it changes")
+    token_command: tuple[str, ...] = setting(
+        default=(), parse=_command,
+        help="command printing an IAM access token, run again when it is refused or 11 h old (e.g. \"nebius iam "
+             "get-access-token\")")
+    service_account_file: str = setting(
+        default="", help="service account credentials JSON ({\"subject-credentials\": ...}); tokens are renewed")
+    service_account_id: str = setting(default="", help="service account id, with public_key_id and private_key_file")
+    public_key_id: str = setting(default="", help="the service account's public key id")
+    private_key_file: str = setting(default="", help="the service account's PEM private key file")
+    private_key: str = setting(default="", secret=True, help="the service account's PEM private key itself "
+                                                             "(instead of private_key_file)")
+    endpoint: str = setting(default=DEFAULT_ENDPOINT,
+                            help=f"API domain host:port (default {DEFAULT_ENDPOINT}): compute is compute.<domain>, "
+                                 "tokens tokens.iam.<domain>; a loopback address or localhost serves every service")
     project_id: str = setting(env=PROJECT_ENV, help="default project (project-...); its region is tried first")
     projects: dict[str, str] = setting(default_factory=dict, parse=texts("a table (map each region to a project id)"),
                                        help="region -> project id, one project per region")
@@ -135,7 +179,9 @@ class NebiusSettings:
                                          help="public key cloud-init installs for the user ubuntu on new VMs")
 
     def __post_init__(self) -> None:
-        """Puts the default project's region first in `projects`; ConfigError when it is not one of them."""
+        """Checks that exactly one credential is given (`credential`), and puts the default project's region first in
+        `projects`; ConfigError when it is not one of them."""
+        self.credential()
         given = self.projects
         default_region = next((region for region, project in given.items() if project == self.project_id), None)
         if given and default_region is None:
@@ -143,6 +189,35 @@ class NebiusSettings:
                               f"({', '.join(f'{r}={p}' for r, p in given.items())})", provider=NAME)
         ordered = {default_region or "": self.project_id, **{r: p for r, p in given.items() if r != default_region}}
         object.__setattr__(self, "projects", ordered)
+
+    def credential(self) -> str:
+        """The one credential setting given: "token", "token_file", "token_command", "service_account_file" or
+        "service_account_id" (with public_key_id and private_key_file or private_key). Raises ConfigError for none
+        (saying how to get one), several (naming them), or a service account key form that lacks a part."""
+        keyed = [key for key in (*KEY_FORM, "private_key") if getattr(self, key)]
+        given = [key for key in ("token", "token_file", "token_command", "service_account_file")
+                 if getattr(self, key)] + (["service_account_id"] if keyed else [])
+        if not given:
+            raise ConfigError(
+                f"Nebius needs credentials: set the profile's token (or export {TOKEN_ENV}), token_file, "
+                "token_command, service_account_file, or service_account_id with public_key_id and "
+                "private_key_file", provider=NAME, suggestion=NO_CREDENTIALS_HINT)
+        if len(given) > 1:
+            named = ", ".join("service_account_id/public_key_id/private_key_file" if key == "service_account_id"
+                              else f"token ({TOKEN_ENV})" if key == "token" else key for key in given)
+            raise ConfigError(f"Nebius has several credentials: {named}; keep one of them", provider=NAME)
+        if keyed:
+            missing = [key for key in KEY_FORM[:2] if not getattr(self, key)]
+            if not (self.private_key_file or self.private_key):
+                missing.append("private_key_file")
+            if self.private_key_file and self.private_key:
+                raise ConfigError("Nebius service account: give private_key_file or private_key, not both",
+                                  provider=NAME)
+            if missing:
+                raise ConfigError(f"a Nebius service account given by its key needs service_account_id, "
+                                  f"public_key_id and private_key_file; missing: {', '.join(missing)}", provider=NAME,
+                                  suggestion="or give its credentials JSON as service_account_file")
+        return given[0]
 
     def subnet(self, region: str) -> str:
         """The subnet for new instances in `region`. Raises ConfigError when there is none."""
@@ -185,19 +260,45 @@ class NebiusPlugin:
                 "capacity_blocks": dict(endpoint.get("capacity_blocks", {})), "time_scale": time_scale}
 
     def connect(self, settings: Mapping[str, Any] | NebiusSettings) -> NebiusProvider:
-        """A provider for these settings (no network call yet). Raises ConfigError for bad settings."""
+        """A provider for these settings (no network call yet; a service account's files are read now). Raises
+        ConfigError for bad settings, AuthError for service account files that are missing or malformed."""
         from nebius_sdk import NebiusClient
         from nebius_sdk.client import DEFAULT_POLL, DEFAULT_RETRY
 
         config = parse_settings(NebiusSettings, settings, title=self.title, provider=NAME)
-        client = NebiusClient(
-            config.token, target=config.endpoint, parent_id=config.project_id,
-            retry=scaled(DEFAULT_RETRY, config.time_scale), poll=scaled(DEFAULT_POLL, config.time_scale),
-        )
+        retry = scaled(DEFAULT_RETRY, config.time_scale)
+        with translated():
+            credentials = _credentials(config, retry)
+        try:
+            client = NebiusClient(credentials, domain=config.endpoint, parent_id=config.project_id, retry=retry,
+                                  poll=scaled(DEFAULT_POLL, config.time_scale))
+        except ValueError as exc:  # an endpoint that is no host:port, a CA variable naming no file
+            raise ConfigError(f"Nebius: {exc}", provider=NAME) from None
         return NebiusProvider(client, config)
 
 
 plugin = NebiusPlugin()
+
+
+def _credentials(config: NebiusSettings, retry: Any) -> Any:
+    """The SDK token source of the one credential setting given (`NebiusSettings.credential`). Raises the SDK's
+    CredentialsError for service account files that are missing or malformed."""
+    from nebius_sdk import ServiceAccount, StaticToken, TokenCommand, TokenFile
+
+    kind = config.credential()
+    if kind == "token":
+        return StaticToken(config.token)
+    if kind == "token_file":
+        return TokenFile(config.token_file)
+    if kind == "token_command":
+        return TokenCommand(config.token_command)
+    options = {"domain": config.endpoint, "retry": retry}
+    if kind == "service_account_file":
+        return ServiceAccount.from_credentials_file(config.service_account_file, **options)
+    if config.private_key:
+        return ServiceAccount(config.service_account_id, config.public_key_id, config.private_key, **options)
+    return ServiceAccount.from_private_key_file(config.private_key_file, config.service_account_id,
+                                                config.public_key_id, **options)
 
 
 class NebiusProvider:
@@ -219,15 +320,25 @@ class NebiusProvider:
         self._sold = Memo(self._read_platforms, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
 
     def __repr__(self) -> str:
-        return f"NebiusProvider(endpoint={self._config.endpoint!r}, projects={self._config.projects!r})"
+        return f"NebiusProvider(endpoint={self.endpoint!r}, projects={self._config.projects!r})"
+
+    @property
+    def endpoint(self) -> str:
+        """The compute service's host:port that calls go to (DescribesEndpoint): `compute.<domain>`, or the domain
+        itself for a loopback address or localhost."""
+        return self._client.target
 
     def account(self) -> str:
         """The configured project ids: Nebius instances live in projects."""
         return "projects " + ",".join(sorted(set(self._config.projects.values())))
 
     def close(self) -> None:
-        """Release the gRPC channel. Operations in flight continue in the cloud."""
+        """Release the gRPC channels (the service account's too). Operations in flight continue in the cloud."""
+        from nebius_sdk import ServiceAccount
+
         self._client.close()
+        if isinstance(self._client.credentials, ServiceAccount):
+            self._client.credentials.close()
 
     # ------------------------------------------------------------------------------------------ reads
     def list_instances(self) -> Iterator[Instance]:

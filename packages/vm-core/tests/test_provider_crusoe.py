@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from cloud_sdk_core.net import Cause, CauseKind
 from mock_clouds.core.models import Faults, OpKind, Provider, WorldState
 from vm_core.catalog import default_catalog
 from vm_core.cli.hints import render
@@ -322,6 +323,9 @@ def test_sdk_errors_translate_through_one_table() -> None:
         (e.RequestNotSent("refused"), Transient),
         (e.OperationTimeout("OP-1", 5.0, "IN_PROGRESS"), Timeout),
         (e.BadRequest("bad", status=400), VmError),
+        (e.ConnectError("cannot reach", cause=Cause(CauseKind.DNS, "DNS: x"), endpoint="x"), Transient),
+        (e.ProjectUnresolved("none", wanted="", projects=[]), ConfigError),
+        (e.ProjectUnavailable("no", project_id="p", status=403), ConfigError),
     ]
     context = _crusoe_map.ErrorContext(region="us-east1-a", resource_id="vm-1")
     for sdk_error, expected in cases:
@@ -338,10 +342,10 @@ def test_missing_settings_name_the_setting_and_its_env_var(monkeypatch: pytest.M
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     complete = {"access_key_id": "key", "secret_key": "c2VjcmV0", "project_id": "p"}
-    for key, env in (("access_key_id", "CRUSOE_ACCESS_KEY_ID"), ("secret_key", "CRUSOE_SECRET_KEY"),
-                     ("project_id", "CRUSOE_DEFAULT_PROJECT")):
+    for key, env in (("access_key_id", "CRUSOE_ACCESS_KEY_ID"), ("secret_key", "CRUSOE_SECRET_KEY")):
         with pytest.raises(ConfigError, match=f"'{key}' is missing.*{env}"):
             plugin.connect({k: v for k, v in complete.items() if k != key})
+    plugin.connect({k: v for k, v in complete.items() if k != "project_id"})  # optional: the key's only project
     for scale in ("fast", 0, -1):
         with pytest.raises(ConfigError, match="time_scale"):
             plugin.connect({**complete, "time_scale": scale})
@@ -367,7 +371,8 @@ def test_settings_fall_back_to_the_conventional_env_vars(clouds: Any, monkeypatc
 def test_plugin_declares_its_settings() -> None:
     settings = {s.key: s for s in plugin.settings}
     assert (plugin.name, plugin.title) == ("crusoe", "Crusoe Cloud")
-    assert [k for k, s in settings.items() if s.required] == ["access_key_id", "secret_key", "project_id"]
+    assert [k for k, s in settings.items() if s.required] == ["access_key_id", "secret_key"]
+    assert settings["project_id"].env == "CRUSOE_DEFAULT_PROJECT"
     assert [k for k, s in settings.items() if s.secret] == ["secret_key"]
     assert settings["api_endpoint"].env == "CRUSOE_API_ENDPOINT"
 

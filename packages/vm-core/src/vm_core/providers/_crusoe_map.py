@@ -14,6 +14,7 @@ from ..catalog import Catalog
 from ..errors import (
     AuthError,
     CapacityError,
+    ConfigError,
     NotFound,
     QuotaError,
     Scope,
@@ -123,6 +124,43 @@ def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
                          after=f" (operation id {exc.operation_id})")
 
 
+# Where a Crusoe profile names its project, in the words of Crusoe's own tools and of vm's profile.
+PROJECT_SETTINGS = "default_project in ~/.crusoe/config, CRUSOE_DEFAULT_PROJECT or the profile's project_id"
+ENDPOINT_SETTING = "api_endpoint (CRUSOE_API_ENDPOINT)"
+
+
+def _unreachable(exc: Any, ctx: ErrorContext) -> VmError:
+    """The SDK's ConnectError: its one line, what to check for its cause (never "try again": it would not help)."""
+    return Transient(f"{TITLE}: {exc}", provider=NAME, suggestion=unreachable_hint(exc.cause.kind, ENDPOINT_SETTING))
+
+
+def unreachable_hint(kind: Any, endpoint_setting: str) -> str:
+    """What to check when an endpoint cannot be reached, by the `cloud_sdk_core.net.CauseKind` of the failure."""
+    from cloud_sdk_core.net import CauseKind
+
+    hints = {
+        CauseKind.DNS: f"check {endpoint_setting} and this machine's DNS",
+        CauseKind.TLS: "set SSL_CERT_FILE (or REQUESTS_CA_BUNDLE) to the CA file that signed the server's certificate",
+        CauseKind.PROXY: "check HTTPS_PROXY and NO_PROXY",
+    }
+    return hints.get(kind, f"check {endpoint_setting} and that this machine can reach it")
+
+
+def _unresolved(exc: Any, ctx: ErrorContext) -> VmError:
+    """No project could be chosen: a name that matches none, or none set and zero or several projects."""
+    count = {0: "no project", 1: "one project"}.get(len(exc.projects), f"{len(exc.projects)} projects")
+    seen = f"this key can see {count}" + (f": {exc.listing()}" if exc.projects else "")
+    what = f"no project named {exc.wanted!r}; {seen}" if exc.wanted else f"no project is set and {seen}"
+    return ConfigError(f"{TITLE}: {what}", provider=NAME,
+                       suggestion=f"set {PROJECT_SETTINGS} to a project's name or UUID")
+
+
+def _project_unavailable(exc: Any, ctx: ErrorContext) -> VmError:
+    """A 403 on the project's path: the project is wrong, not the credentials."""
+    return ConfigError(f"{TITLE}: project {exc.project_id} is unknown or not readable with this key", provider=NAME,
+                       suggestion=f"set {PROJECT_SETTINGS} to a project of this key's organisation (name or UUID)")
+
+
 def _plain(cls: type[VmError], what: str) -> Factory[ErrorContext]:
     return rule(cls, what + ": {exc}", provider=NAME)
 
@@ -135,11 +173,15 @@ def _table() -> dict[type[BaseException], Factory[ErrorContext]]:
         e.CapacityError: _capacity,
         e.QuotaError: _plain(QuotaError, "Crusoe quota exceeded"),
         e.OperationUnavailable: _plain(NotFound, "Crusoe no longer reports this operation; read the instance"),
+        e.ProjectUnresolved: _unresolved,
+        e.ProjectUnavailable: _project_unavailable,
+        e.PermissionDenied: _plain(AuthError, "Crusoe refused this request for this key"),
         e.AuthError: _plain(AuthError, "Crusoe refused the credentials (check access_key_id/secret_key)"),
         e.NotFound: _plain(NotFound, "not found on Crusoe"),
         e.RateLimited: rate_limited("Crusoe rate limit: {exc}", provider=NAME),
         e.ServerError: _plain(Transient, "Crusoe server error, the action may or may not have happened"),
         e.NoResponse: _plain(Transient, "no response from Crusoe, the action may or may not have happened"),
+        e.ConnectError: _unreachable,
         e.RequestNotSent: _plain(Transient, "could not reach Crusoe"),
         e.OperationTimeout: _timeout,
         e.CrusoeError: _plain(VmError, "Crusoe error"),

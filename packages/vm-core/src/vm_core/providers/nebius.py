@@ -83,7 +83,7 @@ from ._nebius_map import (
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
 if TYPE_CHECKING:
-    from nebius_sdk import NebiusClient, Operation
+    from nebius_sdk import NebiusClient, Operation, RetryPolicy, TokenSource
 
     from ..native import NativeCredentials
 
@@ -280,7 +280,7 @@ class NebiusPlugin:
 plugin = NebiusPlugin()
 
 
-def _credentials(config: NebiusSettings, retry: Any) -> Any:
+def _credentials(config: NebiusSettings, retry: RetryPolicy) -> TokenSource:
     """The SDK token source of the one credential setting given (`NebiusSettings.credential`). Raises the SDK's
     CredentialsError for service account files that are missing or malformed."""
     from nebius_sdk import ServiceAccount, StaticToken, TokenCommand, TokenFile
@@ -292,7 +292,7 @@ def _credentials(config: NebiusSettings, retry: Any) -> Any:
         return TokenFile(config.token_file)
     if kind == "token_command":
         return TokenCommand(config.token_command)
-    options = {"domain": config.endpoint, "retry": retry}
+    options: dict[str, Any] = {"domain": config.endpoint, "retry": retry}
     if kind == "service_account_file":
         return ServiceAccount.from_credentials_file(config.service_account_file, **options)
     if config.private_key:

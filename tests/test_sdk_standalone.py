@@ -27,7 +27,7 @@ SDKS = {
 DECLARED = {
     "crusoe-sdk": {"requests", "msgspec", "cloud-sdk-core"},
     "lambda-sdk": {"requests", "msgspec", "cloud-sdk-core"},
-    "nebius-sdk": {"grpcio", "betterproto2", "cloud-sdk-core"},
+    "nebius-sdk": {"grpcio", "betterproto2", "cloud-sdk-core", "cryptography"},
     "cloud-sdk-core": set(),
 }
 WORKSPACE_ONLY = {"vm_core", "mock_clouds", "crusoe_sdk", "lambda_sdk", "nebius_sdk"}

@@ -92,7 +92,8 @@ def test_a_typo_in_a_provider_table_is_an_error_naming_the_providers(fresh_home:
     for command in (("list",), ("providers",), ("config", "show")):
         result = fresh_home(*command)
         assert result.code == 4 and result.out == "", command
-        assert "[profiles.local.lamda] names no provider; the providers are crusoe, example, lambda, nebius" in result.err
+        assert ("[profiles.local.lamda] names no provider; the providers are crusoe, example, lambda, nebius"
+                in result.err)
 
 
 def test_no_provider_configured_is_exit_4_with_nothing_on_stdout(fresh_home: VmHome) -> None:

@@ -101,7 +101,8 @@ def test_lambda_key_variables_in_order_and_the_base_url_of_the_published_client(
     found = lambda_native.native_credentials(environ, tmp_path)
     assert values(found) == {"api_key": "first", "api_endpoint": "http://h:1/api/v1"}
     assert found.settings["api_key"].origin == "env LAMBDA_CLOUD_TOKEN"
-    assert values(lambda_native.native_credentials({**environ, "LAMBDA_API_KEY": "ours"}, tmp_path))["api_key"] == "ours"
+    ours = lambda_native.native_credentials({**environ, "LAMBDA_API_KEY": "ours"}, tmp_path)
+    assert values(ours)["api_key"] == "ours"
     assert lambda_native.api_url("https://cloud.lambda.ai/api/v1") == "https://cloud.lambda.ai/api/v1"
 
 

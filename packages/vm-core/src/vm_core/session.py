@@ -237,9 +237,9 @@ class Session:
             return (f"provider {name!r} is not served by the embedded mock clouds of profile "
                     f"{self.profile.name!r}: {table}")
         if isinstance(plugin, ReadsNativeCredentials):
-            notes = "".join(f"; {note}" for note in self.native(name).notes)
-            return (f"provider {name!r} is not configured in profile {self.profile.name!r}: no {plugin.title} "
-                    f"credentials were found{notes}; set them up as {plugin.title}'s own tools do (see `vm config "
+            title, notes = self.plugin(name).title, "".join(f"; {note}" for note in self.native(name).notes)
+            return (f"provider {name!r} is not configured in profile {self.profile.name!r}: no {title} "
+                    f"credentials were found{notes}; set them up as {title}'s own tools do (see `vm config "
                     f"show`), or {table}")
         envs = [s.env for s in plugin.settings if s.required and s.env]
         hint = f" or export {', '.join(envs)}" if envs else ""

@@ -74,6 +74,11 @@ def test_a_name_under_invalid_does_not_resolve() -> None:
         assert cause.text == "DNS: api.example.invalid does not resolve"
 
 
+def test_a_name_that_is_no_host_name_is_a_dns_cause_at_once() -> None:
+    cause = diagnose("a" * 64 + ".example", 443, tls=True, ca_file=None, timeout=30)  # a label over 63 characters
+    assert cause.kind is CauseKind.DNS and "no answer" not in cause.text
+
+
 def test_a_silent_server_times_out_within_the_budget() -> None:
     with SilentServer() as server:
         cause = diagnose("127.0.0.1", server.port, tls=True, ca_file=None, timeout=0.3)

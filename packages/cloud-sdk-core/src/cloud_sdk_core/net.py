@@ -202,7 +202,7 @@ def _resolve(host: str, port: int, deadline: float, budget: str) -> list[tuple[i
     def lookup() -> None:
         try:
             box.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except OSError as error:
+        except (OSError, UnicodeError) as error:  # UnicodeError: not a name IDNA can encode
             box.append(error)
 
     if literal:
@@ -216,6 +216,8 @@ def _resolve(host: str, port: int, deadline: float, budget: str) -> list[tuple[i
     found = box[0]
     if isinstance(found, socket.gaierror):
         raise _Failed(_dns_cause(host, found))
+    if isinstance(found, UnicodeError):
+        raise _Failed(Cause(CauseKind.DNS, f"DNS: {host!r} is not a valid host name"))
     if isinstance(found, OSError):
         raise _Failed(Cause(CauseKind.DNS, f"DNS: {host}: {found.strerror or type(found).__name__}"))
     return found  # type: ignore[return-value]

@@ -24,6 +24,8 @@ from ._pb.nebius.iam import v1 as iam
 from .errors import STATUS_DETAILS_KEY
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+
     from ..core.world import World
     from ..runner import MockClouds
 
@@ -152,14 +154,14 @@ def create_request(
     )
 
 
-def subject_jwt(credentials: dict[str, Any], *, now: float | None = None, key: Any = None,
+def subject_jwt(credentials: dict[str, Any], *, now: float | None = None, key: RSAPrivateKey | None = None,
                 **changes: Any) -> str:
     """The JWT pysdk signs from a service account credentials file (`{"subject-credentials": {...}}`): RS256,
     `kid` = public key id, `iss = sub` = service account id, the token service's `aud`, `iat` = now, `exp` a
     minute later. `changes` replace header fields (`kid`, `alg`) or claims, or remove them (None); `key` signs
     instead of the file's private key. Written from the JWT and pysdk specs, not from the mock's verifier."""
     from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import padding
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
     subject = credentials["subject-credentials"]
     now = time.time() if now is None else now
@@ -174,6 +176,8 @@ def subject_jwt(credentials: dict[str, Any], *, now: float | None = None, key: A
             target[name] = value
     signing_input = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
     signer = key or serialization.load_pem_private_key(subject["private-key"].encode(), password=None)
+    if not isinstance(signer, rsa.RSAPrivateKey):
+        raise TypeError("a service account's key is an RSA key")
     signature = signer.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
     return f"{signing_input}.{_b64url(signature)}"
 

@@ -109,3 +109,38 @@ def test_transient_failures_are_retried_until_the_fleet_is_complete(fresh_home: 
     assert len(fleet_vms(vm, "flaky")) == 6  # and nothing doubled by the retries
     vm.ok("fleet", "destroy", "flaky")
     assert fleet_vms(vm, "flaky") == []
+
+
+def _injected(vm: VmHome) -> int:
+    """Errors and dropped answers the three mock clouds have injected so far."""
+    from mock_clouds import control
+
+    counts = control.admin_call(vm.endpoints(), "GET", "/faults", timeout=60.0)
+    return sum(c["injected"]["error"] + c["injected"]["drop"] for c in counts.values())
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_destroy_retries_deletes_through_transient_errors_and_lost_answers(fresh_home: VmHome, seed: int) -> None:
+    """A delete is idempotent: 503s and answers dropped after the VM was deleted are retried with backoff, so the
+    destroy ends 0 with every VM gone instead of exit 7 and a re-run."""
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "6", "--name", "shaky", "-o", "json").json()
+    assert len({m["provider"] for m in made["members"]}) > 1  # deletes of more than one cloud are tested
+    for provider in ("crusoe", "lambda", "nebius"):
+        done = vm.mock("faults", "--provider", provider, "--error-rate", "0.4", "--drop-rate", "0.2",
+                       "--seed", str(seed))
+        assert done.returncode == 0, done.stderr
+    before = _injected(vm)
+
+    destroyed = vm("fleet", "destroy", "shaky", "-o", "json")
+
+    faults = _injected(vm) - before
+    for provider in ("crusoe", "lambda", "nebius"):
+        vm.mock("faults", "--provider", provider, "--error-rate", "0", "--drop-rate", "0")
+    assert faults > 0, "the destroy met no fault: nothing was tested"
+    assert destroyed.code == 0, destroyed.err
+    report = destroyed.json()
+    assert report["failed"] == 0 and report["destroyed"] == 6, report
+    assert {a["action"] for a in report["actions"]} == {"destroyed"} and report["forgotten"], report
+    assert fleet_vms(vm, "shaky") == []
+    assert vm("fleet", "status", "shaky").code == 3  # the record is gone: nothing of the fleet may run

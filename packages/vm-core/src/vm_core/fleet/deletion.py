@@ -5,6 +5,10 @@ Delete calls go out in batches where the provider takes a list (`SupportsBatchDe
 soon as the call is answered (no worker is held while a VM is being deleted). Completion is confirmed by one
 `watch.Watch` read per poll interval for all of them: a VM missing from the read, or terminated, is gone.
 
+A delete is idempotent, so one that fails transiently (5xx, rate limit, an answer lost after the cloud acted) is
+sent again with backoff (retrying.py) before its member is reported failed; so is a delete whose operation ended
+with a transient error while the VM still runs.
+
 Each member's state is recorded in the store as `members.destroy` records one member's: DESTROYING before its
 delete is sent, DESTROYED only once a read shows the VM gone, RELEASED when the cloud refuses to delete it
 (Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries).
@@ -23,6 +27,7 @@ from ..errors import Transient, Unsupported, VmError
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider, SupportsBatchDestroy
 from . import members as mem
+from .retrying import ATTEMPTS, retried, retried_answers
 from .store import FleetStore, MemberRecord, MemberState
 from .watch import Watch
 
@@ -54,6 +59,7 @@ class ProviderDeletion:
     _members: dict[str, MemberRecord] = field(default_factory=dict, init=False)  # followed: instance id -> member
     _pending: dict[str, Pending[None]] = field(default_factory=dict, init=False)
     _gone: list[str] = field(default_factory=list, init=False)  # shown gone by the last read, not yet recorded
+    _resent: dict[str, int] = field(default_factory=dict, init=False)  # instance id -> deletes sent again
 
     def run(self, members: list[MemberRecord]) -> None:
         """Delete every member's VM and report each one's outcome through `finished`."""
@@ -98,10 +104,8 @@ class ProviderDeletion:
             except VmError as exc:  # not recorded: not sent
                 sent.update(dict.fromkeys(chunk, exc))
                 continue
-            try:
-                sent.update(provider.begin_destroy_many(chunk))
-            except VmError as exc:  # the contract says it answers per id; a provider that raises fails them all
-                sent.update(dict.fromkeys(chunk, exc))
+            # the contract says it answers per id; a provider that raises fails them all (retrying.py)
+            sent.update(retried_answers(provider.begin_destroy_many, chunk))
         return sent
 
     def _destroying(self, instance_ids: list[str]) -> None:
@@ -120,10 +124,23 @@ class ProviderDeletion:
         return [self._members[i] for i in instance_ids]
 
     def _begin_one(self, instance_id: str) -> Pending[None] | VmError:
+        """One delete call, sent again while it fails transiently; its Pending or its last error."""
         try:
-            return self.provider.begin_destroy(instance_id)
+            return retried(lambda: self.provider.begin_destroy(instance_id))
         except VmError as exc:
             return exc
+
+    def _resend(self, instance_id: str) -> _Verdict | None:
+        """The delete's operation ended with a transient error and the VM is still there: send the delete again
+        (at most ATTEMPTS times per VM); None while it is followed again, a verdict when it is refused."""
+        self._resent[instance_id] = sent = self._resent.get(instance_id, 0) + 1
+        if sent >= ATTEMPTS:
+            return _Verdict("its deletion kept failing transiently")
+        answer = self._begin_one(instance_id)
+        if isinstance(answer, VmError):
+            return _Verdict(answer.message)
+        self._pending[instance_id] = answer
+        return None
 
     def _refused(self, instance_id: str, error: VmError) -> None:
         member = self._members.pop(instance_id)
@@ -162,10 +179,16 @@ class ProviderDeletion:
         if pending is None:
             return _Verdict(f"its deletion stopped: it is {state.value} again")
         try:
-            if pending.done():
-                pending.wait(0)  # raises the error of a failed delete; else the next read shows it gone
-        except Transient:
+            if not pending.done():
+                return None
+        except Transient:  # the operation could not be read this time
             return None
+        except VmError as exc:
+            return _Verdict(exc.message)
+        try:
+            pending.wait(0)  # raises the error of a failed delete; else the next read shows it gone
+        except Transient:
+            return self._resend(instance_id)
         except VmError as exc:
             return _Verdict(exc.message)
         return None

@@ -15,6 +15,7 @@ from ..model import Instance, InstanceState
 from ..provider import Provider
 from .actions import Action, Verb
 from .naming import FleetIdentity
+from .retrying import retried
 from .store import FleetStore, MemberRecord, MemberState
 
 Progress = Callable[[str], None]
@@ -86,8 +87,9 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
     up by name and only a VM that carries the fleet's id is deleted.
 
     DESTROYED only after the cloud confirmed; RELEASED when the cloud refuses to delete it (it keeps running);
-    FAILED ("never created") for an intent that has no VM. On any other error the member keeps a state that
-    says the VM may exist, so a re-run retries it.
+    FAILED ("never created") for an intent that has no VM. The lookup and the delete are safe to repeat, so each
+    is sent again while it fails transiently (retrying.py). On any other error, or when the retries ran out, the
+    member keeps a state that says the VM may exist, so a re-run retries it.
     """
     if provider is None:
         return Outcome(member, False, f"{member.name}: provider {member.provider} is not configured")
@@ -95,11 +97,12 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
         note = "not looked up: the fleet was recorded before fleet ids, so a name proves nothing"
         return Outcome(record(store, member, state=MemberState.FAILED, error=note), True)
     try:
-        instance_id = member.instance_id or _id_by_name(provider, member, identity)
+        instance_id = member.instance_id or retried(lambda: _id_by_name(provider, member, identity))
         if instance_id is None:
             return absent(store, member)
         member = record(store, member, state=MemberState.DESTROYING, instance_id=instance_id)
-        provider.begin_destroy(instance_id).wait(timeout)  # idempotent: a VM already gone is a finished action
+        # idempotent: a VM already gone (or going) is a finished action
+        retried(lambda: provider.begin_destroy(instance_id).wait(timeout))
     except Unsupported as exc:
         member = record(store, member, state=MemberState.RELEASED, error=exc.message)
         return Outcome(member, True, f"{member.name} ({member.provider}): released but still running: "

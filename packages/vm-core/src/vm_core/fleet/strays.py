@@ -16,6 +16,7 @@ from ..model import Instance
 from ..provider import Provider
 from .actions import Action, Verb
 from .naming import Claim, FleetIdentity
+from .retrying import retried
 from .store import FleetStore, MemberRecord, MemberState
 
 STRAY_ATTEMPT = 1000  # strays get attempt numbers from here on, so they never collide with placement attempts
@@ -32,8 +33,9 @@ class Scan:
 
 
 def scan(identity: FleetIdentity, recorded: Sequence[MemberRecord], providers: Mapping[str, Provider]) -> Scan:
-    """List every provider the fleet tried (concurrently, one listing each). Never raises for a provider that
-    cannot be listed: its problem is reported and its strays stay unknown."""
+    """List every provider the fleet tried (concurrently, one listing each, sent again while it fails
+    transiently: retrying.py). Never raises for a provider that cannot be listed: its problem is reported and its
+    strays stay unknown."""
     result = Scan()
     known_ids = {m.instance_id for m in recorded if m.instance_id}
     names = sorted({m.provider for m in recorded})
@@ -55,7 +57,7 @@ def scan(identity: FleetIdentity, recorded: Sequence[MemberRecord], providers: M
 
 def _listing(provider: Provider) -> list[Instance] | str:
     try:
-        return list(provider.list_instances())
+        return retried(lambda: list(provider.list_instances()))
     except VmError as exc:
         return exc.message
 

@@ -1,4 +1,4 @@
-"""The Nebius mock's gRPC server: one grpcio server, four services, betterproto2 messages.
+"""The Nebius mock's gRPC server: one grpcio server for every service (`SERVICES`), betterproto2 messages.
 
 Every call goes through `Dispatcher.serve`, which does what `mock_clouds.http` does for the REST mocks plus
 the gRPC specifics: `x-request-id`/`x-trace-id` initial metadata, injected latency and errors, strict request
@@ -30,10 +30,11 @@ import grpc
 
 from ..core.models import Provider
 from ..core.world import World
-from . import auth, errors, instances, operations, platforms, render, tokens, wire
+from . import auth, errors, iam_projects, instances, operations, platforms, render, tokens, vpc, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from ._pb.nebius.iam import v1 as iam
+from ._pb.nebius.vpc import v1 as vpc_v1
 from .call import Call
 
 if TYPE_CHECKING:
@@ -82,6 +83,16 @@ SERVICES: dict[str, dict[str, Rpc]] = {
     },
     "nebius.iam.v1.TokenExchangeService": {
         "Exchange": Rpc(iam.ExchangeTokenRequest, tokens.exchange, public=True),
+    },
+    "nebius.iam.v1.ProjectService": {
+        "Get": Rpc(iam.GetProjectRequest, iam_projects.get),
+        "GetByName": Rpc(iam.GetProjectByNameRequest, iam_projects.get_by_name),
+        "List": Rpc(iam.ListProjectsRequest, iam_projects.list_projects),
+    },
+    "nebius.vpc.v1.SubnetService": {
+        "Get": Rpc(vpc_v1.GetSubnetRequest, vpc.get),
+        "GetByName": Rpc(vpc_v1.GetSubnetByNameRequest, vpc.get_by_name),
+        "List": Rpc(vpc_v1.ListSubnetsRequest, vpc.list_subnets),
     },
 }
 

@@ -21,6 +21,7 @@ from ._pb.google.rpc import Status
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from ._pb.nebius.iam import v1 as iam
+from ._pb.nebius.vpc import v1 as vpc
 from .errors import STATUS_DETAILS_KEY
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class _Metadata(grpc.UnaryUnaryClientInterceptor):
 
 
 class Client:
-    """Stubs of the four services over one channel, with fixed metadata."""
+    """Stubs of the services over one channel, with fixed metadata."""
 
     def __init__(self, channel: grpc.Channel, metadata: Sequence[tuple[str, str]], timeout: float) -> None:
         self._base = channel
@@ -78,6 +79,8 @@ class Client:
         self.operations = common.OperationServiceStub(intercepted)
         self.platforms = compute.PlatformServiceStub(intercepted)
         self.tokens = iam.TokenExchangeServiceStub(intercepted)
+        self.projects = iam.ProjectServiceStub(intercepted)
+        self.subnets = vpc.SubnetServiceStub(intercepted)
 
     def with_metadata(self, *pairs: tuple[str, str]) -> Client:
         """The same channel with more metadata (e.g. `("x-idempotency-key", key)`)."""
@@ -242,7 +245,10 @@ class Harness:
         ca_file = clouds.endpoints.get("ca_file")
         self.root_certificates = Path(ca_file).read_bytes() if ca_file else None  # a TLS server's CA
         self.project: str = endpoint["project_id"]
-        self.projects: dict[str, str] = endpoint["projects"]
+        projects = self.world.state.providers["nebius"].projects
+        tenant = next(p.owner for p in projects if p.id == self.project)
+        # region -> project of the default project's tenant (what a client learns from ProjectService)
+        self.projects = {p.region: p.id for p in projects if p.owner == tenant}
         self._channels: list[grpc.Channel] = []
         self.client = self.connect(endpoint["token"])
 

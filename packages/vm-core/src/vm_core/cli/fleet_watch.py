@@ -5,7 +5,8 @@ drawn again, with a last line saying when it was refreshed. Elsewhere (a pipe, a
 only when it differs from the one before, followed by an empty line; with `-o json`, one compact JSON document
 per line (the document of `vm fleet status -o json`), again only when it changed. Watching stops by itself when
 the fleet is settled: its state is active, degraded, failed or destroyed and no member is creating or
-terminating; or when its record is gone (destroyed or forgotten by another vm). Ctrl-C stops it with exit 130.
+terminating; when its record is gone (destroyed or forgotten by another vm); or when nothing reads its output any
+more (`| head` closed the pipe). Ctrl-C stops it with exit 130.
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ def settled(view: Any) -> bool:
 
 
 def watch(app: App, store: Any, providers: dict[str, Any], name: str, interval: float) -> Any:
-    """Show the fleet until it is settled; returns the last view (None when the record went away meanwhile).
+    """Show the fleet until it is settled, or until nothing reads stdout any more (a closed pipe); returns the
+    last view (None when the record went away meanwhile).
     Raises NotFound when the fleet is not recorded at the first look; ends with exit 130 on Ctrl-C."""
     from ..fleet.inspect import FleetInspector
+    from .exiting import reader_gone
 
     terminal = sys.stdout.isatty() and not app.output.json
     inspector = FleetInspector(store, providers)
@@ -62,6 +65,9 @@ def watch(app: App, store: Any, providers: dict[str, Any], name: str, interval: 
             elif block != shown:
                 click.echo(block if app.output.json else block + "\n")
             shown = block
+            if reader_gone(sys.stdout):  # `vm fleet status NAME --watch | head`: nobody reads further
+                app.output.progress(f"nothing reads the output any more: stopped watching fleet {name}")
+                return view
             if settled(view):
                 app.output.progress(f"fleet {name} is settled: {view.fleet.state.value}")
                 return view

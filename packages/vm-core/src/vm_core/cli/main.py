@@ -118,19 +118,20 @@ def _wants_json(args: Sequence[str]) -> bool:
 
 def main() -> NoReturn:
     """The `vm` console script; never returns (cli/exiting.py: the process ends without the interpreter's
-    teardown when no other thread runs). A Ctrl-C that comes after the command finished (while the process exits)
-    changes nothing and is ignored; one that escapes `run` (during its last clean-up) is exit 130, never a
-    traceback."""
+    teardown when no other thread runs, and a reader that closed its pipe early changes no exit code). A Ctrl-C
+    that comes after the command finished (while the process exits) changes nothing and is ignored; one that
+    escapes `run` (during its last clean-up) is exit 130, never a traceback."""
     # One command is a short process that allocates mostly acyclic objects (modules, messages, records): collecting
     # the youngest generation every 700 allocations, Python's default, costs about 5 % of importing the SDKs and of
     # decoding large listings. A higher threshold still collects cycles.
     gc.set_threshold(20_000, 10, 10)
+    from .exiting import exit_process, tolerate_closed_pipes
+
+    tolerate_closed_pipes()
     try:
         code = run()
     except KeyboardInterrupt:
         code = Interrupted.exit_code
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from .exiting import exit_process
-
     exit_process(code)

@@ -34,11 +34,18 @@ class Action:
     instance_id: str = ""
     detail: str = ""
 
+    @property
+    def why(self) -> str:
+        """The detail when it says more than the verb ("" for none, or for a detail that only repeats the verb,
+        such as a member's recorded error "never created" under the verb "never created")."""
+        return "" if self.detail == self.verb.value else self.detail
+
     def line(self, dry_run: bool = False) -> str:
+        """`PROVIDER: NAME (ID): VERB[: WHY]`, each part once."""
         verb = _WOULD.get(self.verb, self.verb.value) if dry_run else self.verb.value
         vm = f"{self.name} ({self.instance_id})" if self.instance_id else self.name
-        return f"{self.provider}: {vm}: {verb}" + (f": {self.detail}" if self.detail else "")
+        return f"{self.provider}: {vm}: {verb}" + (f": {self.why}" if self.why else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"action": self.verb.value, "provider": self.provider, "name": self.name,
-                "id": self.instance_id or None, "detail": self.detail or None}
+                "id": self.instance_id or None, "detail": self.why or None}

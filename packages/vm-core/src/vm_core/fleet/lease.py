@@ -130,16 +130,20 @@ class LeaseRefused(UsageError):
 
 
 def refusal(held: Lease, operation: str) -> LeaseRefused:
-    """The UsageError for `operation` finding `held` live. A create is told the name is taken: whoever holds the
-    lease is creating, changing or destroying a fleet of that name."""
+    """The UsageError for `operation` finding `held` live. A create is told the name is taken, with the hint of
+    any taken name (see the fleet, or pick another name): whoever holds the lease is creating, changing or
+    destroying a fleet of that name, so the same create would be refused again. Any other operation is told to
+    wait for the holder."""
     lapses = time.strftime("%H:%M:%S UTC", time.gmtime(held.expires_at))
-    taken = f"a fleet named {held.fleet!r} already exists and" if operation == "fleet create" else \
-        f"fleet {held.fleet!r}"
+    creating = operation == "fleet create"
+    taken = f"a fleet named {held.fleet!r} already exists and" if creating else f"fleet {held.fleet!r}"
+    status = Command.of("fleet", "status", held.fleet)
+    hint = Hint.say("see {}, or pick another name", status) if creating else \
+        Hint.say("wait for it to finish and run this again ({} shows the fleet); if that process died, run this "
+                 "again after the lease lapses", status)
     return LeaseRefused(f"{taken} is being changed by {held.holder} ({held.operation}); its lease "
                         f"lapses at {lapses} (in {max(held.remaining, 0):.0f} s) unless that process renews it", held,
-                        suggestion=Hint.say("wait for it to finish and run this again ({} shows the fleet); if that"
-                                            " process died, run this again after the lease lapses",
-                                            Command.of("fleet", "status", held.fleet)))
+                        suggestion=hint)
 
 
 def _heartbeat(store: FleetStore, held: Lease, seconds: float, stop: threading.Event,

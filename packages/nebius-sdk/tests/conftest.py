@@ -25,7 +25,7 @@ from nebius_sdk._pb.nebius.iam import v1 as iam
 
 FAST_RETRY = RetryPolicy(max_attempts=6, initial=0.005, maximum=0.02, multiplier=2.0)
 FAST_POLL = PollPolicy(initial=0.005, maximum=0.05, multiplier=1.5)
-SUBNET = "vpcsubnet-e00defaultsubnet01"  # the default scenario's subnet (the mock does not serve VPC)
+SUBNET = "vpcsubnet-e00defaultsubnet01"  # the default project's subnet in the default scenario (SubnetService lists it)
 
 # method -> (request type, response type)
 _METHODS: dict[str, tuple[type, type]] = {

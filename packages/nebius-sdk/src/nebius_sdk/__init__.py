@@ -1,4 +1,5 @@
-"""nebius-sdk: a typed, standalone client of the Nebius AI Cloud compute gRPC API.
+"""nebius-sdk: a typed, standalone client of the Nebius AI Cloud compute gRPC API (and of the IAM projects and VPC
+subnets that say where to create).
 
     from nebius_sdk import NebiusClient, ServiceAccount
     with NebiusClient(parent_id="project-e00...") as client:       # token from $NEBIUS_IAM_TOKEN

@@ -1,5 +1,6 @@
 """`NebiusClient`: a typed client of the Nebius AI Cloud compute API (InstanceService, OperationService,
-PlatformService) over gRPC.
+PlatformService) over gRPC, with the reads that find where to create: IAM's ProjectService (a tenant's projects and
+their regions) and VPC's SubnetService (a project's subnets).
 
 Every call has a deadline, carries `authorization: Bearer <token>` from the client's `TokenSource`
 (`nebius_sdk.auth`: a token, a token file, a token command or a service account), and is retried on UNAVAILABLE,
@@ -11,6 +12,7 @@ never re-sent with a new key. After an error that leaves a create's outcome unkn
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,11 +52,14 @@ from ._pb.nebius.compute.v1 import (
     StartInstanceRequest,
     StopInstanceRequest,
 )
+from ._pb.nebius.iam.v1 import GetProjectRequest, ListProjectsRequest, ProjectServiceStub
+from ._pb.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceStub
 from ._status import status_error
 from ._transport import Transport
 from .auth import StaticToken, TokenSource
-from .endpoints import COMPUTE, DEFAULT_DOMAIN, service_address
+from .endpoints import COMPUTE, DEFAULT_DOMAIN, IAM, VPC, serves_everything, service_address, split_host_port
 from .errors import APIError, NotFound
+from .models import Project, Subnet
 
 DEFAULT_TIMEOUT = 20.0  # seconds per call attempt, as in pysdk/gosdk
 DEFAULT_PAGE_SIZE = 100
@@ -119,10 +124,13 @@ class NebiusClient:
     `ServiceAccount`), or a token string, or None for $NEBIUS_IAM_TOKEN (ValueError when it is unset); the client
     asks it for the token of every call and never closes it. The compute service is `compute.<domain>` (`domain`
     default `api.nebius.cloud:443`; a loopback address or `localhost` serves everything itself), or `target`
-    ("host:port") when given. A loopback IP target is plaintext, any host name TLS; `insecure` True or False
-    overrides that. `channel` replaces all of this with a channel you own (the client then never closes it).
-    `parent_id` is the default project for lists, lookups by name and creates; `subnet_id` the default subnet of
-    created instances (the VPC API that lists subnets is not part of this SDK). `timeout` is the deadline of each
+    ("host:port") when given; IAM's projects are at `cpl.iam.<domain>` and VPC's subnets at `vpc.<domain>`, or at
+    `target` too when it is an IP address or `localhost` (one local server for every service). Each of those
+    channels is opened on its first call, with the same credentials, TLS roots, keepalive and proxy as compute's. A
+    loopback IP target is plaintext, any host name TLS; `insecure` True or False overrides that. `channel` replaces
+    all of this with a channel you own, used for every service (the client then never closes it). `parent_id` is
+    the default project for lists, lookups by name and creates; `subnet_id` the default subnet of created
+    instances (`list_subnets` finds a project's). `timeout` is the deadline of each
     call attempt; `retry` bounds and spaces the retries of one call; `poll` spaces operation polls and sets the
     default deadline of a wait. Raises ValueError for a CA variable (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH,
     SSL_CERT_FILE) that names no readable file. No network call is made until the first request.
@@ -146,6 +154,9 @@ class NebiusClient:
         self.parent_id = parent_id
         self.subnet_id = subnet_id
         self.poll = poll
+        self._domain = domain
+        self._insecure = insecure
+        self._borrowed = channel is not None
         self._transport = Transport(
             credentials=self.credentials,
             target=target or service_address(COMPUTE, domain),
@@ -169,6 +180,9 @@ class NebiusClient:
         )
         self._operations = OperationServiceStub(self._transport.channel)
         self._platforms = PlatformServiceStub(self._transport.channel)
+        # service address -> its transport, opened on first use (`_transport_of`); compute's is there from the start
+        self._transports = {self._transport.target: self._transport}
+        self._transports_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"NebiusClient(target={self._transport.target!r}, parent_id={self.parent_id!r})"
@@ -185,8 +199,11 @@ class NebiusClient:
         self.close()
 
     def close(self) -> None:
-        """Release the channel (if the client opened it). Operations keep running in the cloud."""
-        self._transport.close()
+        """Release the channels (those the client opened). Operations keep running in the cloud."""
+        with self._transports_lock:
+            transports = list(self._transports.values())
+        for transport in transports:
+            transport.close()
 
     # ------------------------------------------------------------------ instances: reads
     def get_instance(self, instance_id: str, *, timeout: float | None = None) -> Instance:
@@ -407,7 +424,62 @@ class NebiusClient:
         request = GetByNameRequest(parent_id=self._parent(parent_id), name=name)
         return self._transport.call(self._platforms.get_by_name, request, timeout=timeout)
 
+    # ------------------------------------------------------------------ projects and subnets
+    def get_project(self, project_id: str, *, timeout: float | None = None) -> Project:
+        """The project with this id (IAM `ProjectService.Get`, at `cpl.iam.<domain>`): its name, tenant and region.
+        Raises `PermissionDenied` when the credentials may not read it (Nebius answers an unknown id alike)."""
+        transport = self._transport_of(IAM)
+        request = GetProjectRequest(id=project_id)
+        return Project.of(transport.call(ProjectServiceStub(transport.channel).get, request, timeout=timeout))
+
+    def list_projects(self, tenant_id: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Project]:
+        """A lazy pager over a tenant's projects (IAM `ProjectService.List(parent_id=tenant)`, at
+        `cpl.iam.<domain>`); a project's tenant is `get_project(id).tenant_id`. Raises (when iterated)
+        `PermissionDenied` for a tenant the credentials may not list."""
+
+        def fetch(token: str) -> tuple[list[Project], str]:
+            transport = self._transport_of(IAM)
+            request = ListProjectsRequest(parent_id=tenant_id, page_size=page_size, page_token=token)
+            response = transport.call(ProjectServiceStub(transport.channel).list, request)
+            return [Project.of(item) for item in response.items], response.next_page_token
+
+        return Pager(fetch)
+
+    def list_subnets(self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Subnet]:
+        """A lazy pager over a project's VPC subnets (`SubnetService.List`, at `vpc.<domain>`); a project's own is
+        named `default-subnet-...`."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[Subnet], str]:
+            transport = self._transport_of(VPC)
+            request = ListSubnetsRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = transport.call(SubnetServiceStub(transport.channel).list, request)
+            return [Subnet.of(item) for item in response.items], response.next_page_token
+
+        return Pager(fetch)
+
     # ------------------------------------------------------------------ internals
+    def _address(self, service: str) -> str:
+        """Where `service` is: compute's own target for a borrowed channel or a local server (an IP address or
+        `localhost`, which serves every service), else `<service>.<domain>`."""
+        target = self._transport.target
+        if self._borrowed or serves_everything(split_host_port(target)[0]):
+            return target
+        return service_address(service, self._domain)
+
+    def _transport_of(self, service: str) -> Transport:
+        """The transport of `service`'s address, opened on first use as compute's was (credentials, deadline,
+        retries, TLS roots, keepalive, proxy). Raises ValueError when a CA variable names no readable file."""
+        address = self._address(service)
+        with self._transports_lock:
+            transport = self._transports.get(address)
+            if transport is None:
+                transport = Transport(credentials=self.credentials, target=address, channel=None,
+                                      timeout=self._transport.timeout, retry=self._transport.retry,
+                                      insecure=self._insecure)
+                self._transports[address] = transport
+            return transport
+
     def _parent(self, parent_id: str) -> str:
         parent = parent_id or self.parent_id
         if not parent:

@@ -2,10 +2,14 @@
 
 Re-exported here so callers never import the generated package directly. Unknown enum values from a newer
 server decode to a placeholder member and unknown fields are kept, so newer servers do not break this SDK.
+`Project` and `Subnet` are small typed views of an IAM `Container` and a VPC `Subnet` message (what discovering a
+tenant's regions and a project's subnet needs), each keeping the message as `raw`.
 Importing this module loads grpc and the generated code.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ._pb.google.rpc import Status
 from ._pb.nebius.common.v1 import (
@@ -42,13 +46,20 @@ from ._pb.nebius.compute.v1 import (
     SourceImageFamily,
     SpotPricingPolicySpec,
 )
+from ._pb.nebius.iam.v1 import Container, ContainerSpec, ContainerStatus
+from ._pb.nebius.vpc.v1 import Subnet as SubnetMessage
+from ._pb.nebius.vpc.v1 import SubnetSpec, SubnetStatus, SubnetStatusState
 
 InstanceState = InstanceStatusInstanceState
+SubnetState = SubnetStatusState
 
 __all__ = [
     "AttachedDiskSpec",
     "AttachedDiskSpecAttachMode",
     "BadRequestViolation",
+    "Container",
+    "ContainerSpec",
+    "ContainerStatus",
     "DiskSpec",
     "DiskSpecDiskType",
     "ExistingDisk",
@@ -67,6 +78,7 @@ __all__ = [
     "PreemptibleSpec",
     "PreemptibleSpecPreemptionPolicy",
     "Preset",
+    "Project",
     "PublicIpAddress",
     "QuotaFailureViolation",
     "RawOperation",
@@ -78,6 +90,12 @@ __all__ = [
     "SourceImageFamily",
     "SpotPricingPolicySpec",
     "Status",
+    "Subnet",
+    "SubnetMessage",
+    "SubnetSpec",
+    "SubnetState",
+    "SubnetStatus",
+    "SubnetStatusState",
     "instance_state",
     "is_preemptible",
     "private_ip",
@@ -112,3 +130,52 @@ def private_ip(instance: Instance) -> str | None:
         if nic.ip_address is not None and nic.ip_address.address:
             return nic.ip_address.address.split("/")[0]
     return None
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project: the IAM `Container` (`nebius.iam.v1.ProjectService`) whose parent is a tenant. Each project and its
+    resources belong to one region. `raw` is the message as received."""
+
+    id: str  # project-e00...
+    name: str
+    tenant_id: str  # tenant-e00..., metadata.parent_id
+    region: str  # status.region, else spec.region; "" when the server says neither
+    raw: Container
+
+    @classmethod
+    def of(cls, container: Container) -> Project:
+        metadata, spec, status = container.metadata, container.spec, container.status
+        region = (status.region if status is not None else "") or (spec.region if spec is not None else "")
+        return cls(
+            id=metadata.id if metadata is not None else "",
+            name=metadata.name if metadata is not None else "",
+            tenant_id=metadata.parent_id if metadata is not None else "",
+            region=region,
+            raw=container,
+        )
+
+
+@dataclass(frozen=True)
+class Subnet:
+    """A VPC subnet (`nebius.vpc.v1.SubnetService`) of a project; instances take their network interface's addresses
+    from one. `raw` is the message as received."""
+
+    id: str  # vpcsubnet-e00...
+    name: str  # the subnet a project is created with is named default-subnet-...
+    project_id: str  # metadata.parent_id
+    network_id: str  # vpcnetwork-..., spec.network_id
+    state: SubnetStatusState  # STATE_UNSPECIFIED when the server sent no status
+    raw: SubnetMessage
+
+    @classmethod
+    def of(cls, message: SubnetMessage) -> Subnet:
+        metadata = message.metadata
+        return cls(
+            id=metadata.id if metadata is not None else "",
+            name=metadata.name if metadata is not None else "",
+            project_id=metadata.parent_id if metadata is not None else "",
+            network_id=message.spec.network_id if message.spec is not None else "",
+            state=message.status.state if message.status is not None else SubnetStatusState.STATE_UNSPECIFIED,
+            raw=message,
+        )

@@ -45,6 +45,12 @@ def test_spot_offers_are_marked_and_create_spot_makes_a_preemptible_vm(shared_ho
     assert [r[-1] for r in table.rows()[1:]].count("spot") == len(spot)
     made = shared_home.ok("create", "-p", "nebius", "--gpu", "H100:1", "--spot", "--name", "spotty", "-o", "json")
     assert made.json()["price_per_hour"] == 1.25 and made.json()["state"] == "running"
+    assert made.json()["spot"] is True and made.json()["reserved"] is False
+    got = shared_home.ok("get", made.json()["id"], "-p", "nebius")
+    assert got.rows()[0][6] == "RESERVED" and got.rows()[1][6] == "spot"  # the table's marker
+    assert [r[6] for r in shared_home.ok("list", "--name", "spotty").rows()[1:]] == ["spot"]
+    others = [i for i in shared_home.ok("list", "-o", "json").json() if i["id"] != made.json()["id"]]
+    assert all(i["spot"] is False for i in others), others
     refused = shared_home("create", "-p", "crusoe", "--gpu", "H100:8", "--spot", "--name", "no-spot", "-o", "json")
     assert refused.code == 5 and refused.error()["code"] == "unsupported" and shared_home.live("no-spot") == []
     shared_home.ok("destroy", "-p", "nebius", made.json()["id"])

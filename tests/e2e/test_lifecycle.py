@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 INSTANCE_KEYS = {"provider", "id", "name", "state", "gpu", "gpu_count", "region", "reserved", "reservation_id",
-                 "price_per_hour", "fleet", "created_at", "public_ip", "ssh"}
+                 "spot", "price_per_hour", "fleet", "created_at", "public_ip", "ssh"}
 HEADER = ["PROVIDER", "ID", "NAME", "STATE", "GPU", "REGION", "RESERVED", "$/H"]
 
 

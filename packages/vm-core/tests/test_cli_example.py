@@ -85,7 +85,7 @@ def test_lifecycle_in_tables_and_json(vm) -> None:
     assert made.code == 0, made.err
     doc = made.json()
     assert set(doc) == {"provider", "id", "name", "state", "gpu", "gpu_count", "region", "reserved",
-                        "reservation_id", "price_per_hour", "fleet", "created_at", "public_ip", "ssh"}
+                        "reservation_id", "spot", "price_per_hour", "fleet", "created_at", "public_ip", "ssh"}
     assert (doc["provider"], doc["name"], doc["state"], doc["gpu"], doc["gpu_count"]) == (
         "example", "box", "running", "H100", 1)
     assert "accepted" in made.err and "box: running" in made.err  # progress, one line per state change

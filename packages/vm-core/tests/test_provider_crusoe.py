@@ -141,6 +141,18 @@ def test_reservation_none_is_on_demand_at_list_price(crusoe: CrusoeProvider) -> 
     assert used_gpus(crusoe, CHEAP) == 0
 
 
+def test_a_vm_billed_spot_is_a_spot_vm_without_the_on_demand_price(crusoe: CrusoeProvider) -> None:
+    """Crusoe's API creates no spot VMs, but one made elsewhere (billing_type Spot) is listed as spot, and the
+    on-demand list price is not claimed for it (the catalog has no Crusoe spot price: unknown)."""
+    import msgspec
+
+    vm = crusoe.begin_create(h100("billed", NONE)).wait(WAIT)
+    assert vm.spot is False and vm.to_json()["spot"] is False
+    spot = crusoe._instance(msgspec.structs.replace(vm.native, billing_type="Spot"))
+    assert (spot.spot, spot.reserved, spot.price_per_hour) == (True, False, None)
+    assert spot.to_json()["spot"] is True
+
+
 def test_explicit_reservation_id_is_used(crusoe: CrusoeProvider) -> None:
     vm = crusoe.begin_create(h100("named", by_id(PRICEY, strict=True))).wait(WAIT)
     assert (vm.reservation_id, vm.region) == (PRICEY, "us-east1-a")

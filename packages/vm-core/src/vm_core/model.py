@@ -61,6 +61,8 @@ class Instance:
     native: Any = field(default=None, repr=False, compare=False)
     # Nebius metadata.labels, Lambda tags; always empty on clouds without labels (Crusoe).
     labels: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # A spot (preemptible) VM: the cloud may stop it to take its capacity back. Never on a reservation.
+    spot: bool = False
 
     @property
     def ssh(self) -> str:
@@ -93,6 +95,7 @@ class Instance:
             "region": self.region,
             "reserved": self.reserved,
             "reservation_id": self.reservation_id,
+            "spot": self.spot,
             "price_per_hour": self.running_price,
             "fleet": self.fleet,
             "created_at": self.created_at.isoformat() if self.created_at else None,

@@ -18,7 +18,7 @@ from ..fleet.budget import price_total
 from ..fleet.store import FleetRecord, MemberRecord, MemberState
 from ..model import Instance, InstanceState, Offer
 from .output import Output
-from .views import INSTANCE_COLUMNS
+from .views import INSTANCE_COLUMNS, capacity_cell
 
 RUNNING = InstanceState.RUNNING.value  # a member's "state" in its JSON (the instance schema) when it runs
 
@@ -207,7 +207,7 @@ def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> 
 
 def _row(m: dict[str, Any]) -> list[Any]:
     gpu = f"{m['gpu']}x{m['gpu_count']}" if m["gpu"] else "-"
-    reserved = (m["reservation_id"] or "yes") if m["reserved"] else "-"
+    reserved = capacity_cell(m["reserved"], m["reservation_id"], m["spot"])
     return [m["provider"], m["id"], m["name"], m["state"], gpu, m["region"], reserved, m["price_per_hour"]]
 
 

@@ -50,8 +50,16 @@ def native(value: Any) -> Any:
 
 def _instance_row(i: Instance) -> list[Any]:
     gpu = f"{i.gpu}x{i.gpu_count}" if i.gpu else i.shape
-    reserved = (i.reservation_id or "yes") if i.reserved else "-"
-    return [i.provider, i.id, i.name, i.state.value, gpu, i.region, reserved, i.running_price]
+    return [i.provider, i.id, i.name, i.state.value, gpu, i.region, capacity_cell(i.reserved, i.reservation_id,
+                                                                                  i.spot), i.running_price]
+
+
+def capacity_cell(reserved: bool, reservation_id: str, spot: bool) -> str:
+    """The RESERVED cell: what capacity the VM is on. Its reservation's id (`yes` when the cloud names none),
+    `spot` for a spot (preemptible) VM, which is never on a reservation, and `-` for an on-demand VM."""
+    if reserved:
+        return reservation_id or "yes"
+    return "spot" if spot else "-"
 
 
 def accepted(out: Output, items: Sequence[Accepted], *, single: bool = False) -> None:

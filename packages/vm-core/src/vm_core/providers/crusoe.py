@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 SSH_USER = "ubuntu"  # the login of Crusoe's ubuntu22.04 images, which VMs boot by default
+SPOT_BILLING = "Spot"  # `billing_type` of a spot VM (the API's enum: On-demand | Spot | PoC)
 REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest reboot; --hard resets)"
 
 # Seconds between two listings that follow pending creates or deletions (times time_scale): Crusoe documents no
@@ -424,19 +425,25 @@ class CrusoeProvider:
         return list(self._client.list_locations())
 
     def _instance(self, vm: Any) -> Instance:
+        """The vm-core Instance of a Crusoe VM. `billing_type` "Spot" (a VM made elsewhere: this API creates
+        none) is a spot VM."""
         entry = self._catalog.lookup(NAME, vm.type)
+        spot = vm.billing_type == SPOT_BILLING
         return Instance(
             provider=NAME, id=vm.id, name=vm.name, state=instance_state(vm.state),
             gpu=entry.gpu if entry else "", gpu_count=entry.gpu_count if entry else 0, region=vm.location,
             shape=vm.type, reserved=vm.reservation_id != "", reservation_id=vm.reservation_id,
-            price_per_hour=self._vm_price(vm.reservation_id, entry), created_at=vm.created_at,
-            public_ip=vm.public_ipv4, ssh_user=SSH_USER, native=vm,
+            price_per_hour=self._vm_price(vm.reservation_id, entry, spot=spot), created_at=vm.created_at,
+            public_ip=vm.public_ipv4, ssh_user=SSH_USER, native=vm, spot=spot,
         )
 
-    def _vm_price(self, reservation_id: str, entry: ShapeEntry | None) -> float | None:
-        """Reservation $/GPU-h x GPUs for a reserved VM, else the catalog's list price (None if unknown)."""
+    def _vm_price(self, reservation_id: str, entry: ShapeEntry | None, *, spot: bool = False) -> float | None:
+        """Reservation $/GPU-h x GPUs for a reserved VM, else the catalog's list price: its spot price for a spot
+        VM (None if unknown)."""
         if entry is None:
             return None
+        if spot:
+            return entry.spot_price_per_hour
         if reservation_id:
             if reservation_id not in self._prices:
                 self._reservations()

@@ -70,3 +70,29 @@ def test_strict_reservation_that_does_not_fit_fails_without_fallback(shared_home
     assert result.code == 6, result.err  # the block is in eu-north1: no capacity, and no on-demand instead
     assert result.error()["code"] == "capacity"
     assert shared_home.live("res-strict") == []
+
+
+def full_reservation_offers(vm: VmHome, provider: str, gpu: str, reservation: str) -> list[dict]:
+    return [o for o in vm.ok("offers", "--gpu", gpu, "-p", provider, "--all", "-o", "json").json()
+            if o["reservation_id"] == reservation]
+
+
+@pytest.mark.parametrize(("provider", "gpu", "reservation", "fill"), [
+    ("crusoe", "H100:8", CRUSOE_CHEAPEST, 4),    # 32 GPUs: four 8-GPU VMs fill it
+    ("lambda", "H100:8", LAMBDA_RESERVATION, 1),  # 8 GPUs: one 8-GPU VM fills it
+])
+def test_a_full_reservation_is_listed_with_capacity_0(fresh_home: VmHome, provider: str, gpu: str,
+                                                      reservation: str, fill: int) -> None:
+    """`vm offers --all` shows a full reservation (capacity 0, not available), so a user sees why a VM goes
+    on-demand; without --all it is left out like any offer without room."""
+    vm = fresh_home
+    assert [o["capacity"] for o in full_reservation_offers(vm, provider, gpu, reservation)] == [fill]
+    for n in range(fill):
+        vm.ok("create", "-p", provider, "--gpu", gpu, "--name", f"fill-{n}", "--reservation", reservation)
+    [full] = full_reservation_offers(vm, provider, gpu, reservation)
+    assert (full["capacity"], full["available"], full["reserved"]) == (0, False, True), full
+    table = vm.ok("offers", "--gpu", gpu, "-p", provider, "--all")
+    [row] = [r for r in table.rows() if reservation in r]
+    assert row[table.rows()[0].index("CAPACITY")] == "0"
+    shown = vm.ok("offers", "--gpu", gpu, "-p", provider, "-o", "json").json()
+    assert reservation not in {o["reservation_id"] for o in shown}

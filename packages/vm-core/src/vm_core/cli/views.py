@@ -95,9 +95,11 @@ def offers(out: Output, items: Sequence[Offer]) -> None:
 
 
 def _capacity(o: Offer) -> str:
-    if not o.available:
-        return "none"
-    return "?" if o.capacity is None else str(o.capacity)
+    """The CAPACITY cell: the VMs the cloud says fit (`0` for a full reservation or zone), else `none` when the
+    cloud says there is no room without counting it, `?` when it does not say."""
+    if o.capacity is not None:
+        return str(o.capacity)
+    return "?" if o.available else "none"
 
 
 def providers(out: Output, reports: Sequence[ProviderReport]) -> None:

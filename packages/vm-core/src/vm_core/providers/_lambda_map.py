@@ -271,19 +271,20 @@ def on_demand_offers(shapes: Sequence[ShapeEntry], types: Mapping[str, InstanceT
 
 def reserved_offers(shapes: Sequence[ShapeEntry], types: Mapping[str, InstanceTypeAvailability],
                     reservations: Sequence[Reservation]) -> list[Offer]:
-    """One offer per reservation and shape it can host with the GPUs it has free."""
+    """One offer per reservation and shape it is large enough to host, with the VMs its free GPUs hold as
+    capacity: a full reservation is an offer with capacity 0 (not available)."""
     offers = []
     for res in reservations:
         for entry in shapes:
             count = res.available_quantity // entry.gpu_count
-            if res.region is None or entry.shape not in res.instance_type_names or count < 1:
+            if res.region is None or entry.shape not in res.instance_type_names or res.quantity < entry.gpu_count:
                 continue
             price = reserved_price(res, entry.gpu_count)
             if price is None and entry.shape in types:
                 price = types[entry.shape].instance_type.price_cents_per_hour / 100
             if price is not None:
                 offers.append(Offer(NAME, res.region.name, entry.gpu, entry.gpu_count, entry.shape, price,
-                                    capacity=count, reservation_id=res.id))
+                                    capacity=count, available=count > 0, reservation_id=res.id))
     return offers
 
 

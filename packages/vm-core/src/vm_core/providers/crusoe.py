@@ -363,14 +363,17 @@ class CrusoeProvider:
     # ------------------------------------------------------------------------------------------ offers
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
         """On-demand offers per shape and zone from `/capacities` (catalog list price), plus one reserved
-        offer per zone of each usable reservation with free GPUs. Cheapest first."""
+        offer per zone of each usable reservation large enough for one VM of the shape: with the VMs its free
+        GPUs hold as capacity, so a full reservation is an offer with capacity 0 (not available). Cheapest
+        first."""
         shapes = self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
         if not shapes:
             return []
         with translated():
             capacity = self._capacities([s.shape for s in shapes])
             reservations = self._reservations()
-            reserved = [(s, r) for s in shapes for r in self._usable_reservations(s, reservations) if r.free_quantity]
+            reserved = [(s, r) for s in shapes for r in self._usable_reservations(s, reservations)
+                        if r.quantity >= s.gpu_count]
             zones = self._zones() if reserved else []
         offers = [offer(s, zone, s.price_per_hour or 0.0, qty, available=qty > 0)
                   for s in shapes for (kind, zone), qty in capacity.items() if kind == s.shape]

@@ -223,7 +223,8 @@ class LambdaProvider:
 
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
         """On-demand offers for every region (available only where Lambda lists capacity; it never says how
-        much), plus offers on reservations with free GPUs. Empty for GPUs Lambda does not sell."""
+        much), plus one offer per reservation that can host the shape (capacity 0 when it is full). Empty for
+        GPUs Lambda does not sell."""
         catalog = default_catalog()
         shapes = catalog.shapes_for(NAME, catalog.gpu(gpu).name, gpu_count)
         if not shapes:

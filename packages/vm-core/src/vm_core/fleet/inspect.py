@@ -79,6 +79,19 @@ def recorded_running(members: Sequence[MemberRecord]) -> int:
     return sum(1 for m in members if m.state is MemberState.RUNNING)
 
 
+ABANDONED = "the creating process stopped before it finished"
+
+
+def mark_abandoned(store: FleetStore, name: str) -> FleetRecord:
+    """The fleet's record, marked interrupted when it still says `creating`. Only for a caller that knows no
+    process is creating it: nobody holds a live lease on it, or the caller holds the lease itself (a create,
+    scale or repair killed midway leaves `creating` behind, and its lease lapsed or its holder died)."""
+    current = recorded_fleet(store, name)  # read again: it may have finished, then died
+    if current.state is FleetState.CREATING:
+        return store.update_fleet(name, state=FleetState.INTERRUPTED, message=ABANDONED)
+    return current
+
+
 class FleetInspector:
     def __init__(self, store: FleetStore, providers: Mapping[str, Provider]) -> None:
         self.store, self.providers = store, providers
@@ -98,12 +111,9 @@ class FleetInspector:
 
     def _mark_interrupted(self, record: FleetRecord) -> FleetRecord:
         if record.state is FleetState.CREATING and live_lease(self.store, record.name) is None:
-            current = recorded_fleet(self.store, record.name)  # read again: it may have finished, then died
-            if current.state is FleetState.CREATING:
-                return self.store.update_fleet(record.name, state=FleetState.INTERRUPTED,
-                                               message="the creating process stopped before it finished")
-            return current
+            return mark_abandoned(self.store, record.name)
         return record
+
 
     def _listings(self, names: set[str]) -> dict[str, dict[str, Instance]]:
         """One listing per provider (concurrently), by instance id: a fleet of 1,000 costs a few calls, not

@@ -31,7 +31,15 @@ from . import members as mem
 from .actions import Action, Verb
 from .create import FleetCreator, FleetSpec, spec_of
 from .destroy import PARALLEL, identity_of, recorded_fleet, removed_meanwhile
-from .inspect import SETTLED, FleetInspector, FleetView, recorded_running, running_message, settled_state
+from .inspect import (
+    SETTLED,
+    FleetInspector,
+    FleetView,
+    mark_abandoned,
+    recorded_running,
+    running_message,
+    settled_state,
+)
 from .lease import lease
 from .offers import OfferSet
 from .reconcile import FleetReconciler
@@ -110,6 +118,7 @@ class FleetScaler:
         fleet, UsageError (nothing changed) for a count below the minimum, a fleet that is not settled, or a
         grow of a fleet recorded before fleet ids."""
         with removed_meanwhile(name), lease(self.store, name, "fleet scale", on_lost=self.stop.set):
+            mark_abandoned(self.store, name)  # under its lease nobody creates it: `creating` is a killed run's
             view = FleetInspector(self.store, self.providers).view(name)
             record = recorded_fleet(self.store, name)
             minimum = _check_scale(record, count, min_count)
@@ -183,16 +192,17 @@ class FleetScaler:
                                  suggestion=Hint.run("fleet", "destroy", name))
             settled = FleetReconciler(self.store, self.providers, progress=self.progress,
                                       timeout=self.creator.timeout).settle(name, dry_run=dry_run)
-            if not dry_run:
-                self._wait_booting(settled.view)
+            view = settled.view
+            if not dry_run and self._wait_booting(view):
+                view = self._seen(name)  # the view before the wait shows the VMs as they were: still booting
             missing = record.requested_count - settled.kept
             if missing <= 0:
-                return ScaleReport(settled.view, settled.actions, dry_run=dry_run)
+                return ScaleReport(view, settled.actions, dry_run=dry_run)
             _check_identity(record, "repair")
             slots = new_slots(self.store.members(name), missing)
             spec = spec_of(record, missing, self.ssh_public_key)
             if dry_run:
-                return self._planned(name, spec, slots, settled.actions, settled.view)
+                return self._planned(name, spec, slots, settled.actions, view)
             self.store.update_fleet(name, state=FleetState.CREATING, message=f"repairing: placing {missing} VM(s)")
             report = self._place(record, spec, slots)
             self._settle(name, report.interrupted)
@@ -200,9 +210,10 @@ class FleetScaler:
             report.view = FleetInspector(self.store, self.providers).view(name)
             return report
 
-    def _wait_booting(self, view: FleetView) -> None:
+    def _wait_booting(self, view: FleetView) -> bool:
         """Wait for the kept VMs that are still coming up (e.g. those of an interrupted create or scale); one
-        that does not come up stays as it is (not running: the fleet stays degraded, and a re-run looks again)."""
+        that does not come up stays as it is (not running: the fleet stays degraded, and a re-run looks again).
+        True when there were any: `view` is then out of date."""
         booting = [v.member for v in view.members if v.instance is not None and v.member.state is MemberState.RUNNING
                    and v.instance.state in (InstanceState.CREATING, InstanceState.STARTING)]
 
@@ -216,6 +227,15 @@ class FleetScaler:
         if booting:
             with ThreadPoolExecutor(max_workers=min(len(booting), PARALLEL)) as pool:
                 list(pool.map(wait, booting))
+        return bool(booting)
+
+    def _seen(self, name: str) -> FleetView:
+        """The fleet as its clouds show it now, its record's state and message made to agree with what was
+        seen (so `vm fleet list` says the same)."""
+        view = FleetInspector(self.store, self.providers).view(name)
+        if view.fleet.state in SETTLED:
+            self.store.update_fleet(name, state=view.fleet.state, message=view.fleet.message)
+        return view
 
     # ------------------------------------------------------------------------------------------ shared
     def _planned(self, name: str, spec: FleetSpec, slots: list[int], actions: list[Action],

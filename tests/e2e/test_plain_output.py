@@ -92,3 +92,18 @@ def test_the_newcomers_workspace_has_no_test_plugin() -> None:
     envs = tomllib.loads((ROOT / "hatch.toml").read_text())["envs"]
     assert "tests/example_provider" not in envs["default"]["workspace"]["members"]
     assert "tests/example_provider" in envs["hatch-test"]["workspace"]["members"]
+
+
+def test_a_missing_store_driver_hints_a_package_that_exists(shared_home: VmHome, tmp_path: Path) -> None:
+    """Without psycopg, a team store's URL is exit 4 with a hint that installs psycopg itself (vm-core and its
+    extra are not on PyPI), naming the environment to install it in."""
+    shadow = tmp_path / "no-driver" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('psycopg is not installed')\n")
+    run = shared_home("fleet", "list", "-o", "json", env={"PYTHONPATH": str(shadow.parent),
+                                                         "VM_STORE_URL": "postgresql://alice@db.internal/vm"})
+    assert run.code == 4 and run.out == "", run.err
+    error = run.error()
+    assert error["message"].endswith("needs the PostgreSQL driver psycopg 3, which is not installed"), error
+    assert error["suggestion"] == (f"install psycopg 3 where vm is installed ({sys.prefix}): "
+                                   "pip install 'psycopg[binary]==3.*'"), error

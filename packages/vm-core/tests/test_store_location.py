@@ -98,12 +98,15 @@ def test_an_unreachable_database_is_exit_4_without_the_password(home: Path, caps
     assert code == 4 and PASSWORD not in err
 
 
-def test_a_missing_driver_names_the_extra_to_install(home: Path, capsys, monkeypatch) -> None:
+def test_a_missing_driver_names_the_package_to_install(home: Path, capsys, monkeypatch) -> None:
+    """The hint installs psycopg itself (published), not the extra of vm-core (not on PyPI), and says where."""
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if psycopg were not installed
     monkeypatch.delitem(sys.modules, "vm_core.fleet.store_pg", raising=False)
     monkeypatch.setenv("VM_STORE_URL", "postgresql://alice@db.internal/vm")
     code, _, err = vm(capsys, "fleet", "list")
-    assert code == 4 and "needs the PostgreSQL driver" in err and "pip install 'vm-core[postgres]'" in err
+    assert code == 4 and "needs the PostgreSQL driver psycopg 3" in err
+    assert f"hint: install psycopg 3 where vm is installed ({sys.prefix}): pip install 'psycopg[binary]==3.*'" in err
+    assert "vm-core[postgres]" not in err
 
 
 @pytest.mark.parametrize(("env", "says"), [

@@ -8,6 +8,7 @@ PostgreSQL's driver (psycopg, the `vm-core[postgres]` extra) is imported only wh
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_FILE = "vm.db"
 HIDDEN = "<redacted>"
+# What to run when the driver is missing: psycopg 3 (what the extra installs) into the environment vm runs from;
+# the name vm-core is not on PyPI, so `pip install 'vm-core[postgres]'` would find nothing.
+DRIVER_HINT = "install psycopg 3 where vm is installed ({prefix}): pip install 'psycopg[binary]==3.*'"
 
 
 def store_url(session: Session) -> str | None:
@@ -69,8 +73,8 @@ def _postgres(url: str, seconds: float) -> FleetStore:
     try:
         from .store_pg import PostgresFleetStore
     except ImportError:
-        raise ConfigError(f"the fleet store {shown} needs the PostgreSQL driver, which is not installed",
-                          suggestion="pip install 'vm-core[postgres]'") from None
+        raise ConfigError(f"the fleet store {shown} needs the PostgreSQL driver psycopg 3, which is not installed",
+                          suggestion=DRIVER_HINT.format(prefix=sys.prefix)) from None
     return PostgresFleetStore(url, shown=shown, lease_seconds=seconds)
 
 

@@ -211,8 +211,8 @@ class ServiceAccount(msgspec.Struct, kw_only=True):
     id: str  # serviceaccount-e00...
     owner: str  # the tenant it belongs to
     public_key_id: str  # publickey-e00...
-    public_key_pem: str  # SubjectPublicKeyInfo PEM
-    private_key_pem: str  # PKCS#8 PEM, unencrypted (secret)
+    public_key_pem: str = ""  # SubjectPublicKeyInfo PEM; "" until first needed (nebius/keys.py key_pair)
+    private_key_pem: str = ""  # PKCS#8 PEM, unencrypted (secret); made with the public half
 
 
 class IssuedToken(msgspec.Struct, kw_only=True):

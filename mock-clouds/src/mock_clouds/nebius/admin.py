@@ -79,9 +79,10 @@ class _Routes:
         world = self.clouds.world
         with world.tx():
             account = world.tokens.account(request.params["account_id"])
-        if account is None:
+            document = keys.credentials_document(account) if account is not None else None
+        if document is None:
             return Response(404, {"error": f"no service account {request.params['account_id']}"})
-        return Response(200, keys.credentials_document(account))
+        return Response(200, document)
 
     def _lifetime(self) -> dict[str, float | int]:
         world = self.clouds.world

@@ -1,4 +1,5 @@
-"""Service accounts and their authorized keys: one per Nebius tenant, made when a world first serves Nebius.
+"""Service accounts and their authorized keys: one per Nebius tenant, made when a world first serves Nebius (the
+key pair itself on first use).
 
 On the real cloud a user creates a service account, generates an RSA key pair (`openssl genrsa`), uploads the
 public half as an authorized key (`publickey-...`) and keeps the private half in a credentials file. The mock
@@ -29,29 +30,34 @@ def ensure_service_accounts(state: WorldState) -> bool:
 
 
 def new_service_account(tenant: str) -> ServiceAccount:
-    """A service account of `tenant` with a freshly generated RSA key pair registered as its authorized key."""
+    """A service account of `tenant` with the id of its authorized key; the RSA key pair itself is generated on
+    first use (`key_pair`): a fresh world pays the ~0.1 s of an RSA key only when a test or a user asks for it."""
+    return ServiceAccount(id=ids.nebius_id("serviceaccount"), owner=tenant, public_key_id=ids.nebius_id("publickey"))
+
+
+def key_pair(account: ServiceAccount) -> ServiceAccount:
+    """`account` with its RSA key pair, generated now if it has none yet. The caller holds the world's
+    transaction (World.tx), which persists the new key with the world."""
+    if account.public_key_pem:
+        return account
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
-    private_pem = key.private_bytes(
+    account.private_key_pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    public_pem = key.public_key().public_bytes(
+    ).decode()
+    account.public_key_pem = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return ServiceAccount(
-        id=ids.nebius_id("serviceaccount"),
-        owner=tenant,
-        public_key_id=ids.nebius_id("publickey"),
-        public_key_pem=public_pem.decode(),
-        private_key_pem=private_pem.decode(),
-    )
+    ).decode()
+    return account
 
 
 def credentials_document(account: ServiceAccount) -> dict[str, Any]:
     """The service account credentials file as pysdk's `base/service_account/credentials_file.py` reads it
-    (and SkyPilot keeps at ~/.nebius/credentials.json). Holds the private key: a secret."""
+    (and SkyPilot keeps at ~/.nebius/credentials.json). Holds the private key: a secret. The caller holds the
+    world's transaction (the key pair may be made now)."""
+    key_pair(account)
     return {
         "subject-credentials": {
             "type": "JWT",

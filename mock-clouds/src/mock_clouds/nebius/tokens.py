@@ -14,7 +14,8 @@ Impersonation and delegation (`actor_token`) are not modelled and are refused.
 
 from __future__ import annotations
 
-from . import errors, subject_token
+from ..core.models import ServiceAccount
+from . import errors, keys, subject_token
 from ._pb.nebius.iam import v1 as iam
 from .call import Call
 
@@ -37,7 +38,7 @@ def exchange(call: Call, request: iam.ExchangeTokenRequest) -> iam.CreateTokenRe
     with world.tx():
         now = world.now()
         try:
-            account = subject_token.verify(jwt, world.tokens.account_by_key, now)
+            account = subject_token.verify(jwt, lambda kid: _with_key(world.tokens.account_by_key(kid)), now)
         except subject_token.Refused as exc:
             raise subject_token.refusal(exc) from None
         expires_in = world.tokens.expires_in(world.state.time_scale)
@@ -61,3 +62,9 @@ def _violations(request: iam.ExchangeTokenRequest) -> list[tuple[str, str]]:
     if request.actor_token or request.actor_token_type:
         found.append(("actor_token", "impersonation and delegation are not supported by this mock"))
     return found
+
+
+def _with_key(account: ServiceAccount | None) -> ServiceAccount | None:
+    """The account with its key pair (made now if it has none: only its owner could have signed with it, so a
+    JWT naming a key not made yet does not verify)."""
+    return keys.key_pair(account) if account is not None else None

@@ -187,6 +187,44 @@ def test_destroy_yes_skips_the_question_and_no_terminal_never_asks(shared_home: 
     assert "[y/N]" not in piped.err and shared_home.live("noask2") == []
 
 
+LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"  # the mock's; Lambda will not terminate its VMs
+UNTERMINABLE = (f"on reservation {LAMBDA_RESERVATION} cannot be destroyed through Lambda Cloud's API: "
+                "`vm destroy` will refuse")
+
+
+def test_a_create_on_a_reservation_lambda_cannot_terminate_says_so_first_and_asks(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("providers")
+    args = ["create", "-p", "lambda", "--gpu", "H100", "--reservation", LAMBDA_RESERVATION, "--name", "kept"]
+    code, out, screen = on_a_terminal(vm, args, b"n\n")
+    assert code == 1 and out == "", screen
+    assert f"vm: warning: this VM {UNTERMINABLE}" in screen
+    assert "Create 1 VM that vm cannot destroy? [y/N]" in screen
+    assert "vm: error: cancelled: nothing was created" in screen
+    assert f"hint: vm {' '.join(args)} --yes" in screen  # the same command, without the question
+    assert screen.index("warning") < screen.index("[y/N]") and "accepted" not in screen
+    assert vm.live("kept") == []  # nothing was sent
+
+    code, out, screen = on_a_terminal(vm, [*args, "-o", "json"], b"y\n")
+    assert code == 0 and json.loads(out)["reservation_id"] == LAMBDA_RESERVATION, screen
+    assert len(vm.live("kept")) == 1
+
+    code, out, screen = on_a_terminal(vm, [*args[:-1], "kept-yes", "--yes"], None)  # --yes: said, not asked
+    assert code == 0 and UNTERMINABLE in screen and "[y/N]" not in screen, screen
+
+    piped = vm.ok(*args[:-1], "kept-piped", "--count", "2")  # no terminal: said, not asked; the id is the consent
+    assert f"vm: warning: these 2 VMs {UNTERMINABLE}" in piped.err and "[y/N]" not in piped.err
+    assert len(vm.live("kept-piped-1") + vm.live("kept-piped-2")) == 2
+
+
+def test_a_create_on_a_reservation_that_can_be_destroyed_asks_nothing(shared_home: VmHome) -> None:
+    code, out, screen = on_a_terminal(shared_home, ["create", "-p", "crusoe", "--gpu", "H100:8", "--reservation",
+                                                    "e384a1de-3f2c-4b5a-8d9e-0c1b2a3f4e22", "--name", "freed",
+                                                    "-o", "json"], None)
+    assert code == 0 and "[y/N]" not in screen and "cannot be destroyed" not in screen, screen
+    shared_home.ok("destroy", json.loads(out)["id"], "-p", "crusoe")
+
+
 FAILING_CONFIG = """
 [profiles.local]
 embedded = true

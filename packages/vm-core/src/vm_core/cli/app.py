@@ -38,6 +38,7 @@ class App:
         self.profile_asked_by = "VM_PROFILE" if self.profile_name else ""  # or "--profile"
         self._session: Session | None = None
         self.config: Config | None = None  # the loaded config.toml, once session() ran
+        self.argv: list[str] = []  # the command line after the program's name (a hint may repeat it)
 
     def session(self) -> Session:
         """The session of the selected profile (reads the config file; raises ConfigError)."""
@@ -131,15 +132,15 @@ def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again
     ask(f"Destroy {label} (running now: {total})?", again=again)
 
 
-def ask(question: str, *, again: Hint) -> None:
-    """Ask `question` (default no) on stderr. Raises Cancelled (exit 1, nothing destroyed; its hint: `again`)
-    unless the answer is yes; EOF or Ctrl-C count as no."""
+def ask(question: str, *, again: Hint, undone: str = "destroyed") -> None:
+    """Ask `question` (default no) on stderr. Raises Cancelled ("cancelled: nothing was UNDONE", exit 1; its
+    hint: `again`) unless the answer is yes; EOF or Ctrl-C count as no."""
     try:
         agreed = click.confirm(question, default=False, err=True)
     except click.Abort:
         agreed = False
     if not agreed:
-        raise Cancelled("cancelled: nothing was destroyed", suggestion=again)
+        raise Cancelled(f"cancelled: nothing was {undone}", suggestion=again)
 
 
 class _Redacting(logging.Formatter):

@@ -8,11 +8,12 @@ from typing import Any
 import click
 
 from ..catalog import default_catalog
+from ..errors import VmError
 from ..hints import MARK, Command, Hint
-from ..model import CreateSpec, Instance
-from ..provider import Provider
+from ..model import CreateSpec, Instance, ReservationMode
+from ..provider import Provider, SupportsReservations
 from . import validate, views
-from .app import App, provider_option, wait_options, with_app
+from .app import App, ask, on_terminal, provider_option, wait_options, with_app, yes_option
 from .cmd_ssh import ssh_key_option
 from .running import accepted_only, perform
 
@@ -29,14 +30,16 @@ from .running import accepted_only, perform
 @click.option("--strict", is_flag=True, help="Fail rather than fall back to on-demand capacity.")
 @click.option("--spot", is_flag=True, help="Preemptible VMs at the spot price (see `vm offers`; Nebius only).")
 @ssh_key_option
+@yes_option
 @wait_options
 @with_app
 def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
-           reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, no_wait: bool,
+           reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, yes: bool, no_wait: bool,
            timeout: float) -> None:
     """Create COUNT VMs at once and wait until they run (progress on stderr).
 
-    If some fail, the others are left running and listed (exit 7).
+    If some fail, the others are left running and listed (exit 7). On a reservation whose VMs the cloud will
+    not delete through its API (Lambda), vm says so first and, on a terminal, asks (--yes skips the question).
 
     \b
     vm create --provider crusoe --gpu H100:8 --name train
@@ -46,12 +49,13 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     vm create --provider nebius --gpu H100 --ssh-key ~/.ssh/id_ed25519.pub
     """
     session = app.session()
-    session.plugin(provider)
+    plugin = session.plugin(provider)
     specs = [replace(spec, ssh_public_key=ssh_public_key)
              for spec in _specs(provider, gpu, count, name, region, reservation, strict, spot)]
     target = session.provider(provider)
     if specs[0].region is not None:
         _check_region(target, specs[0])
+    _confirm_unterminable(app, target, plugin.title, specs[0], len(specs), yes=yes)
     outcomes = perform(app, target, "create", target.begin_create, specs, no_wait=no_wait, timeout=timeout,
                        label=lambda spec: spec.name)
     created = [o.value for o in outcomes if isinstance(o.value, Instance)]
@@ -79,6 +83,34 @@ def _check_region(target: Provider, spec: CreateSpec) -> None:
     wanted = f"{spec.gpu}:{spec.gpu_count}" if spec.gpu_count else spec.gpu
     assert spec.region is not None
     validate.offered_region(target.offers(spec.gpu, spec.gpu_count), target.name, wanted, spec.region)
+
+
+def _confirm_unterminable(app: App, target: Provider, title: str, spec: CreateSpec, count: int, *,
+                          yes: bool) -> None:
+    """Before any create call: VMs asked on a reservation whose VMs the cloud will not delete through its API
+    (`ReservationInfo.terminable` False: Lambda) are said on stderr, and on a terminal vm asks (default no:
+    Cancelled, exit 1, nothing created; its hint is the same command with --yes). `yes`, or no terminal, skips
+    the question: the reservation named by its id is the consent, as for fleets. A reservation listing that
+    fails is said too, and asked about the same way, since vm cannot tell."""
+    if spec.reservation.mode is not ReservationMode.ID or not isinstance(target, SupportsReservations):
+        return
+    wanted = spec.reservation.reservation_id
+    try:
+        listed = target.list_reservations()
+    except VmError as exc:
+        app.output.warn(f"cannot tell whether {target.name} can destroy VMs on reservation {wanted}: {exc.message}")
+    else:
+        found = next((r for r in listed if r.id == wanted), None)
+        if found is None or found.terminable:
+            return
+        vms, bills = ("this VM", "it bills until it is") if count == 1 else (f"these {count} VMs",
+                                                                            "they bill until they are")
+        app.output.warn(f"{vms} on reservation {wanted} cannot be destroyed through {title}'s API: `vm destroy` "
+                        f"will refuse, and {bills} terminated in {title}'s console or by its support")
+    if yes or not on_terminal():
+        return
+    ask(f"Create {count} VM{'s' if count > 1 else ''} that vm cannot destroy?",
+        again=Hint.run(*app.argv, "--yes"), undone="created")
 
 
 def _left_running(provider: str, outcomes: list[Any]) -> Hint | None:

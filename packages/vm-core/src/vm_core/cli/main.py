@@ -73,6 +73,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Run `vm` with `argv` (default: sys.argv[1:]) and return its exit code. Never raises."""
     args = list(sys.argv[1:] if argv is None else argv)
     app = App()
+    app.argv = args
     try:
         result = cli.main(args=args, prog_name="vm", standalone_mode=False, obj=app)
         return result if isinstance(result, int) else 0

@@ -59,7 +59,6 @@ def every_secret(clouds: MockClouds) -> list[str]:
 def bad_profile(endpoints: dict[str, Any]) -> str:
     """A profile pointing at the running mocks with a wrong credential for each cloud."""
     crusoe, lam, neb = endpoints["crusoe"], endpoints["lambda"], endpoints["nebius"]
-    projects = ", ".join(f'"{region}" = "{project}"' for region, project in neb["projects"].items())
     return f"""
 [profiles.bad.crusoe]
 access_key_id = "{crusoe['access_key_id']}"
@@ -77,8 +76,6 @@ time_scale = 0.002
 token = "{WRONG['nebius']}"
 endpoint = "{neb['target']}"
 project_id = "{neb['project_id']}"
-subnet_id = "{neb['subnet_id']}"
-projects = {{ {projects} }}
 time_scale = 0.002
 [profiles.local]
 embedded = true
@@ -256,8 +253,7 @@ def test_config_that_others_may_read_is_refused(tmp_path: Path, mode: int) -> No
     home.path.mkdir(mode=0o700)
     home.config(bad_profile({"crusoe": {"access_key_id": "K", "project_id": "p", "url": "http://127.0.0.1:9"},
                              "lambda": {"url": "http://127.0.0.1:9"},
-                             "nebius": {"target": "127.0.0.1:9", "project_id": "p", "subnet_id": "s",
-                                        "projects": {}}}), mode=mode)
+                             "nebius": {"target": "127.0.0.1:9", "project_id": "p"}}), mode=mode)
     for args in (["config", "show"], ["--profile", "bad", "list"], ["fleet", "list"]):
         result = home(*args)
         assert result.code == 4 and "chmod 600" in result.err, result.describe()

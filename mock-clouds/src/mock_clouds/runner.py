@@ -19,7 +19,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from .control import ENDPOINTS_FILE
 from .core.models import Credential, Provider, WorldState
@@ -150,10 +150,9 @@ class MockClouds:
             "nebius": {
                 "target": f"{self._nebius_host()}:{self._port_or_0('nebius')}",
                 "token": self._credential(Provider.NEBIUS, nebius_tenant).secret,
+                # the default project only, as a real profile's `parent-id`: a client discovers the tenant's other
+                # projects (IAM ProjectService) and each project's subnet (VPC SubnetService)
                 "project_id": nebius_projects[0].id,
-                "subnet_id": self._nebius_subnet(nebius_projects[0].id),
-                # mock extension: a tenant has one project per region, as on the real cloud
-                "projects": {p.region: p.id for p in nebius_projects if p.owner == nebius_tenant},
                 # mock extension: the terms of the tenant's capacity blocks, which a real customer has from its
                 # contract (the Nebius APIs expose no price)
                 "capacity_blocks": self._nebius_blocks({p.id for p in nebius_projects if p.owner == nebius_tenant}),
@@ -185,12 +184,6 @@ class MockClouds:
         return {b.id: {"region": b.regions[0], "platform": b.family,
                        "price_per_gpu_hour": b.price_cents_per_gpu_hour / 100}
                 for b in blocks if b.regions and (not b.scopes or projects & set(b.scopes))}
-
-    def _nebius_subnet(self, project_id: str) -> str:
-        """The default subnet of a Nebius project (instances need one for their network interface)."""
-        # seed data of the scenario: a list of {"id", "project", ...} objects
-        subnets = cast("list[dict[str, str]]", self.world.state.providers[Provider.NEBIUS].extra.get("subnets", []))
-        return next((s["id"] for s in subnets if s.get("project") == project_id), "")
 
     def _credential(self, provider: Provider, owner: str) -> Credential:
         return next(c for c in self.world.state.credentials[provider] if c.owner == owner)

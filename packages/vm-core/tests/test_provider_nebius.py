@@ -141,11 +141,15 @@ def test_bad_settings_are_config_errors(settings: dict[str, Any], complaint: str
     assert "s3cret-t0ken-value" not in str(err.value)
 
 
-def test_create_without_a_subnet_is_a_config_error(mock_clouds: Any, connect: Callable[..., Any]) -> None:
-    provider = connect(mock_clouds, "nebius", subnet_id="")
-    with pytest.raises(ConfigError, match="subnet_id"):
-        provider.begin_create(spec("no-subnet"))
-    assert vms_named(mock_clouds, "no-subnet") == []
+def test_the_subnet_id_setting_is_used_over_the_projects_own(mock_clouds: Any, connect: Callable[..., Any]) -> None:
+    """NetworkInterfaceSpec.subnet_id is the subnet the caller names (nebius/api compute/v1/network_interface.proto):
+    the setting overrides the project's default subnet, per region when it is a table."""
+    chosen = "vpcsubnet-e00chosenbyprofile"
+    provider = connect(mock_clouds, "nebius", subnet_id={"eu-north1": chosen})
+    vm = provider.begin_create(spec("subnet-set", region="eu-north1")).wait(WAIT)
+    assert [nic.subnet_id for nic in vm.native.spec.network_interfaces] == [chosen]
+    west = provider.begin_create(spec("subnet-found", gpu="H200", region="eu-west1")).wait(WAIT)
+    assert west.native.spec.network_interfaces[0].subnet_id.startswith("vpcsubnet-e01")  # that project's own
 
 
 def test_a_project_of_another_tenant_is_an_auth_error(mock_clouds: Any, connect: Callable[..., Any]) -> None:
@@ -415,10 +419,11 @@ def _seeded(wanted: list[str]) -> Faults:
 
 
 def test_lost_create_responses_are_retried_under_one_key(nebius: NebiusProvider, mock_clouds: Any) -> None:
-    # begin_create makes one read (PlatformService.List of eu-north1), then Create: its first attempt is refused,
-    # its second creates the instance but the answer is lost, its third (same idempotency key) gets the same
-    # operation back.
-    mock_clouds.world.configure_faults(NEBIUS, _seeded(["ok", "error", "drop", "ok"]))
+    # Once the tenant's projects are known (the listing), begin_create makes two reads (PlatformService.List and
+    # SubnetService.List of eu-north1), then Create: its first attempt is refused, its second creates the instance
+    # but the answer is lost, its third (same idempotency key) gets the same operation back.
+    assert list(nebius.list_instances()) == []
+    mock_clouds.world.configure_faults(NEBIUS, _seeded(["ok", "ok", "error", "drop", "ok"]))
     pending = nebius.begin_create(spec("dropped", region="eu-north1"))
     counts = dict(mock_clouds.world.faults[NEBIUS].counts)
     mock_clouds.world.configure_faults(NEBIUS, Faults())

@@ -186,8 +186,9 @@ def test_a_malformed_credentials_file_is_refused_at_connect(mock_clouds: Any, co
 
 # --------------------------------------------------------------------------------------- reaching the API
 def test_an_unreachable_endpoint_is_transient_at_once_in_one_line(closed_port: int) -> None:
+    # a listing first asks IAM for the tenant's projects (cpl.iam.<domain>)
     for domain, named, within in ((f"127.0.0.1:{closed_port}", "connection refused", FAST_FAILURE),
-                                  ("api.nowhere.invalid:443", "compute.api.nowhere.invalid", 10.0)):
+                                  ("api.nowhere.invalid:443", "cpl.iam.api.nowhere.invalid", 10.0)):
         provider = plugin.connect(_settings(token="t0ken", endpoint=domain))
         started = time.monotonic()
         try:

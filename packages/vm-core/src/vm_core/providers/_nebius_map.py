@@ -55,6 +55,7 @@ class ErrorContext:
 
     region: str | None = None
     project: str = ""
+    tenant: str = ""  # the tenant whose projects were listed
     name: str = ""  # the instance name of a create
     gpu: str = ""  # the GPU type of a create, for the hint of a capacity error
     instance_id: str = ""
@@ -220,10 +221,9 @@ def _quota(exc: Any, ctx: ErrorContext) -> VmError:
 
 
 def _permission_denied(exc: Any, ctx: ErrorContext) -> VmError:
-    return AuthError(
-        f"Nebius denied access{f' to project {ctx.project}' if ctx.project else ''} ({exc.message})",
-        provider=NAME, suggestion="check the profile's project_id and projects settings",
-    )
+    what = f" to project {ctx.project}" if ctx.project else f" to tenant {ctx.tenant}" if ctx.tenant else ""
+    return AuthError(f"Nebius denied access{what} ({exc.message})", provider=NAME,
+                     suggestion="check the profile's project_id and projects settings")
 
 
 def _not_found(exc: Any, ctx: ErrorContext) -> VmError:

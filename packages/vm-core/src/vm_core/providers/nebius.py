@@ -2,17 +2,22 @@
 
 How the Nebius model maps onto vm-core:
 
-- **Regions are projects.** A Nebius project lives in exactly one region, so the `projects` setting maps
-  region -> project id; `project_id` is the default project (it must be one of `projects` when both are
-  given; its region is tried first). Without `projects` only the default project is used and its region is
-  reported as "" (the API does not say which region a project is in). Lists and lookups by name walk every
-  configured project; a lookup by id needs no project (ids are global).
+- **Regions are projects.** A Nebius project lives in exactly one region (its IAM Container's `status.region`).
+  `project_id` is the default project; its region is tried first. The other regions are the default project's
+  tenant's other projects, found once per provider on first need (IAM `ProjectService.Get` of the default project,
+  then `List(parent_id=its tenant)`, as dstack and SkyPilot do; `_nebius_discovery`): one project per region, the
+  default project where it is one of several, else the first by name (the others are named under `vm --debug`).
+  The `projects` setting (region -> project id) replaces that discovery; `project_id` must then be one of them.
+  Lists and lookups by name walk every project of the map; a lookup by id needs no project (ids are global), only
+  the map to say the instance's region.
 - **Create** picks the shape (`spec.shape`, else the catalog's smallest Nebius shape of the GPU and count) and
-  the region (`spec.region`, else the first configured region whose PlatformService lists that
-  platform/preset; Nebius has no capacity API). New instances get a managed boot disk and one interface on
-  the `subnet_id` setting's subnet (a string for every region, or a region -> subnet mapping: subnets belong
-  to one project). The SDK sends an idempotency key that its retries reuse, so a retried create never
-  doubles. `spec.labels` become `metadata.labels`; an `ssh_public_key` (the create's, else the setting's) becomes
+  the region (`spec.region`, else the first region whose PlatformService lists that platform/preset; Nebius has
+  no capacity API). New instances get a managed boot disk and one interface on their project's subnet: the
+  `subnet_id` setting's (a string for every region, or a region -> subnet mapping: subnets belong to one
+  project), else the project's own, found once per project on its first create (VPC `SubnetService.List`): the
+  one named `default-subnet...`, else the only one; several and none of them the default is a ConfigError naming
+  them. The SDK sends an idempotency key that its retries reuse, so a retried create never doubles.
+  `spec.labels` become `metadata.labels`; an `ssh_public_key` (the create's, else the setting's) becomes
   cloud-init user data creating the user `ubuntu` with that key.
 - **Reservations**, `--reservation auto|none|ID [--strict]`: auto -> AUTO, none -> FORBID, ID -> AUTO with
   that capacity block group (STRICT with `--strict`); auto + strict -> STRICT without ids. The compute API
@@ -45,7 +50,8 @@ How the Nebius model maps onto vm-core:
   `private_key`): a service account's JWT is exchanged for access tokens, renewed before they expire. Browser
   (federation) login is not something vm can do. One credential object per provider, shared by its threads.
 - **Endpoint** is the API domain (`api.nebius.cloud:443`): compute is `compute.<domain>`, the token exchange
-  `tokens.iam.<domain>`; a loopback address or `localhost` (the mock clouds) serves every service itself.
+  `tokens.iam.<domain>`, projects `cpl.iam.<domain>`, subnets `vpc.<domain>`; a loopback address or `localhost`
+  (the mock clouds) serves every service itself.
 
 Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` does.
 """
@@ -53,6 +59,7 @@ Importing this module imports neither nebius_sdk nor grpc; `plugin.connect()` do
 from __future__ import annotations
 
 import json
+import logging
 import shlex
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -70,6 +77,7 @@ from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
 from ._chain import StopThenStart
+from ._nebius_discovery import project_subnet, region_projects
 from ._nebius_map import (
     NAME,
     SSH_USER,
@@ -88,6 +96,7 @@ if TYPE_CHECKING:
     from ..native import NativeCredentials
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 TOKEN_ENV = "NEBIUS_IAM_TOKEN"
 PROJECT_ENV = "NEBIUS_PROJECT_ID"
@@ -141,8 +150,8 @@ def _block(block_id: str, terms: Any) -> CapacityBlock:
 
 @dataclass(frozen=True, kw_only=True)
 class NebiusSettings:
-    """Validated settings (kit.settings). `projects` is region -> project, the default project's region first
-    ({"": project_id} without a `projects` table)."""
+    """Validated settings (kit.settings). `projects` is the `projects` table (region -> project), the default
+    project's region first; {} when it is not given (the provider then asks the API)."""
 
     token: str = setting(env=TOKEN_ENV, secret=True, default="",
                          help="IAM access token (`nebius iam get-access-token`; valid for 12 h): one credential of "
@@ -164,10 +173,12 @@ class NebiusSettings:
                                  "tokens tokens.iam.<domain>; a loopback address or localhost serves every service")
     project_id: str = setting(env=PROJECT_ENV, help="default project (project-...); its region is tried first")
     projects: dict[str, str] = setting(default_factory=dict, parse=texts("a table (map each region to a project id)"),
-                                       help="region -> project id, one project per region")
+                                       help="region -> project id, one project per region (default: the projects of "
+                                            "project_id's tenant, from the API)")
     subnet_id: dict[str, str] | str = setting(
         default="", parse=_subnets,
-        help="VPC subnet of new instances (required to create): one id, or region -> subnet id")
+        help="VPC subnet of new instances: one id, or region -> subnet id (default: the project's default-subnet..., "
+             "or its only subnet, from the API)")
     time_scale: float = setting(default=1.0, parse=positive_number,
                                 help="multiplies retry and poll intervals (default 1)")
     capacity_blocks: dict[str, CapacityBlock] = setting(
@@ -180,14 +191,16 @@ class NebiusSettings:
 
     def __post_init__(self) -> None:
         """Checks that exactly one credential is given (`credential`), and puts the default project's region first in
-        `projects`; ConfigError when it is not one of them."""
+        a given `projects`; ConfigError when it is not one of them."""
         self.credential()
         given = self.projects
+        if not given:
+            return
         default_region = next((region for region, project in given.items() if project == self.project_id), None)
-        if given and default_region is None:
+        if default_region is None:
             raise ConfigError(f"Nebius project_id {self.project_id} is not one of the projects setting's "
                               f"({', '.join(f'{r}={p}' for r, p in given.items())})", provider=NAME)
-        ordered = {default_region or "": self.project_id, **{r: p for r, p in given.items() if r != default_region}}
+        ordered = {default_region: self.project_id, **{r: p for r, p in given.items() if r != default_region}}
         object.__setattr__(self, "projects", ordered)
 
     def credential(self) -> str:
@@ -220,16 +233,9 @@ class NebiusSettings:
         return given[0]
 
     def subnet(self, region: str) -> str:
-        """The subnet for new instances in `region`. Raises ConfigError when there is none."""
-        subnet = self.subnet_id if isinstance(self.subnet_id, str) else self.subnet_id.get(region, "")
-        if not subnet:
-            raise ConfigError(
-                f"Nebius needs a VPC subnet to create instances in {region or 'the default project'}: set the "
-                "profile's subnet_id (one id, or a region -> subnet id table)", provider=NAME,
-                suggestion=f"list subnets with `nebius vpc subnet list --parent-id {self.projects.get(region, '')}`"
-                if self.projects.get(region) else "list subnets with `nebius vpc subnet list`",
-            )
-        return subnet
+        """The `subnet_id` setting's subnet for new instances in `region`; "" when it names none (the provider then
+        asks the API)."""
+        return self.subnet_id if isinstance(self.subnet_id, str) else self.subnet_id.get(region, "")
 
 
 @dataclass(frozen=True)
@@ -254,9 +260,10 @@ class NebiusPlugin:
         return native_credentials(environ, home)
 
     def embedded_settings(self, endpoint: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
-        """Settings for the mock Nebius of the embedded clouds, from its endpoint record."""
+        """Settings for the mock Nebius of the embedded clouds, from its endpoint record: what a real profile has (a
+        token and the default project; the regions' projects and the subnets come from the API), plus the
+        contract terms of the mock tenant's capacity blocks."""
         return {"token": endpoint["token"], "endpoint": endpoint["target"], "project_id": endpoint["project_id"],
-                "projects": dict(endpoint.get("projects", {})), "subnet_id": endpoint.get("subnet_id", ""),
                 "capacity_blocks": dict(endpoint.get("capacity_blocks", {})), "time_scale": time_scale}
 
     def connect(self, settings: Mapping[str, Any] | NebiusSettings) -> NebiusProvider:
@@ -316,11 +323,13 @@ class NebiusProvider:
         self._client = client
         self._config = config
         self._given_catalog = catalog
-        self._region_of = {project: region for region, project in config.projects.items()}
         self._sold = Memo(self._read_platforms, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
+        self._discovered = Memo(self._discover_projects)  # default project id -> region -> project
+        self._subnets = Memo(self._discover_subnet)  # (region, project) -> subnet id
 
     def __repr__(self) -> str:
-        return f"NebiusProvider(endpoint={self.endpoint!r}, projects={self._config.projects!r})"
+        return (f"NebiusProvider(endpoint={self.endpoint!r}, project_id={self._config.project_id!r}, "
+                f"projects={self._config.projects!r})")
 
     @property
     def endpoint(self) -> str:
@@ -329,8 +338,9 @@ class NebiusProvider:
         return self._client.target
 
     def account(self) -> str:
-        """The configured project ids: Nebius instances live in projects."""
-        return "projects " + ",".join(sorted(set(self._config.projects.values())))
+        """The configured project ids (the default one, and the `projects` setting's): Nebius instances live in
+        projects, and a project belongs to one tenant. No network call, so discovered projects are not in it."""
+        return "projects " + ",".join(sorted({self._config.project_id, *self._config.projects.values()}))
 
     def close(self) -> None:
         """Release the gRPC channels (the service account's too). Operations in flight continue in the cloud."""
@@ -345,7 +355,7 @@ class NebiusProvider:
         """Every instance of every configured project (lazily paged). When iteration starts, the first page of
         every further project is asked for at once (in daemon threads), so regions cost one round trip, not one
         each."""
-        projects = list(self._config.projects.items())
+        projects = list(self._projects().items())
         pages: list[Iterable[Any]] = [self._client.list_instances(project).by_page() if i == 0
                                       else self._client.list_instances(project).prefetched()
                                       for i, (_, project) in enumerate(projects)]
@@ -388,7 +398,7 @@ class NebiusProvider:
         """The instance named `name` in the first configured project that has one (GetByName), or None."""
         if not name:
             raise UsageError("an instance name is required", provider=NAME)
-        for region, project in self._config.projects.items():
+        for region, project in self._projects().items():
             with translated(ErrorContext(region=region, project=project)):
                 native = self._client.find_instance(name, parent_id=project)
             if native is not None:
@@ -434,7 +444,8 @@ class NebiusProvider:
         shape = self._shape_for(spec)
         gpu = self._catalog.gpu(spec.gpu).name
         region = self._region_for(spec.region, shape, gpu)  # reads PlatformService; the checks above call nothing
-        project, subnet = self._config.projects[region], self._config.subnet(region)
+        project = self._projects()[region]
+        subnet = self._config.subnet(region) or self._subnets((region, project))
         platform, _, preset = shape.partition("/")
         strict_block = spec.reservation.reservation_id if spec.reservation.strict else ""
         context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu, block=strict_block)
@@ -483,7 +494,7 @@ class NebiusProvider:
         """
         entries = self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
         found = []
-        for region in self._config.projects:
+        for region in self._projects():
             sold = self._shapes_sold(region)
             found += [offer(e, region, e.price_per_hour, None) for e in entries
                       if e.shape in sold and e.price_per_hour is not None]  # the catalog prices every Nebius shape
@@ -501,7 +512,7 @@ class NebiusProvider:
             if e.spot_price_per_hour is not None
         ]
         found = []
-        for region in self._config.projects if entries else ():
+        for region in self._projects() if entries else ():
             sold = self._shapes_sold(region, preemptible=True)
             found += [offer(e, region, e.spot_price_per_hour, None, spot=True) for e in entries
                       if e.shape in sold and e.spot_price_per_hour is not None]
@@ -515,8 +526,31 @@ class NebiusProvider:
         return _OperationPending(operation, self.get_instance, context)
 
     def _instance(self, native: Any) -> Instance:
-        return to_instance(native, self._region_of.get(native.metadata.parent_id, ""), self._catalog,
+        region = next((r for r, p in self._projects().items() if p == native.metadata.parent_id), "")
+        return to_instance(native, region, self._catalog,
                            {b.id: b.price_per_gpu_hour for b in self._config.capacity_blocks.values()})
+
+    def _projects(self) -> dict[str, str]:
+        """region -> project, the default project's region first: the `projects` setting, else the tenant's
+        projects as the API lists them (found once, `_discover_projects`)."""
+        return self._config.projects or self._discovered(self._config.project_id)
+
+    def _discover_projects(self, project_id: str) -> dict[str, str]:
+        """The default project's tenant's projects by region (`region_projects`): ProjectService.Get of the default
+        project, then List of its tenant (every page)."""
+        with translated(ErrorContext(project=project_id)):
+            default = self._client.get_project(project_id)
+        with translated(ErrorContext(tenant=default.tenant_id)):
+            listed = self._client.list_projects(default.tenant_id).to_list()
+        return region_projects(default, listed)
+
+    def _discover_subnet(self, key: tuple[str, str]) -> str:
+        """The subnet of new instances in a project (`project_subnet`), from its SubnetService.List (every page).
+        Raises ConfigError when the project has none, or several and no default one."""
+        region, project = key
+        with translated(ErrorContext(region=region, project=project)):
+            subnets = self._client.list_subnets(project).to_list()
+        return project_subnet(subnets, project, region)
 
     def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:
         """"platform/preset" of every preset the region's project may create (PlatformService.List, read again
@@ -526,7 +560,7 @@ class NebiusProvider:
 
     def _read_platforms(self, key: tuple[str, bool]) -> set[str]:
         region, preemptible = key
-        project = self._config.projects[region]
+        project = self._projects()[region]
         with translated(ErrorContext(region=region, project=project)):
             return {
                 f"{p.metadata.name}/{preset.name}"
@@ -557,13 +591,11 @@ class NebiusProvider:
         return ", ".join(f"{gpu}:{'/'.join(map(str, sorted(n)))}" for gpu, n in counts.items())
 
     def _region_for(self, wanted: str | None, shape: str, gpu: str) -> str:
-        """`wanted` if configured and it sells `shape`, else the first configured region that sells it."""
-        regions = list(self._config.projects)
+        """`wanted` if it has a project and sells `shape`, else the first region that sells it."""
+        regions = list(self._projects())
         if wanted:
-            if wanted not in self._config.projects:
-                raise UsageError(f"Nebius region {wanted!r} is not configured; configured regions: "
-                                 f"{', '.join(r or '(default project)' for r in regions)}", provider=NAME,
-                                 suggestion="add its project to the profile's `projects` table")
+            if wanted not in regions:
+                raise self._no_project_in(wanted, regions)
             if shape not in self._shapes_sold(wanted):
                 raise CapacityError(f"Nebius offers no {shape} in {wanted}", scope=Scope.REGION, region=wanted,
                                     provider=NAME, suggestion=Hint.say("{} lists where it is sold", Command.of(
@@ -574,6 +606,15 @@ class NebiusProvider:
                 return region
         raise CapacityError(f"none of the configured Nebius regions offers {shape}", scope=Scope.PROVIDER,
                             provider=NAME)
+
+    def _no_project_in(self, region: str, regions: list[str]) -> UsageError:
+        known = ", ".join(r or "(default project)" for r in regions)
+        if self._config.projects:
+            return UsageError(f"Nebius region {region!r} is not configured; configured regions: {known}",
+                              provider=NAME, suggestion="add its project to the profile's `projects` table")
+        return UsageError(f"Nebius region {region!r} has no project of this tenant; its regions: {known}",
+                          provider=NAME, suggestion="create a project in that region (Nebius console), or choose "
+                                                    "one of these regions")
 
     def _remove_failed(self, operation: Operation[Any], error: VmError, deadline: float) -> VmError:
         """When the create operation itself failed (not a timeout or a failed poll), delete the instance Nebius

@@ -251,8 +251,8 @@ def _timeout(exc: Any, ctx: ErrorContext) -> VmError:
 # What to do about a target that cannot be reached, by `cloud_sdk_core.net.CauseKind` name (the SDK's message says
 # what happened already).
 _UNREACHABLE_HINTS = {
-    "DNS": "check the profile's endpoint: the API domain (default api.nebius.cloud:443, whose compute service is "
-           "compute.<domain>)",
+    "DNS": "check the profile's endpoint: the API domain (default api.nebius.cloud:443, whose services are "
+           "compute.<domain>, cpl.iam.<domain> and vpc.<domain>)",
     "TLS": "behind a TLS-inspecting proxy, set SSL_CERT_FILE (or GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) to its CA file",
     "PROXY": "check HTTPS_PROXY (or https_proxy, grpc_proxy) and NO_PROXY",
 }

@@ -50,6 +50,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 LATEST = max(MIGRATIONS)
 
+# Every table the migrations create. A team database's user roles need SELECT, INSERT, UPDATE and DELETE on each
+# (only its owner role creates or alters them: docs/fleets.md, team mode).
+TABLES = ("fleets", "members", "leases", "schema_version")
+
 
 def pending(current: int) -> list[tuple[int, tuple[str, ...]]]:
     """The migrations to apply to a store at version `current` (0: empty), in order."""

@@ -20,8 +20,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -212,6 +212,7 @@ class SqlFleetStore:
 
     _FOR_UPDATE = ""  # the row-lock clause of a SELECT in a write transaction
     _NOW = ""  # SQL of the store clock in epoch seconds
+    _TABLE_EXISTS = ""  # SQL with one `?` (a table name): one row when that table exists
     _DUPLICATE: tuple[type[BaseException], ...] = ()  # what a duplicate primary key raises
     location: str
     lease_seconds: float
@@ -221,24 +222,41 @@ class SqlFleetStore:
 
         def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]: ...
 
-        @staticmethod
-        def _unversioned_layout(db: Any) -> int: ...
-
     def _migrate(self) -> None:
-        """Bring the schema to schema.LATEST in one transaction; ConfigError for a store of a newer vm."""
-        with self._write() as db:
+        """Bring the schema to schema.LATEST; ConfigError for a store of a newer vm. A store at the latest
+        version is only read (no lock, no DDL), so a role that may use the tables but create none opens it (team
+        mode's users, docs/fleets.md). Otherwise the missing migrations are applied in one write transaction under
+        the schema lock, the version read again there: processes opening an old store at once migrate it exactly
+        once. `_migrations()` surrounds that transaction."""
+        if self._version(self._read) == schema.LATEST:
+            return
+        with self._migrations(), self._write() as db:
             self._lock_schema(db)
-            db.execute(schema.VERSION_TABLE)
-            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            current = row[0] if row and row[0] is not None else self._unversioned_layout(db)
-            if current > schema.LATEST:
-                raise ConfigError(f"the fleet store {self.location} has schema version {current}, newer than this "
-                                  f"vm understands ({schema.LATEST})", suggestion="upgrade vm-core")
+            current = self._version(lambda sql, params: db.execute(sql, params).fetchall())
+            if current < schema.LATEST:
+                db.execute(schema.VERSION_TABLE)
             for version, statements in schema.pending(current):
                 for statement in statements:
                     db.execute(statement)
                 db.execute("DELETE FROM schema_version")
                 db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+    def _version(self, read: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]) -> int:
+        """The store's schema version through `read` (rows of one statement): 0 for an empty store, 1 for one
+        written before versions were recorded. ConfigError when it is newer than this vm's."""
+        rows = read("SELECT MAX(version) FROM schema_version", ()) if read(self._TABLE_EXISTS, ("schema_version",)) \
+            else []
+        current = rows[0][0] if rows and rows[0][0] is not None else None
+        if current is None:
+            current = 1 if read(self._TABLE_EXISTS, ("fleets",)) else 0
+        if current > schema.LATEST:
+            raise ConfigError(f"the fleet store {self.location} has schema version {current}, newer than this "
+                              f"vm understands ({schema.LATEST})", suggestion="upgrade vm-core")
+        return int(current)
+
+    def _migrations(self) -> AbstractContextManager[None]:
+        """Around the transaction that migrates the store (a backend may explain its errors there)."""
+        return nullcontext()
 
     def _lock_schema(self, db: Any) -> None:
         """Serialise migrations between processes (SQLite's BEGIN IMMEDIATE already does)."""
@@ -384,6 +402,7 @@ class SqliteFleetStore(SqlFleetStore):
     by other processes past the busy timeout raises Transient (exit 8), never a bare sqlite3 error."""
 
     _NOW = "(julianday('now') - 2440587.5) * 86400.0"
+    _TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
     _DUPLICATE = (sqlite3.IntegrityError,)
     BUSY_SECONDS = 10.0
 
@@ -425,11 +444,6 @@ class SqliteFleetStore(SqlFleetStore):
             raise Transient(f"the fleet store {self.location} stayed locked by another vm process for over "
                             f"{self.BUSY_SECONDS:.0f} s", suggestion="retry when that command has finished"
                             ) from None
-
-    @staticmethod
-    def _unversioned_layout(db: sqlite3.Connection) -> int:
-        """1 for a store written before versions were recorded, 0 for an empty file."""
-        return 1 if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fleets'").fetchone() else 0
 
     def close(self) -> None:
         self._db.close()

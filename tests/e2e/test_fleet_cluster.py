@@ -176,3 +176,34 @@ def test_a_cluster_fleet_grows_and_is_repaired_in_its_own_place(fresh_home: VmHo
     assert len(in_clouds(vm, "pod")) == 3 and places(in_clouds(vm, "pod")) == first
     vm.ok("fleet", "destroy", "pod")
     assert in_clouds(vm, "pod") == []
+
+
+def test_a_dry_grow_of_a_cluster_fleet_whose_reservation_is_full_says_why_once(fresh_home: VmHome) -> None:
+    """Four VMs fill Crusoe's reservation: growing to five in place is impossible. The dry run says so once (the
+    fleet is pinned to its place and that reservation is full), prints nothing on stdout, and its hint runs."""
+    vm = fresh_home
+    vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "4", "--providers", "crusoe", "--placement", "cluster",
+          "--name", "pod")
+    before = vm.inventory()
+    dry = vm("fleet", "scale", "pod", "--count", "5", "--dry-run")
+    assert dry.code == 6 and dry.out == "", dry.out
+    lines = dry.err.splitlines()
+    assert [line for line in lines if line.startswith("vm: ")] == [
+        f"vm: error: fleet pod is a cluster fleet, so its new VMs go only where its VMs are: crusoe us-east1-a "
+        f"(h100-80gb-sxm-ib.8x, reservation {CRUSOE_RESERVATION}), whose reservation is full; 1 of 1 new VM(s) "
+        "cannot be placed there"], dry.err
+    assert "vm offers" not in dry.err  # no offer elsewhere is one this fleet may use
+    error = vm("fleet", "scale", "pod", "--count", "5", "--dry-run", "-o", "json").error()
+    assert (error["code"], error["scope"]) == ("capacity", "reservation")
+    [hinted] = error["next"]
+    assert hinted == ["vm", "fleet", "create", "--gpu", "H100:8", "--count", "5", "--placement", "cluster",
+                      "--dry-run"]
+    assert vm(*hinted[1:]).code == 0  # the hint runs: where a new cluster fleet of five would fit
+    assert vm.inventory() == before  # nothing changed
+    assert vm.ok("fleet", "status", "pod", "-o", "json").json()["requested_count"] == 4
+
+
+def test_a_dry_run_that_falls_short_says_it_once(fresh_home: VmHome) -> None:
+    dry = fresh_home("fleet", "create", "--gpu", "H100:8", "--count", "40", "--providers", "crusoe", "--name",
+                     "wide", "--dry-run")
+    assert dry.code == 6 and dry.err.count("can be placed with the current offers") == 1, dry.err

@@ -120,7 +120,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
         return
     if dry_run:
         placements, offers = creator.plan(spec)
-        views.plan(app.output, spec, placements, offers)
+        views.plan(app.output, spec, placements, offers, warn_short=False)  # the error below says it
         if len(placements) < spec.count:
             app.fail(CapacityError(f"only {len(placements)} of {spec.count} VMs can be placed with the current "
                                    "offers", suggestion=Hint.run("offers", "--gpu", gpu)))

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import CapacityError, PartialFailure, UsageError, VmError
-from ..hints import Hint
+from ..errors import CapacityError, PartialFailure, Scope, UsageError, VmError
+from ..hints import Command, Hint
 from . import fleet_views as views
 from .app import App, timeout_option, with_app
 from .cmd_ssh import ssh_key_option
@@ -52,8 +52,51 @@ def scale(app: App, name: str, count: int, min_count: int | None, dry_run: bool,
         report = run_interruptibly(scaler.creator, lambda: scaler.scale(name, count, min_count, dry_run=dry_run))
     except ScaleRefused as exc:
         raise UsageError(_refusal(exc), suggestion=exc.hint) from None
+    if (pinned := _pinned_short(scaler.store, name, count, report)) is not None:
+        app.fail(pinned)
     _show(app, report)
     _exit_for(app, name, report)
+
+
+def _pinned_short(store: Any, name: str, count: int, report: Any) -> CapacityError | None:
+    """For a dry run of a cluster fleet whose place cannot take every new VM: the one error that says why (its
+    new VMs may go only where its members are, and that place has no room for them), so that nothing goes to
+    stdout and no hint points at room the fleet may not use. None otherwise."""
+    from ..fleet.cluster import Placement, place_of
+
+    plan = report.plan
+    if not report.dry_run or plan is None or len(plan.placements) >= len(plan.slots):
+        return None
+    record = store.get_fleet(name)
+    place = place_of(store.members(name)) if record is not None and record.strategy == Placement.CLUSTER else None
+    if place is None:
+        return None
+    provider, region, shape, reservation = place
+    where = f"{provider} {region} ({shape}" + (f", reservation {reservation})" if reservation else ", on demand)")
+    offer = next((o for o in plan.offers.offers if (o.provider, o.region, o.shape, o.reservation_id) == place), None)
+    missing = len(plan.slots) - len(plan.placements)
+    return CapacityError(f"fleet {name} is a cluster fleet, so its new VMs go only where its VMs are: {where}, "
+                         f"{_room(offer, bool(reservation))}; {missing} of {len(plan.slots)} new VM(s) cannot be "
+                         "placed there", scope=Scope.RESERVATION if reservation else Scope.REGION, region=region,
+                         provider=provider, suggestion=Hint.say(
+                             "wait for room there, or see where a new cluster fleet of that size would fit: {}",
+                             Command.of("fleet", "create", "--gpu", _gpu(plan.spec), "--count", count,
+                                        "--placement", "cluster", "--dry-run")))
+
+
+def _room(offer: Any, reserved: bool) -> str:
+    """What the place's offer says of its room: the reservation is full, room for N more, none, not offered."""
+    if offer is None:
+        return "which is not offered now"
+    if offer.capacity == 0 and reserved:
+        return "whose reservation is full"
+    if offer.capacity is not None:
+        return f"which has room for {offer.capacity} more"
+    return "which has room for more, its cloud says" if offer.available else "which has no room now, its cloud says"
+
+
+def _gpu(spec: Any) -> str:
+    return f"{spec.gpu}:{spec.gpu_count}" if spec.gpu_count else spec.gpu
 
 
 @click.command()
@@ -109,7 +152,8 @@ def _show(app: App, report: Any) -> None:
         return
     views.plan(app.output, plan.spec, plan.placements, plan.offers, slots=plan.slots,
                extra={"slots": plan.slots, "requested_count": report.view.fleet.requested_count,
-                      "actions": [a.to_json() for a in report.actions], "dry_run": True})
+                      "actions": [a.to_json() for a in report.actions], "dry_run": True},
+               warn_short=False)  # _exit_for fails saying how many can be placed
 
 
 def _exit_for(app: App, name: str, report: Any) -> None:

@@ -80,16 +80,17 @@ def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
 
 
 def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots: Sequence[int] | None = None,
-         extra: dict[str, Any] | None = None) -> None:
+         extra: dict[str, Any] | None = None, *, warn_short: bool = True) -> None:
     """The placement of a dry run: one row per slot with its price, and whether the cloud says it has room
     (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere).
-    `slots` numbers the rows (default 0, 1, ...); `extra` goes into the JSON document."""
+    `slots` numbers the rows (default 0, 1, ...); `extra` goes into the JSON document. A plan that places fewer
+    VMs than asked is warned about, unless `warn_short` is False (the caller then fails saying so)."""
     _offer_warnings(out, offers)
     unterminable = [o for o in placements if o.reservation_id in offers.unterminable_reservations]
     if unterminable:
         out.warn(f"{len(unterminable)} VM(s) would use a reservation whose VMs the cloud will not delete "
                  "through its API: `vm fleet destroy` can only release them")
-    if len(placements) < spec.count:
+    if warn_short and len(placements) < spec.count:
         out.warn(f"only {len(placements)} of {spec.count} VMs can be placed with the current offers")
     unknown = sorted({o.provider for o in placements if o.capacity is None})
     if unknown:

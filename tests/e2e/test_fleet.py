@@ -70,6 +70,7 @@ def test_dry_run_changes_nothing(shared_home: VmHome) -> None:
     (["create", "--gpu", "H100", "--count", "2", "--strategy", "random"], 2, "strategy 'random' is unknown"),
     (["create", "--gpu", "H100", "--count", "2", "--providers", "aws"], 2, "unknown provider 'aws'"),
     (["create", "--gpu", "H100", "--count", "2", "--name", "Bad_Name"], 2, "invalid fleet name"),
+    (["create", "--gpu", "H100", "--count", "2", "--name", ""], 2, "empty fleet name"),
     (["status", "no-such-fleet"], 3, "no fleet named 'no-such-fleet'"),
     (["destroy", "no-such-fleet"], 0, "nothing to destroy"),
     (["reconcile", "no-such-fleet"], 3, "no fleet named 'no-such-fleet'"),
@@ -85,6 +86,19 @@ def test_bad_input_is_rejected_without_state_change(shared_home: VmHome, args: l
         assert as_json.error()["code"] in ("usage", "not_found") and as_json.out == ""
     else:
         assert as_json.json()["destroyed"] == 0 and as_json.json()["actions"] == []
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_an_empty_fleet_name_is_refused_and_records_nothing(shared_home: VmHome, dry_run: list[str]) -> None:
+    """`--name ""` (a script's unset variable) is exit 2, as for `vm create`: no generated fleet that its
+    teardown (`vm fleet destroy ""`) could not name."""
+    vm = shared_home
+    vm.ok("providers")  # the mock clouds are up: their inventory is the ground truth
+    fleets, before = vm.ok("fleet", "list", "-o", "json").json(), vm.inventory()
+    result = vm("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "", *dry_run)
+    assert result.code == 2 and "empty fleet name" in result.err and result.out == "", result.err
+    assert vm("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "").code == 2  # the same as for one VM
+    assert vm.ok("fleet", "list", "-o", "json").json() == fleets and vm.inventory() == before
 
 
 def test_duplicate_name_fails_cleanly(shared_home: VmHome) -> None:

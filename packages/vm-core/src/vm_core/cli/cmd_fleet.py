@@ -95,13 +95,12 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     from ..fleet.budget import check_budget
     from ..fleet.cluster import Placement
     from ..fleet.create import FleetCreator, FleetSpec
-    from ..fleet.naming import check_fleet_name, generated_name
+    from ..fleet.naming import new_fleet_name
     from ..fleet.service import connect, run_interruptibly, strategy_failed, strategy_named
 
     where = Placement(placement)
     strategy = _placement_strategy(where, strategy)
-    spec = FleetSpec(name=check_fleet_name(name or generated_name()), **_request(gpu, count, min_count, region,
-                                                                                 reservation, strict),
+    spec = FleetSpec(name=new_fleet_name(name), **_request(gpu, count, min_count, region, reservation, strict),
                      strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
                      ssh_public_key=ssh_public_key, placement=where, ttl=ttl, max_price=max_price)
     chosen = strategy_named("cheapest" if where is Placement.CLUSTER else strategy)

@@ -28,12 +28,23 @@ NAME_LABEL = "vm-fleet"
 ID_LABEL = "vm-fleet-id"
 
 
+NAME_RULE = "use 1-40 lower-case letters, digits and single dashes, starting with a letter"
+
+
 def check_fleet_name(name: str) -> str:
     """The name, or UsageError saying what is allowed (names must also be valid VM names on every cloud)."""
+    if not name:
+        raise UsageError(f"empty fleet name: {NAME_RULE}")
     if not FLEET_NAME.match(name) or name.endswith("-") or "--" in name:
-        raise UsageError(f"invalid fleet name {name!r}: use 1-40 lower-case letters, digits and single dashes, "
-                         "starting with a letter")
+        raise UsageError(f"invalid fleet name {name!r}: {NAME_RULE}")
     return name
+
+
+def new_fleet_name(given: str | None) -> str:
+    """The name of a new fleet: `given`, checked, or a generated one when none was given (None). An empty name
+    is refused like any invalid one, never replaced: a script whose variable is unset would otherwise create a
+    fleet under a name its own teardown (`vm fleet destroy ""`) cannot name."""
+    return generated_name() if given is None else check_fleet_name(given)
 
 
 def generated_name() -> str:

@@ -74,13 +74,15 @@ def fleet() -> None:
 @click.option("--ttl", type=_Duration(), metavar="DURATION",
               help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="On a terminal, also one progress line per VM (by default one line of counts, updated in place).")
 @timeout_option("How long each VM may take to come up.")
 @ssh_key_option
 @with_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, placement: str,
            min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
-           allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, timeout: float,
-           ssh_public_key: str | None) -> None:
+           allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, verbose: bool,
+           timeout: float, ssh_public_key: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default). With
@@ -97,6 +99,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     from ..fleet.create import FleetCreator, FleetSpec
     from ..fleet.naming import new_fleet_name
     from ..fleet.service import connect, run_interruptibly, strategy_failed, strategy_named
+    from .fleet_progress import FleetProgress
 
     where = Placement(placement)
     strategy = _placement_strategy(where, strategy)
@@ -107,8 +110,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     session = app.session()
     connected = connect(session, spec.providers, app.output.warn)
     store = open_store(session)
-    creator = FleetCreator(store, connected, chosen, progress=app.output.progress, timeout=timeout,
-                           profile=session.profile.name)
+    shown = FleetProgress(app.output, spec.count, verbose=verbose)
+    creator = FleetCreator(store, connected, chosen, progress=shown, timeout=timeout, profile=session.profile.name)
     if dry_run and where is Placement.CLUSTER:
         from ..fleet.cluster_place import plan
 
@@ -131,6 +134,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
         report = run_interruptibly(creator, lambda: creator.create(spec))
     except StrategyError as exc:
         raise strategy_failed(store, creator.identity, exc) from None
+    finally:
+        shown.close()
     views.created(app.output, report, store.members(spec.name))
     _exit_for(app, report)
 

@@ -18,6 +18,7 @@ import click
 from ..errors import VmError
 
 TABLE, JSON = "table", "json"
+ERASE_LINE = "\x1b[K"  # ANSI: erase from the cursor to the end of the line
 FORMATS = (TABLE, JSON)
 
 # Colour of a cell value (states and capability answers); anything else is plain.
@@ -43,6 +44,7 @@ class Output:
         self.quiet = quiet
         self.redact: Callable[[str], str] = lambda text: text
         self._lock = threading.Lock()
+        self._status = ""  # the line drawn in place at the bottom of stderr (a terminal), "" when there is none
 
     @property
     def json(self) -> bool:
@@ -106,9 +108,35 @@ class Output:
         if error.hint is not None:
             self._err(f"hint: {render(error.hint)}")
 
+    def status(self, text: str) -> None:
+        """Draw `text` as the status line: one line at the bottom of stderr, redrawn in place (`\\r`, erase to
+        the end of the line) while lines written meanwhile scroll above it. For a terminal only: the caller
+        checks `sys.stderr.isatty()`. Nothing under -q."""
+        if self.quiet:
+            return
+        with self._lock:
+            self._status = self.redact(text)
+            self._draw_status()
+
+    def end_status(self) -> None:
+        """Leave the status line as it was last drawn, ending it with a newline; later lines start below it."""
+        with self._lock:
+            if self._status:
+                sys.stderr.write("\n")
+                sys.stderr.flush()
+            self._status = ""
+
+    def _draw_status(self) -> None:
+        sys.stderr.write(f"\r{self._status}{ERASE_LINE}")
+        sys.stderr.flush()
+
     def _err(self, text: str) -> None:
         with self._lock:
+            if self._status:
+                sys.stderr.write(f"\r{ERASE_LINE}")
             click.echo(self.redact(text), err=True, color=use_color(sys.stderr))
+            if self._status:
+                self._draw_status()
 
 
 def words(text: str) -> str:

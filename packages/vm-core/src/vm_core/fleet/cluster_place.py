@@ -18,6 +18,7 @@ from ..errors import CapacityError
 from ..hints import Hint
 from ..model import Instance, Offer
 from .cluster import Fit, Group, cluster_groups, groups, largest_fits, no_place_text
+from .steps import Step, StepKind
 from .strategies import Blocked, FleetRequest
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class ClusterPlacer:
                     running[result.slot], progressed = result.instance, True
                     continue
                 self.notes.append(result.note)
-                c.progress(f"failed: {result.note}")
+                c.progress(Step(f"failed: {result.note}", slot=result.slot, kind=StepKind.FAILED))
                 c._errors += [result.error] if result.error is not None else []
                 blocked = blocked.merge(result.block) if result.block is not None else blocked
                 if attempts[result.slot] >= MAX_ATTEMPTS_PER_SLOT:

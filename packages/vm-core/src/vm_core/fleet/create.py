@@ -50,6 +50,7 @@ from .eligibility import enforced
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet
+from .steps import Step, StepKind
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strategies import Blocked, FleetRequest, Strategy, offer_key, unlisted_reservation
 
@@ -291,8 +292,8 @@ class FleetCreator:
         if self.stop.is_set():
             mem.record(self.store, member, state=MemberState.FAILED, error="interrupted before the call")
             return _Attempt(slot, note=f"{member.name}: not started (interrupted)")
-        self.progress(f"{offer.provider}: creating {member.name} in {offer.region} ({offer.shape}"
-                      f"{', reserved' if offer.reserved else ''})")
+        self.progress(Step(f"{offer.provider}: creating {member.name} in {offer.region} ({offer.shape}"
+                           f"{', reserved' if offer.reserved else ''})", slot=slot, kind=StepKind.CREATING))
         try:
             pending = provider.begin_create(self._create_spec(spec, member, offer))
         except (CapacityError, QuotaError) as exc:
@@ -360,7 +361,8 @@ class FleetCreator:
     def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
         mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,
                    price_per_hour=instance.price_per_hour, reservation_id=instance.reservation_id)
-        self.progress(f"{member.provider}: {member.name} running ({instance.id})")
+        self.progress(Step(f"{member.provider}: {member.name} running ({instance.id})", slot=member.slot,
+                           kind=StepKind.RUNNING))
         return _Attempt(member.slot, instance=instance)
 
     def _refused(self, member: MemberRecord, offer: Offer, exc: VmError) -> _Attempt:
@@ -560,7 +562,7 @@ class _Placing:
             return
         self.used[offer_key(offer)] -= 1
         self.notes.append(result.note)
-        self.c.progress(f"failed: {result.note}")
+        self.c.progress(Step(f"failed: {result.note}", slot=result.slot, kind=StepKind.FAILED))
         self.c._errors += [result.error] if result.error is not None else []
         merged = self.blocked.merge(result.block) if result.block is not None else self.blocked
         ruled_out, self.blocked = merged != self.blocked, merged

@@ -79,10 +79,12 @@ def test_admin_inventory_and_faults(mock_clouds: MockClouds) -> None:
     admin = mock_clouds.endpoints["admin"]
     headers = {"Authorization": f"Bearer {admin['token']}"}
     rows = requests.get(admin["url"] + "/inventory", headers=headers, timeout=5).json()["instances"]
-    assert rows == [{"provider": "nebius", "id": vm.id, "name": "listed", "state": "creating",
-                     "scope": NEBIUS_PROJECT, "region": "eu-north1",
-                     "shape": "gpu-h100-sxm/1gpu-16vcpu-200gb",
-                     "reservation_id": "capacityblockgroup-e00h100block000001"}]
+    expected = {"provider": "nebius", "id": vm.id, "name": "listed", "state": "creating",
+                "scope": NEBIUS_PROJECT, "region": "eu-north1", "shape": "gpu-h100-sxm/1gpu-16vcpu-200gb",
+                "reservation_id": "capacityblockgroup-e00h100block000001",
+                # made in the world directly: no create request said what it boots
+                "image": "", "disk_gib": None, "startup_script_sha256": "", "startup_script_bytes": 0}
+    assert len(rows) == 1 and {key: rows[0].get(key) for key in expected} == expected
     resp = requests.post(admin["url"] + "/faults/crusoe", json={"drop_rate": 0.5, "seed": 9}, headers=headers,
                          timeout=5)
     assert resp.status_code == 200 and resp.json()["drop_rate"] == 0.5

@@ -20,6 +20,7 @@ Nebius IAM (mock extensions, `nebius/admin.py`):
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from typing import TYPE_CHECKING
 
@@ -57,6 +58,7 @@ def inventory(clouds: MockClouds) -> list[dict[str, object]]:
                     "scope": vm.scope, "region": vm.region, "shape": vm.shape,
                     "reservation_id": vm.reservation_id,
                     **_ssh_key(vm.native),
+                    **machine(provider, vm.native),
                 })
     return rows
 
@@ -66,6 +68,37 @@ def _ssh_key(native: dict[str, object]) -> dict[str, object]:
     never shows it back: see crusoe/vmdata.py); {} otherwise."""
     key = native.get("ssh_public_key")
     return {"ssh_public_key": key} if key else {}
+
+
+def machine(provider: Provider, native: dict[str, object]) -> dict[str, object]:
+    """What the VM was created with, as its create request said (mock extension): `image` (Crusoe's `name:tag`,
+    Lambda's image id, "" for its default; Nebius's family or image id), `disk_gib` (the boot disk Nebius was
+    asked for; None where the create has no size) and `startup_script_sha256`/`startup_script_bytes` (the SHA-256
+    and size of Crusoe's `startup_script`, Lambda's `user_data` or Nebius's `cloud_init_user_data`; "" and 0
+    without one)."""
+    if provider is Provider.NEBIUS:
+        return _nebius_machine(native)
+    if provider is Provider.CRUSOE:
+        image, digest, size = native.get("image", ""), native.get("startup_script_sha256", ""), \
+            native.get("startup_script_bytes", 0)
+    else:
+        image, digest, size = native.get("image_id", ""), native.get("user_data_sha256", ""), \
+            native.get("user_data_bytes", 0)
+    return {"image": image, "disk_gib": None, "startup_script_sha256": digest, "startup_script_bytes": size}
+
+
+def _nebius_machine(native: dict[str, object]) -> dict[str, object]:
+    spec = native.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    disk = ((spec.get("bootDisk") or {}).get("managedDisk") or {}).get("spec") or {}
+    image = disk.get("sourceImageId") or (disk.get("sourceImageFamily") or {}).get("imageFamily", "")
+    size = disk.get("sizeGibibytes")
+    script = str(spec.get("cloudInitUserData", "")).encode()
+    return {
+        "image": image, "disk_gib": int(size) if size is not None else None,
+        "startup_script_sha256": hashlib.sha256(script).hexdigest() if script else "",
+        "startup_script_bytes": len(script),
+    }
 
 
 def update_faults(clouds: MockClouds, provider: Provider, update: FaultsUpdate) -> Faults:

@@ -6,21 +6,21 @@ set to the VM id; clients poll `.../instances/operations/{operation_id}`.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
-from typing import cast
 
 from ..core.models import VM, CreateFailure, OpKind, Provider
 from ..core.placement import ReservationChoice
 from ..core.world import World, region_matches
 from ..http import Response
-from . import access, paging, render, vmdata
+from . import access, images, paging, render, vmdata
 from .access import Call
 from .errors import bad_request
 from .models import InstancesPostRequest, ReservationSpecification
 
 CRUSOE = Provider.CRUSOE
-DEFAULT_IMAGE = "ubuntu22.04:latest"
+DEFAULT_IMAGE = images.DEFAULT_IMAGE
 _SSH_KEY = re.compile(
     r"^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-\S+@openssh\.com) [A-Za-z0-9+/=]+( .*)?$"
 )
@@ -141,8 +141,7 @@ def _validate_image(world: World, body: InstancesPostRequest) -> None:
         raise bad_request("either image or custom_image should be supplied, not both")
     if body.custom_image is not None:
         raise bad_request(f"custom image {body.custom_image!r} not found")  # the mock has no custom images
-    images = cast("list[str]", world.config(CRUSOE).extra.get("images", [DEFAULT_IMAGE]))  # seed data
-    if body.image is not None and body.image not in images:
+    if body.image is not None and body.image not in images.names(world):
         raise bad_request(f"invalid image {body.image!r}")
 
 
@@ -164,6 +163,10 @@ def _native(world: World, project_id: str, body: InstancesPostRequest) -> dict[s
             ),
             os_disk=vmdata.new_os_disk(body.name),
             ssh_public_key=body.ssh_public_key.strip(),
+            startup_script_sha256=(
+                hashlib.sha256(body.startup_script.encode()).hexdigest() if body.startup_script else ""
+            ),
+            startup_script_bytes=len(body.startup_script.encode()),
             host_channel_adapters=[
                 vmdata.new_hca(body.location, h.transport_partition_id or h.ib_partition_id)
                 for h in body.host_channel_adapters

@@ -15,7 +15,7 @@ from ..core.models import Provider
 from ..core.world import World
 from ..http import HttpServer, Request, Response, Router
 from ..tls import ServerTls
-from . import actions, catalog, instances, operations, projects, reservations
+from . import actions, catalog, images, instances, operations, projects, reservations
 from .access import Call
 from .auth import authenticate
 from .errors import ApiError, bad_request, error_body, method_not_allowed, not_found, too_many_requests
@@ -43,6 +43,8 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route("GET", "/locations", catalog.list_locations),
     Route("GET", "/capacities", catalog.list_capacities),
+    Route("GET", "/compute/images", images.list_images),
+    Route("GET", "/compute/images/{image_id}", images.get_image),
     Route("GET", "/projects/{project_id}/quotas", catalog.list_quotas),
     Route("GET", f"{_VMS}/types", catalog.list_types),
     Route("GET", f"{_VMS}/instances/operations", operations.list_operations),

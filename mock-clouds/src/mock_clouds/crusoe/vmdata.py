@@ -63,6 +63,9 @@ class VmExtras(msgspec.Struct, kw_only=True):
     host_channel_adapters: list[HcaRecord] = []
     # The key the create sent. The real API never shows it back; the admin inventory does (mock extension).
     ssh_public_key: str = ""
+    # What the create's startup_script was (its SHA-256 and size), never shown by the API either (mock extension).
+    startup_script_sha256: str = ""
+    startup_script_bytes: int = 0
 
 
 def load(vm: VM) -> VmExtras:

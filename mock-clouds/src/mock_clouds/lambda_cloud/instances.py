@@ -7,6 +7,7 @@ Terminate and restart validate every id before acting on any, so a refused reque
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 import msgspec
@@ -220,6 +221,8 @@ def _details(
         file_system_mounts=[Mount(mount_point=point, file_system_id=fs.id) for fs, point in mounts],
         hostname=body.hostname or "",
         image_id=image_id,
+        user_data_sha256=hashlib.sha256(body.user_data.encode()).hexdigest() if body.user_data else "",
+        user_data_bytes=len(body.user_data.encode()) if body.user_data else 0,
         tags=[Tag(key=t.key, value=t.value) for t in body.tags or []],
         ip=ip,
         private_ip=private_ip,

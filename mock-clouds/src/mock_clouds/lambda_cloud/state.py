@@ -98,6 +98,9 @@ class InstanceDetails(msgspec.Struct, kw_only=True):
     file_system_mounts: list[Mount] = []
     hostname: str = ""  # requested hostname; "" = IP-address based
     image_id: str = ""
+    # The launch's user_data (its SHA-256 and size): write-only in the API, kept for the admin inventory.
+    user_data_sha256: str = ""
+    user_data_bytes: int = 0
     tags: list[Tag] = []
     firewall_ruleset_ids: list[str] = []
     ip: str

@@ -16,7 +16,7 @@ import msgspec
 from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project, Provider, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
-from . import auth, catalog, errors, fieldmask, paging, render, updates, validate, wire
+from . import auth, catalog, errors, fieldmask, images, paging, render, updates, validate, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -184,7 +184,7 @@ def _checked_create(
         project = auth.project(world, owner, metadata.parent_id, "metadata.parent_id")
     _raise_if(validate.create_metadata(metadata) + validate.spec(spec))
     assert project is not None and metadata is not None and spec is not None and spec.resources is not None
-    _raise_if(validate.shape(world, project.region, spec.resources))
+    _raise_if(validate.shape(world, project.region, spec.resources) + images.boot_disk(world, project.region, spec))
     existing = world.vm_by_name(NEBIUS, project.id, metadata.name)
     if existing is not None:
         raise errors.already_exists(existing.id, metadata.name)

@@ -30,7 +30,7 @@ import grpc
 
 from ..core.models import Provider
 from ..core.world import World
-from . import auth, errors, iam_projects, instances, operations, platforms, render, tokens, vpc, wire
+from . import auth, errors, iam_projects, images, instances, operations, platforms, render, tokens, vpc, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from ._pb.nebius.iam import v1 as iam
@@ -80,6 +80,13 @@ SERVICES: dict[str, dict[str, Rpc]] = {
     "nebius.compute.v1.PlatformService": {
         "GetByName": Rpc(common.GetByNameRequest, platforms.get_by_name),
         "List": Rpc(compute.ListPlatformsRequest, platforms.list_platforms),
+    },
+    "nebius.compute.v1.ImageService": {
+        "Get": Rpc(compute.GetImageRequest, images.get),
+        "GetByName": Rpc(common.GetByNameRequest, images.get_by_name),
+        "GetLatestByFamily": Rpc(compute.GetImageLatestByFamilyRequest, images.get_latest_by_family),
+        "List": Rpc(compute.ListImagesRequest, images.list_images),
+        "ListPublic": Rpc(compute.ListPublicRequest, images.list_public),
     },
     "nebius.iam.v1.TokenExchangeService": {
         "Exchange": Rpc(iam.ExchangeTokenRequest, tokens.exchange, public=True),

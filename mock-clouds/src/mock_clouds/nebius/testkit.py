@@ -78,6 +78,7 @@ class Client:
         self.instances = compute.InstanceServiceStub(intercepted)
         self.operations = common.OperationServiceStub(intercepted)
         self.platforms = compute.PlatformServiceStub(intercepted)
+        self.images = compute.ImageServiceStub(intercepted)
         self.tokens = iam.TokenExchangeServiceStub(intercepted)
         self.projects = iam.ProjectServiceStub(intercepted)
         self.subnets = vpc.SubnetServiceStub(intercepted)

@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
         name: "models"
         for name in (
             "Instance", "InstanceState", "InstanceAction", "OperationRecord", "OperationState", "Project",
-            "VMType", "Capacity", "Quota", "Reservation", "LowestCost", "OnDemand", "ById",
+            "VMType", "Image", "Capacity", "Quota", "Reservation", "LowestCost", "OnDemand", "ById",
             "ReservationSpecification", "DiskAttachment", "NetworkInterface", "AttachedDisk", "ErrorBody",
         )
     },
@@ -50,7 +50,7 @@ __all__ = [
     "OperationFailed", "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable", "Page",
     "Pager", "PaginationLoop", "PermissionDenied", "PollPolicy", "Project", "ProjectUnavailable",
     "ProjectUnresolved", "Quota", "QuotaError", "RateLimited", "RequestNotSent", "Reservation",
-    "ReservationSpecification", "RetryPolicy", "ServerError", "VMType",
+    "ReservationSpecification", "RetryPolicy", "ServerError", "VMType", "Image",
 ]
 
 
@@ -100,6 +100,7 @@ if TYPE_CHECKING:  # static view of the lazy names above
         Capacity,
         DiskAttachment,
         ErrorBody,
+        Image,
         Instance,
         InstanceAction,
         InstanceState,

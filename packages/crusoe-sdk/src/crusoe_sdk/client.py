@@ -31,6 +31,7 @@ from .models import (
     Capacity,
     CreateInstanceRequest,
     DiskAttachment,
+    Image,
     Instance,
     InstanceAction,
     InstanceState,
@@ -227,6 +228,14 @@ class CrusoeClient:
         """Hardware availability per (type, location), optionally filtered. Capacity is not quota."""
         query = _drop_empty({"product_name": _csv(types), "location": _csv(locations)})
         return self._single_page("/capacities", ItemsPage[Capacity], query)
+
+    def list_images(self, *, product_group: str = "") -> Pager[Image]:
+        """Public images (not project-scoped), optionally for one product group (`h100`)."""
+        return self._single_page("/compute/images", ItemsPage[Image], _drop_empty({"product_group": product_group}))
+
+    def get_image(self, image_id: str) -> Image:
+        """Raises NotFound for an unknown id."""
+        return self._get(f"/compute/images/{image_id}", Image)
 
     def list_vm_types(self, *, project_id: str | None = None) -> Pager[VMType]:
         """Instance types the project can use."""

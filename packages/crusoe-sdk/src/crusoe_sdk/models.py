@@ -241,6 +241,23 @@ class VMType(_Model):
     gpu_type: str = ""
 
 
+class Image(_Model):
+    """A public image (`GET /compute/images`): a create names it as `"<name>:<tag>"`, e.g.
+    `ubuntu22.04-nvidia-sxm-docker:latest`."""
+
+    id: str
+    name: str
+    description: str = ""
+    tags: list[str] = []
+    created_at: str = ""
+    locations: list[str] = []
+
+    @property
+    def references(self) -> list[str]:
+        """The `image` values of a create that boot it: `name:tag` for each tag."""
+        return [f"{self.name}:{tag}" for tag in self.tags] or [self.name]
+
+
 class Capacity(_Model):
     """Hardware availability for a type in a location (not the project's quota).
 

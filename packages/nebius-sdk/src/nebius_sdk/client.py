@@ -37,11 +37,16 @@ from ._pb.nebius.compute.v1 import (
     BatchGetRequest,
     CreateInstanceRequest,
     DeleteInstanceRequest,
+    GetImageLatestByFamilyRequest,
+    GetImageRequest,
     GetInstanceRequest,
+    Image,
+    ImageServiceStub,
     Instance,
     InstanceServiceStub,
     InstanceSpec,
     InstanceStatusInstanceState,
+    ListImagesRequest,
     ListInstancesRequest,
     ListOperationsByParentRequest,
     ListPlatformsRequest,
@@ -180,6 +185,7 @@ class NebiusClient:
         )
         self._operations = OperationServiceStub(self._transport.channel)
         self._platforms = PlatformServiceStub(self._transport.channel)
+        self._images = ImageServiceStub(self._transport.channel)
         # service address -> its transport, opened on first use (`_transport_of`); compute's is there from the start
         self._transports = {self._transport.target: self._transport}
         self._transports_lock = threading.Lock()
@@ -280,6 +286,7 @@ class NebiusClient:
         subnet_id: str = "",
         boot_disk_gib: int = specs.DEFAULT_BOOT_DISK_GIB,
         image_family: str = specs.DEFAULT_IMAGE_FAMILY,
+        image_id: str = "",
         public_ip: bool = True,
         reservation: ReservationPolicy | ReservationPolicyPolicy | None = None,
         reservation_ids: Sequence[str] = (),
@@ -301,7 +308,7 @@ class NebiusClient:
             preset,
             subnet_id=subnet_id or self.subnet_id,
             boot_disk=specs.managed_boot_disk(
-                name=f"{name}-boot", image_family=image_family, size_gib=boot_disk_gib
+                name=f"{name}-boot", image_family=image_family, size_gib=boot_disk_gib, image_id=image_id
             ),
             public_ip=public_ip,
             reservation=reservation,
@@ -424,6 +431,29 @@ class NebiusClient:
         request = GetByNameRequest(parent_id=self._parent(parent_id), name=name)
         return self._transport.call(self._platforms.get_by_name, request, timeout=timeout)
 
+    # ------------------------------------------------------------------ images
+    def list_images(self, parent_id: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Image]:
+        """A lazy pager over the images under `parent_id`: a project's own, or a region's public images under
+        `public_images_parent(project_id)` (`ImageService.List`, at compute's address)."""
+
+        def fetch(token: str) -> tuple[list[Image], str]:
+            request = ListImagesRequest(parent_id=parent_id, page_size=page_size, page_token=token)
+            response = self._transport.call(self._images.list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def get_image(self, image_id: str, *, timeout: float | None = None) -> Image:
+        """The image with this id (`computeimage-...`). Raises `NotFound` if there is none."""
+        return self._transport.call(self._images.get, GetImageRequest(id=image_id), timeout=timeout)
+
+    def get_latest_image(self, image_family: str, *, parent_id: str = "", timeout: float | None = None) -> Image:
+        """The newest image of a family (`ImageService.GetLatestByFamily`), by default among the public images of
+        the client's project's region. Raises `NotFound` for a family there is no image of."""
+        parent = parent_id or (public_images_parent(self.parent_id) if self.parent_id else "")
+        request = GetImageLatestByFamilyRequest(image_family=image_family, parent_id=parent)
+        return self._transport.call(self._images.get_latest_by_family, request, timeout=timeout)
+
     # ------------------------------------------------------------------ projects and subnets
     def get_project(self, project_id: str, *, timeout: float | None = None) -> Project:
         """The project with this id (IAM `ProjectService.Get`, at `cpl.iam.<domain>`): its name, tenant and region.
@@ -513,6 +543,12 @@ class NebiusClient:
             return self.get_instance(instance_id)
         except NotFound:
             return None
+
+
+def public_images_parent(project_id: str) -> str:
+    """Where the public images of a project's region are: `project-{routing code}public-images`, the routing
+    code being the three characters after `project-` (`project-e00...` -> `project-e00public-images`)."""
+    return f"project-{project_id.removeprefix('project-')[:3]}public-images"
 
 
 def _no_result(resource_id: str) -> None:

@@ -41,13 +41,18 @@ def managed_boot_disk(
     image_family: str = DEFAULT_IMAGE_FAMILY,
     size_gib: int = DEFAULT_BOOT_DISK_GIB,
     disk_type: DiskSpecDiskType = DiskSpecDiskType.NETWORK_SSD,
+    image_id: str = "",
 ) -> AttachedDiskSpec:
-    """A boot disk created and deleted together with the instance, from a public image family."""
-    spec = DiskSpec(
-        size_gibibytes=size_gib,
-        type=disk_type,
-        source_image_family=SourceImageFamily(image_family=image_family),
-    )
+    """A boot disk created and deleted together with the instance, from an image (`image_id`, e.g. the one
+    `ImageService.GetLatestByFamily` answered) or else the latest image of a public image family."""
+    if image_id:
+        spec = DiskSpec(size_gibibytes=size_gib, type=disk_type, source_image_id=image_id)
+    else:
+        spec = DiskSpec(
+            size_gibibytes=size_gib,
+            type=disk_type,
+            source_image_family=SourceImageFamily(image_family=image_family),
+        )
     return AttachedDiskSpec(
         attach_mode=AttachedDiskSpecAttachMode.READ_WRITE, managed_disk=ManagedDisk(name=name, spec=spec)
     )

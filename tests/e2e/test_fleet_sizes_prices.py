@@ -158,3 +158,50 @@ def test_plans_mark_slots_whose_capacity_is_unknown(shared_home: VmHome) -> None
     assert header == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"]
     assert {r[1]: r[5] == "unknown" for r in rows} == {"crusoe": False, "lambda": True, "nebius": True}
     assert "4 slot(s) rely on a cloud that does not publish capacity (lambda, nebius)" in table.err
+
+
+# ------------------------------------------------------------------------------------------ capacity block sizes
+@pytest.mark.parametrize("strategy", ["cheapest", "packed", "reserved-first"])
+def test_a_capacity_block_is_never_planned_beyond_its_size(shared_home: VmHome, strategy: str) -> None:
+    """Issue: with a Nebius block in `capacity_blocks`, `cheapest`, `packed` and `reserved-first` put every slot
+    of a 300-VM plan on that one block (it holds 2 H100:8 VMs) and printed an exact `total $/h 5040.00`. The
+    mock's block states its size (16 GPUs): at most 2 such VMs go there, and a total resting on capacity the
+    clouds do not publish is a lower bound, in the plan and in the --max-price check."""
+    vm = shared_home
+    args = ["fleet", "create", "--gpu", "H100:8", "--count", "300", "--strategy", strategy, "--name", "big",
+            "--dry-run"]
+    offers = vm.ok("offers", "--gpu", "H100", "-p", "nebius", "-o", "json").json()
+    assert {(o["gpu_count"], o["capacity"]) for o in offers if o["reservation_id"] == NEBIUS_BLOCK} == {(1, 16),
+                                                                                                      (8, 2)}
+    plan = vm.ok(*args, "-o", "json").json()
+    on_block = [p for p in plan["placements"] if p["reservation_id"] == NEBIUS_BLOCK]
+    assert len(plan["placements"]) == 300 and 1 <= len(on_block) <= 2
+    assert all(p["capacity_known"] for p in on_block) and plan["price_complete"] is False
+    table = vm.ok(*args)
+    assert f"total $/h  >= {plan['price_per_hour']:.2f}" in table.out
+    before = vm.inventory()
+    capped = vm(*args[:-1], "--max-price", "400")  # the real create, refused before anything is recorded
+    assert capped.code == 6 and f"the plan costs at least ${plan['price_per_hour']:.2f}/h" in capped.err, capped.err
+    assert vm.inventory() == before and vm("fleet", "status", "big").code == 3
+
+
+def _block_config(vm: VmHome, size: str) -> None:
+    vm.config("[profiles.local]\nembedded = true\n"
+              f'[profiles.local.nebius.capacity_blocks."{NEBIUS_BLOCK}"]\n'
+              f'region = "eu-north1"\nplatform = "gpu-h100-sxm"\nprice_per_gpu_hour = 2.10\n{size}\n')
+
+
+def test_a_block_size_in_vms_or_gpus_from_the_config(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    _block_config(vm, "vms = 1")
+    plan = vm.ok("fleet", "create", "--gpu", "H100", "--count", "4", "--providers", "nebius", "--strategy",
+                 "cheapest", "--name", "sized", "--dry-run", "-o", "json").json()
+    assert [p["reservation_id"] for p in plan["placements"]].count(NEBIUS_BLOCK) == 1
+    _block_config(vm, "gpus = 2")
+    plan = vm.ok("fleet", "create", "--gpu", "H100", "--count", "4", "--providers", "nebius", "--strategy",
+                 "cheapest", "--name", "sized", "--dry-run", "-o", "json").json()
+    assert [p["reservation_id"] for p in plan["placements"]].count(NEBIUS_BLOCK) == 2
+    for bad in ("gpus = 0", 'vms = "two"', "gpus = 16\nvms = 2", "gpus = 1.5"):
+        _block_config(vm, bad)
+        refused = vm("offers", "--gpu", "H100", "-p", "nebius")
+        assert refused.code == 4 and "may state its size as gpus or vms" in refused.err, (bad, refused.err)

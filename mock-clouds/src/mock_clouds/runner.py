@@ -179,10 +179,11 @@ class MockClouds:
         return {"service_account_id": account.id, "public_key_id": account.public_key_id}
 
     def _nebius_blocks(self, projects: set[str]) -> dict[str, dict[str, object]]:
-        """Capacity block id -> region, platform and contract price ($/GPU-h) of the blocks `projects` may use."""
+        """Capacity block id -> region, platform, contract price ($/GPU-h) and size (GPUs) of the blocks `projects`
+        may use."""
         blocks = self.world.state.providers[Provider.NEBIUS].reservations
         return {b.id: {"region": b.regions[0], "platform": b.family,
-                       "price_per_gpu_hour": b.price_cents_per_gpu_hour / 100}
+                       "price_per_gpu_hour": b.price_cents_per_gpu_hour / 100, "gpus": b.quantity}
                 for b in blocks if b.regions and (not b.scopes or projects & set(b.scopes))}
 
     def _credential(self, provider: Provider, owner: str) -> Credential:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from vm_core.cli.hints import words
 from vm_core.errors import BudgetError, UsageError
-from vm_core.fleet.budget import check_budget, price_total
+from vm_core.fleet.budget import check_budget, plan_total, price_total
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.expiry import expired, parse_duration
 from vm_core.fleet.location import store_at
@@ -18,9 +18,9 @@ from vm_core.model import Offer
 from .test_fleet_manager import BUILT_IN, cloud_vms, no_nebius_h100
 
 
-def offer(price: float | None, provider: str = "nebius") -> Offer:
+def offer(price: float | None, provider: str = "nebius", capacity: int | None = 4) -> Offer:
     return Offer(provider=provider, region="eu-north1", gpu="H100", gpu_count=1, shape="gpu-h100-sxm",
-                 price_per_hour=price, capacity=None)  # type: ignore[arg-type]
+                 price_per_hour=price, capacity=capacity)  # type: ignore[arg-type]
 
 
 def test_check_budget_passes_at_or_under_the_cap_and_without_one() -> None:
@@ -50,6 +50,17 @@ def test_an_unknown_price_under_a_cap_is_refused_with_the_known_part() -> None:
     assert "at least $2.00/h" in refused.message and "--max-price 100.00" in words(refused.message)
     over = check_budget([offer(200.0), offer(None)], 100.0)
     assert over is not None and "at least $200.00/h" in over.message
+
+
+def test_a_plan_resting_on_unknown_capacity_is_a_lower_bound() -> None:
+    """A slot on an offer whose capacity the cloud does not publish may fail over to a dearer offer: the plan's
+    total is then at least what it says, in the plan and in a refusal; under the cap it is not refused."""
+    assert plan_total([offer(2.0), offer(3.0)]) == (5.0, True)
+    assert plan_total([offer(2.0), offer(3.0, capacity=None)]) == (5.0, False)
+    assert plan_total([offer(2.0), offer(None)]) == (2.0, False)
+    over = check_budget([offer(2.1), offer(2.1, capacity=None)], 4.0)
+    assert over is not None and over.message == "the plan costs at least $4.20/h, above the cap of $4.00/h"
+    assert check_budget([offer(2.1), offer(2.1, capacity=None)], 5.0) is None
 
 
 def test_price_total_is_a_lower_bound_with_unknown_prices() -> None:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..fleet.actions import Action
-from ..fleet.budget import price_total
+from ..fleet.budget import plan_total, price_total
 from ..fleet.store import FleetRecord, MemberRecord, MemberState
 from ..model import Instance, InstanceState, Offer
 from .output import Output
@@ -96,7 +96,7 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
     if unknown:
         out.warn(f"{sum(1 for o in placements if o.capacity is None)} slot(s) rely on a cloud that does not publish "
                  f"capacity ({', '.join(unknown)}): they may fail and be placed elsewhere")
-    total, complete = price_total(o.price_per_hour for o in placements)
+    total, complete = plan_total(placements)
     if out.json:
         out.data({**_placements_json(spec, placements), "max_price": spec.max_price, "ttl_seconds": spec.ttl,
                   **(extra or {})})
@@ -145,7 +145,7 @@ def _offer_warnings(out: Output, offers: Any) -> None:
 
 def _placements_json(spec: Any, placements: Sequence[Offer], **head: Any) -> dict[str, Any]:
     """The JSON keys every plan has: the fleet (and `head`), one object per placement, and the total $/h."""
-    total, complete = price_total(o.price_per_hour for o in placements)
+    total, complete = plan_total(placements)
     return {"name": spec.name, "count": spec.count, "strategy": spec.strategy, **head,
             "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
             "price_per_hour": total, "price_complete": complete}

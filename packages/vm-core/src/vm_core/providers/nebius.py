@@ -27,7 +27,8 @@ How the Nebius model maps onto vm-core:
   price in $/GPU-h): no Nebius API exposes a price (the Capacity API's CapacityBlockGroupStatus has limits and
   usage only), so this is the customer's contract. An instance in a listed block costs that price x its GPUs;
   in a block that is not listed its price is unknown (None). Each listed block is also a reserved offer in its
-  region (capacity unknown). The local profile lists the mock clouds' blocks.
+  region; an entry may state the block's size (`gpus`, or `vms`), and the offer's capacity is then the VMs of
+  its size the block holds (else unknown). The local profile lists the mock clouds' blocks.
 - **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
@@ -117,6 +118,14 @@ class CapacityBlock:
     region: str
     platform: str
     price_per_gpu_hour: float
+    gpus: int | None = None  # the block's size in GPUs (a VM of N GPUs takes N), when the contract says it
+    vms: int | None = None  # or in VMs, whatever their size
+
+    def holds(self, gpu_count: int) -> int | None:
+        """How many VMs of `gpu_count` GPUs the block holds in all; None when its size is not stated."""
+        if self.vms is not None:
+            return self.vms
+        return None if self.gpus is None else self.gpus // max(gpu_count, 1)
 
 
 def _subnets(raw: Any) -> dict[str, str] | str:
@@ -139,13 +148,23 @@ def _command(raw: Any) -> tuple[str, ...]:
 def _block(block_id: str, terms: Any) -> CapacityBlock:
     try:
         block = CapacityBlock(block_id, str(terms["region"]), str(terms["platform"]),
-                              number(terms["price_per_gpu_hour"]))  # finite, 0 or more
-    except (TypeError, KeyError, ValueError):
+                              number(terms["price_per_gpu_hour"]),  # finite, 0 or more
+                              gpus=_size(terms.get("gpus")), vms=_size(terms.get("vms")))
+    except (TypeError, KeyError, ValueError, AttributeError):
         block = None
-    if block is None or not (block.id and block.platform):
+    if block is None or not (block.id and block.platform) or None not in (block.gpus, block.vms):
         raise ValueError(f"a table of blocks: {block_id!r} needs region, platform and a price_per_gpu_hour of 0 or "
-                         "more")
+                         "more, and may state its size as gpus or vms (a whole number of 1 or more; not both)")
     return block
+
+
+def _size(raw: Any) -> int | None:
+    """A block's stated size: None when absent, else a whole number of 1 or more (ValueError otherwise)."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ValueError(raw)
+    return raw
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,8 +203,8 @@ class NebiusSettings:
     capacity_blocks: dict[str, CapacityBlock] = setting(
         default_factory=dict, parse=table("a table mapping each block id to {region, platform, price_per_gpu_hour}",
                                           _block),
-        help="capacity block id -> {region, platform, price_per_gpu_hour}: the contract terms of your blocks "
-             "(the API has no price)")
+        help="capacity block id -> {region, platform, price_per_gpu_hour, and gpus or vms: its size}: the contract "
+             "terms of your blocks (the API has no price)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
                                          help="public key cloud-init installs for the user ubuntu on new VMs")
 
@@ -498,7 +517,8 @@ class NebiusProvider:
             sold = self._shapes_sold(region)
             found += [offer(e, region, e.price_per_hour, None) for e in entries
                       if e.shape in sold and e.price_per_hour is not None]  # the catalog prices every Nebius shape
-            found += [offer(e, region, round(b.price_per_gpu_hour * e.gpu_count, 4), None, reservation_id=b.id)
+            found += [offer(e, region, round(b.price_per_gpu_hour * e.gpu_count, 4), b.holds(e.gpu_count),
+                            reservation_id=b.id)
                       for b in self._config.capacity_blocks.values() if b.region == region
                       for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform]
         return found

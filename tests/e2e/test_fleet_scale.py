@@ -359,3 +359,31 @@ def test_scale_and_repair_after_a_killed_scale_report_the_fleet_as_it_is(booting
     _reports_what_runs(vm, "rs1", made["id"], 6)
     vm.ok("fleet", "destroy", "rs1")
     assert live_fleet_vms(vm, "rs1") == []
+
+
+NEBIUS_BLOCK = "capacityblockgroup-e00h100block000001"  # holds 16 GPUs: two H100:8 VMs
+
+
+def test_a_grow_never_plans_on_a_block_the_fleets_own_members_fill(fresh_home: VmHome) -> None:
+    """Issue: every grow planned again on a Nebius block that the fleet's own members already fill, and each such
+    create failed late (minutes on the real cloud). A fleet knows what its members hold: its dry runs, scales and
+    repairs place nothing more there, and a repair uses the room a destroyed member left."""
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "2", "--name", "blk", "--strategy", "cheapest",
+                 "--providers", "nebius", "-o", "json").json()
+    assert [m["reservation_id"] for m in made["members"]] == [NEBIUS_BLOCK] * 2  # the block is full now
+
+    plan = vm.ok("fleet", "scale", "blk", "--count", "3", "--dry-run", "-o", "json").json()
+    assert [p["reservation_id"] for p in plan["placements"]] == [""]
+    grown = vm("fleet", "scale", "blk", "--count", "3", "-o", "json")
+    assert grown.code == 0, grown.err
+    assert "failed:" not in grown.err and grown.err.count(": creating blk--") == 1, grown.err  # no doomed create
+    assert sorted(m["reservation_id"] for m in grown.json()["members"]) == ["", NEBIUS_BLOCK, NEBIUS_BLOCK]
+
+    on_block = next(m for m in grown.json()["members"] if m["reservation_id"] == NEBIUS_BLOCK)
+    vm.ok("destroy", on_block["id"], "-p", "nebius")  # behind the fleet's back: the block has room for one again
+    repaired = vm("fleet", "repair", "blk", "-o", "json")
+    assert repaired.code == 0 and "failed:" not in repaired.err, repaired.err
+    assert sorted(m["reservation_id"] for m in repaired.json()["members"]) == ["", NEBIUS_BLOCK, NEBIUS_BLOCK]
+    assert len(check_members(vm, "blk", made["id"])) == 3
+    vm.ok("fleet", "destroy", "blk")

@@ -98,7 +98,10 @@ class Provider(Protocol):
 
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
         """Shapes of `gpu` (with `gpu_count` GPUs per VM, or every count) in every region, with prices,
-        capacity where the cloud reports it, and the account's reservations."""
+        capacity where the cloud reports it, and the account's reservations. The capacity of a reserved offer is
+        what is free of it now, except for a provider that cannot list its reservations (not
+        SupportsReservations): there it is the reservation's size where the provider knows it (a Nebius
+        capacity block from the contract), and the fleet engine takes its own VMs on it off."""
         ...
 
 

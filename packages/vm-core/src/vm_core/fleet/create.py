@@ -49,7 +49,7 @@ from .create_watch import CreateWatcher, Located
 from .eligibility import enforced
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
-from .offers import OfferCache, OfferSet
+from .offers import OfferCache, OfferSet, held_by_members
 from .steps import Step, StepKind
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strategies import Blocked, FleetRequest, Strategy, offer_key, unlisted_reservation
@@ -151,10 +151,11 @@ class FleetCreator:
     def _cleanup_timeout(self) -> float:
         return max(self.timeout, MIN_CLEANUP_TIMEOUT)
 
-    def plan(self, spec: FleetSpec) -> tuple[list[Offer], OfferSet]:
-        """The placement the strategy would choose now (for --dry-run); changes nothing. Raises UsageError
-        where `create` would (a region where no provider sells the GPU)."""
-        offers = self._gather(spec)
+    def plan(self, spec: FleetSpec, held: Sequence[MemberRecord] = ()) -> tuple[list[Offer], OfferSet]:
+        """The placement the strategy would choose now (for --dry-run); changes nothing. `held`: the members of
+        the fleet a dry grow adds to (what they hold of a sized reservation is not free: `held_by_members`).
+        Raises UsageError where `create` would (a region where no provider sells the GPU)."""
+        offers = held_by_members(self._gather(spec), held, self.providers)
         return self._planned(spec, offers), offers
 
     def _planned(self, spec: FleetSpec, offers: OfferSet) -> list[Offer]:
@@ -186,10 +187,11 @@ class FleetCreator:
     def place(self, record: FleetRecord, spec: FleetSpec, slots: Sequence[int]) -> PlaceReport:
         """Place `slots` (new slot numbers) into the existing fleet `record` with the machinery of `create`
         (intent first, the fleet's id on every VM, failover, retries, final sweep); `spec` describes the fleet
-        (see `spec_of`). The caller holds the fleet's lease and settles the fleet record. Raises like `create`
-        before anything is recorded (no provider usable, region not sold)."""
+        (see `spec_of`), the fleet's members taken off the sized reservations they hold (`held_by_members`).
+        The caller holds the fleet's lease and settles the fleet record. Raises like `create` before anything is
+        recorded (no provider usable, region not sold)."""
         self.identity = FleetIdentity(record.name, record.fleet_id)
-        offers = self._gather(spec)
+        offers = held_by_members(self._gather(spec), self.store.members(record.name), self.providers)
         _check_reachable(offers)
         running, notes, _ = self._place(spec, offers, slots)
         return PlaceReport(running, notes, list(self._errors), interrupted=self.stop.is_set())

@@ -1,16 +1,18 @@
-"""Gathering offers from every provider at once, with a short-lived cache."""
+"""Gathering offers from every provider at once, with a short-lived cache; what a fleet's own VMs hold of them."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import Transient, VmError
 from ..model import Offer
 from ..provider import Provider, SupportsReservations
+from .store import MAY_EXIST, MemberRecord
 
 CACHE_SECONDS = 30.0
 
@@ -82,3 +84,26 @@ def _unterminable(providers: Mapping[str, Provider]) -> frozenset[str]:
             except VmError:
                 continue
     return frozenset(found)
+
+
+def held_by_members(offers: OfferSet, members: Iterable[MemberRecord],
+                    providers: Mapping[str, Provider]) -> OfferSet:
+    """`offers` less what the fleet's own VMs (members that may exist) already hold of a reservation whose stated
+    capacity is its size: a reserved offer of a provider that cannot list its reservations (not
+    SupportsReservations; a Nebius capacity block sized by the contract, see Provider.offers). So a grow (scale,
+    repair) never plans on a block its members fill. Other offers are as they are: there the cloud's capacity is
+    what is free, the fleet's VMs already left out. Pure: reads nothing, changes nothing."""
+    held = Counter((m.provider, m.region, m.reservation_id) for m in members
+                   if m.state in MAY_EXIST and m.reservation_id)
+    if not held:
+        return offers
+    adjusted = [_less(o, held[(o.provider, o.region, o.reservation_id)])
+                if o.reserved and o.capacity is not None and not isinstance(providers.get(o.provider),
+                                                                            SupportsReservations) else o
+                for o in offers.offers]
+    return replace(offers, offers=adjusted)
+
+
+def _less(offer: Offer, taken: int) -> Offer:
+    left = max((offer.capacity or 0) - taken, 0)
+    return replace(offer, capacity=left, available=offer.available and left > 0) if taken else offer

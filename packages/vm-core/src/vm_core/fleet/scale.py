@@ -240,7 +240,7 @@ class FleetScaler:
     # ------------------------------------------------------------------------------------------ shared
     def _planned(self, name: str, spec: FleetSpec, slots: list[int], actions: list[Action],
                  view: FleetView | None = None) -> ScaleReport:
-        placements, offers = self.creator.plan(spec)
+        placements, offers = self.creator.plan(spec, held=self.store.members(name))
         for slot, offer in zip(slots, placements, strict=False):
             self.progress(f"{offer.provider}: slot {slot}: would create in {offer.region} ({offer.shape}, "
                           f"${offer.price_per_hour}/h)")

@@ -88,3 +88,41 @@ def test_launches_between_busy_reads_are_never_refused(mock_clouds_factory, make
             t.join(timeout=60)
     launches = [status for method, path, status in calls if path.endswith("/instance-operations/launch")]
     assert len(launches) == 5 and launches.count(429) == 0
+
+
+def test_an_aborted_launch_is_never_sent_even_while_it_waits_for_its_slot(lambda_clouds, make_client) -> None:
+    """With a real launch interval (12 s), a launch queued behind another waits; setting `abort` ends the wait
+    at once with Aborted (a RequestNotSent) and nothing reaches Lambda: the account has only the first one."""
+    from lambda_sdk import Aborted, RateLimit, RequestNotSent
+
+    client = make_client(lambda_clouds, rate_limit=RateLimit(request_interval=0.0, launch_interval=12.0))
+    abort = threading.Event()
+
+    def launch(name: str) -> object:
+        return client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10",
+                                      ssh_key_names=["default"], name=name, abort=abort)
+
+    launch("first")  # takes the slot; the next one is 12 s away
+    raised: list[BaseException] = []
+    queued = threading.Thread(target=lambda: raised.extend(_caught(lambda: launch("queued"))))
+    queued.start()
+    abort.set()
+    queued.join(timeout=5)  # far less than the 12 s it would wait
+    assert not queued.is_alive()
+    assert len(raised) == 1 and isinstance(raised[0], Aborted) and isinstance(raised[0], RequestNotSent)
+    assert sorted(i.name for i in client.list_instances()) == ["first"]
+    try:
+        launch("after")  # abort is still set: not sent, and at once
+    except Aborted:
+        pass
+    else:
+        raise AssertionError("a launch with abort set was sent")
+    assert sorted(i.name for i in client.list_instances()) == ["first"]
+
+
+def _caught(call) -> list[BaseException]:
+    try:
+        call()
+    except BaseException as exc:  # handed to the test's thread
+        return [exc]
+    return []

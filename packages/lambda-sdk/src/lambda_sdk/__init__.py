@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    Aborted,
     APIError,
     AuthError,
     CapacityError,
@@ -80,8 +81,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "APIError", "ActionAvailability", "Architecture", "AuthError", "CapacityError", "Conflict", "ConnectError",
-    "FileSystemMount", "Filesystem", "Forbidden", "GeneratedSSHKey", "Image", "ImageSpec", "Instance",
+    "APIError", "Aborted", "ActionAvailability", "Architecture", "AuthError", "CapacityError", "Conflict",
+    "ConnectError", "FileSystemMount", "Filesystem", "Forbidden", "GeneratedSSHKey", "Image", "ImageSpec", "Instance",
     "InstanceActions", "InstanceStatus", "InstanceType", "InstanceTypeAvailability", "InstanceTypeSpecs",
     "InvalidParameters", "LambdaClient", "LambdaError", "LaunchOperation", "NotFound", "OperationFailed",
     "OperationTimeout", "Page", "Pager", "PaginationLoop", "PagingLoopError", "PollPolicy", "QuotaError",

@@ -88,6 +88,12 @@ class TokenBucket:
             self._sleep(wait)
         return wait
 
+    def acquire_unless(self, abort: threading.Event) -> float | None:
+        """`acquire`, except that the wait ends as soon as `abort` is set: then None, and the caller must not
+        send (the slot it reserved goes unused)."""
+        wait = self.reserve() if self.interval > 0 else 0.0
+        return None if abort.wait(wait) else wait
+
     def restart(self, seconds: float) -> None:
         """Make the next free slot `seconds` from now, whatever was reserved: for a caller that alone uses the
         bucket, whose last token went out later than its slot (or was refused, so it used none)."""

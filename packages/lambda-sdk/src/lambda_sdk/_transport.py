@@ -37,6 +37,7 @@ log = logging.getLogger("lambda_sdk")
 T = TypeVar("T")
 
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first one set names the CA bundle
+ABORT_CHECK = 0.1  # seconds between two looks at `abort` while a launch waits for the one under way
 # Headers that may carry a request id; Lambda does not document one, so take the first present.
 _REQUEST_ID_HEADERS = ("x-request-id", "x-amzn-requestid", "request-id", "cf-ray")
 
@@ -95,33 +96,52 @@ class Transport:
         bucket: Bucket = Bucket.GENERAL,
         params: dict[str, str] | None = None,
         deadline: float | None = None,
+        abort: threading.Event | None = None,
     ) -> T:
         """Send the call; repeat it as `retry` allows, within the policy's attempts and the `deadline`.
 
         Returns the decoded `data`. Raises an APIError subclass for an error (or redirect) response, ConnectError
         when the endpoint never answered and cannot be reached, RequestNotSent or ResponseNotReceived when no
-        response came back.
+        response came back. With `abort`: once it is set, the call is not sent (nor sent again): Aborted, raised
+        as soon as it is set while the call waits (for another launch, the rate limiter, or a retry's delay).
         """
         url = self.base_url + path
         payload = None if body is None else msgspec.json.encode(body)
         if bucket is Bucket.LAUNCH:
-            with self._launching:  # one launch at a time, its retries included (see _take_tokens)
-                return self._repeated(method, url, payload, params, type_, bucket, retry, deadline)
-        return self._repeated(method, url, payload, params, type_, bucket, retry, deadline)
+            self._lock_launching(method, url, abort)  # one launch at a time, its retries included (_take_tokens)
+            try:
+                return self._repeated(method, url, payload, params, type_, bucket, retry, deadline, abort)
+            finally:
+                self._launching.release()
+        return self._repeated(method, url, payload, params, type_, bucket, retry, deadline, abort)
+
+    def _lock_launching(self, method: str, url: str, abort: threading.Event | None) -> None:
+        """Take `_launching`; Aborted as soon as `abort` is set while another launch holds it."""
+        while not self._launching.acquire(timeout=ABORT_CHECK):
+            if abort is not None and abort.is_set():
+                raise errors.Aborted("not sent: aborted while another launch was under way", method=method,
+                                     url=url)
 
     def _repeated(self, method: str, url: str, payload: bytes | None, params: dict[str, str] | None,
-                  type_: type[T], bucket: Bucket, retry: Retry, deadline: float | None) -> T:
+                  type_: type[T], bucket: Bucket, retry: Retry, deadline: float | None,
+                  abort: threading.Event | None = None) -> T:
         """Send the call, repeating it as `retry` allows (see `call`)."""
         attempt = 1
         while True:
             try:
-                return self._once(method, url, payload, params, type_, bucket, deadline)
+                return self._once(method, url, payload, params, type_, bucket, deadline, abort)
+            except errors.Aborted:
+                raise
             except errors.LambdaError as exc:
                 delay = self._retry_delay(exc, retry, attempt, deadline)
                 if delay is None:
                     raise
                 log.debug("retrying %s %s in %.3fs after %s", method, url, delay, type(exc).__name__)
-                time.sleep(delay)
+                if abort is None:
+                    time.sleep(delay)
+                elif abort.wait(delay):
+                    raise errors.Aborted("not sent again: aborted before the retry", method=method,
+                                         url=url) from exc
                 attempt += 1
 
     def _retry_delay(self, exc: errors.LambdaError, retry: Retry, attempt: int,
@@ -136,8 +156,10 @@ class Transport:
         return delay
 
     def _once(self, method: str, url: str, payload: bytes | None, params: dict[str, str] | None,
-              type_: type[T], bucket: Bucket, deadline: float | None) -> T:
-        waited = self._take_tokens(bucket)
+              type_: type[T], bucket: Bucket, deadline: float | None, abort: threading.Event | None = None) -> T:
+        waited = self._take_tokens(bucket, abort)
+        if waited is None:
+            raise errors.Aborted("not sent: aborted while waiting for the rate limiter", method=method, url=url)
         started = time.monotonic()
         response = self._send(method, url, payload, params, self._timeout_for(deadline))
         elapsed_ms = (time.monotonic() - started) * 1000
@@ -152,16 +174,26 @@ class Transport:
             raise exc
         return _decode(response, type_, method, url)
 
-    def _take_tokens(self, bucket: Bucket) -> float:
+    def _take_tokens(self, bucket: Bucket, abort: threading.Event | None = None) -> float | None:
         """Wait until the call may be sent; returns the seconds waited. A launch waits for its launch slot, then
         for a general slot, and is sent at once; the next launch is then spaced a full launch interval from this
         moment, not from the slot, so waiting for a general slot never brings two launches closer than the
         launch limit (Lambda would answer the second 429); a launch refused with 429 gives its slot back (the
         retry goes when Lambda's Retry-After says, not a whole interval later). Launches are sent one at a time
-        (`call` holds `_launching`), so no other launch reserves a slot meanwhile."""
+        (`call` holds `_launching`), so no other launch reserves a slot meanwhile. None: `abort` was set while
+        waiting, and the call must not be sent."""
+        if abort is not None and abort.is_set():
+            return None
         if bucket is not Bucket.LAUNCH:
-            return self.limiter.general.acquire()
-        waited = self.limiter.launch.acquire() + self.limiter.general.acquire()
+            return self.limiter.general.acquire() if abort is None else self.limiter.general.acquire_unless(abort)
+        if abort is None:
+            waited = self.limiter.launch.acquire() + self.limiter.general.acquire()
+        else:
+            launch = self.limiter.launch.acquire_unless(abort)
+            general = None if launch is None else self.limiter.general.acquire_unless(abort)
+            if launch is None or general is None:
+                return None
+            waited = launch + general
         self.limiter.launch.restart(self.limiter.launch.interval)
         return waited
 

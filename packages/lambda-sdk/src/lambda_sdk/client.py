@@ -7,6 +7,7 @@ returns a LaunchOperation, deletes succeed when the thing is already gone unless
 from __future__ import annotations
 
 import os
+import threading
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -140,6 +141,7 @@ class LambdaClient:
         tags: Mapping[str, str] | None = None,
         firewall_ruleset_ids: Sequence[str] = (),
         reservation_id: str | None = None,
+        abort: threading.Event | None = None,
     ) -> LaunchOperation:
         """Launch one instance; returns at once with its id (`.instance_id`); `.wait()` blocks until active.
 
@@ -147,6 +149,8 @@ class LambdaClient:
         reserved capacity (mock extension). Not retried after a 5xx or a lost response: raises ServerError or
         ResponseNotReceived, and the instance may exist - check `find_instance(name)`. Raises CapacityError,
         QuotaError, NotFound (unknown type/region/key), InvalidParameters, RateLimited (retries exhausted).
+        `abort`: once it is set the launch is not sent (a launch waits up to a launch interval, 12 s, for its
+        slot, and for the launches queued before it): Aborted, at once, and no instance exists.
         """
         request = LaunchRequest(
             region_name=region_name, instance_type_name=instance_type_name, ssh_key_names=list(ssh_key_names),
@@ -162,7 +166,7 @@ class LambdaClient:
 
         result = self._transport.call(
             "POST", "/instance-operations/launch", LaunchResult, body=request,
-            retry=Retry.IF_NOT_APPLIED, bucket=Bucket.LAUNCH,
+            retry=Retry.IF_NOT_APPLIED, bucket=Bucket.LAUNCH, abort=abort,
         )
         if len(result.instance_ids) != 1:
             raise errors.LambdaError(f"launch returned {len(result.instance_ids)} instance ids, expected 1")

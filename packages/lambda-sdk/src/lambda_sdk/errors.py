@@ -3,9 +3,10 @@
     LambdaError                        root: catch this to catch everything the SDK raises
     ├── TransportError                 no HTTP response was received
     │   ├── RequestNotSent             connection refused, DNS failure, connect timeout: nothing was sent
-    │   │   └── ConnectError           the endpoint never answered this client and cannot be reached (name does
-    │   │                              not resolve, refused, TLS verification or proxy failed): raised at once,
-    │   │                              not retried; `.cause` says why (cloud_sdk_core.net.Cause)
+    │   │   ├── ConnectError           the endpoint never answered this client and cannot be reached (name does
+    │   │   │                          not resolve, refused, TLS verification or proxy failed): raised at once,
+    │   │   │                          not retried; `.cause` says why (cloud_sdk_core.net.Cause)
+    │   │   └── Aborted                the caller's `abort` was set while the call waited to be sent
     │   └── ResponseNotReceived        the request was sent but the answer was lost (reset, read timeout):
     │                                  the call may or may not have taken effect
     ├── APIError                       the server answered with an error (status, code, message, suggestion)
@@ -52,6 +53,11 @@ class TransportError(LambdaError):
 
 class RequestNotSent(TransportError):
     """The request never reached the server; retrying it cannot duplicate anything."""
+
+
+class Aborted(RequestNotSent):
+    """The caller's `abort` event was set while the call waited to be sent (for the rate limiter, for another
+    launch, or before a retry): it was not sent."""
 
 
 class ConnectError(RequestNotSent):

@@ -6,6 +6,7 @@ Plain frozen dataclasses (cheap to import); every provider adapter maps its nati
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -184,7 +185,10 @@ class ReservationRequest:
 class CreateSpec:
     """What to create. `shape` and `region` pin an exact offer (the fleet allocator does); otherwise the
     adapter picks the smallest shape of `gpu` with `gpu_count` GPUs per VM and a region with capacity.
-    `spot` asks for a preemptible VM at the spot price (providers that are `SupportsSpot`; others refuse it)."""
+    `spot` asks for a preemptible VM at the spot price (providers that are `SupportsSpot`; others refuse it).
+    `abort` is set when the caller no longer wants the VM (Ctrl-C): an adapter that makes the create wait before
+    it is sent (a cloud's pacing of launches) must not send it once `abort` is set, and raises Interrupted
+    instead, meaning that nothing was sent."""
 
     name: str
     gpu: str
@@ -195,3 +199,4 @@ class CreateSpec:
     ssh_public_key: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     spot: bool = False
+    abort: threading.Event | None = field(default=None, compare=False, repr=False)

@@ -30,6 +30,7 @@ from ..catalog import default_catalog
 from ..errors import (
     AuthError,
     CapacityError,
+    Interrupted,
     QuotaError,
     Scope,
     StrategyError,
@@ -102,6 +103,7 @@ class _Attempt:
     block: Blocked | None = None  # a new blocklist when the attempt ruled out a scope
     note: str = ""
     error: VmError | None = None  # why the attempt failed
+    interrupted: bool = False  # never sent: the create was stopped (Ctrl-C) before its call went out
 
 
 @dataclass
@@ -146,6 +148,8 @@ class FleetCreator:
         self._unlisted_reservation = False
         self._attempts: dict[int, int] = defaultdict(int)
         self._lock = threading.Lock()
+        self._booting: set[int] = set()  # slots whose create the cloud accepted: only their boot is awaited
+        self._abandoned = threading.Event()  # interrupted: boots still awaited are left to the cloud (recorded)
 
     @property
     def _cleanup_timeout(self) -> float:
@@ -288,16 +292,19 @@ class FleetCreator:
         """Record the intent, call the cloud, record the ids, and hand the wait to the watcher (None: the watcher
         delivers the result later)."""
         if self.stop.is_set():
-            return _Attempt(slot, note=f"slot {slot}: not started (interrupted)")
+            return _not_started(slot)
         member = self._record_intent(spec, slot, offer)
         provider = self.providers[offer.provider]
         if self.stop.is_set():
             mem.record(self.store, member, state=MemberState.FAILED, error="interrupted before the call")
-            return _Attempt(slot, note=f"{member.name}: not started (interrupted)")
+            return _not_started(slot)
         self.progress(Step(f"{offer.provider}: creating {member.name} in {offer.region} ({offer.shape}"
                            f"{', reserved' if offer.reserved else ''})", slot=slot, kind=StepKind.CREATING))
         try:
             pending = provider.begin_create(self._create_spec(spec, member, offer))
+        except Interrupted:  # stopped while the create waited to be sent (a cloud's pacing): it was not sent
+            mem.record(self.store, member, state=MemberState.FAILED, error="interrupted before the call")
+            return _not_started(slot)
         except (CapacityError, QuotaError) as exc:
             return self._refused(member, offer, exc)
         except (Transient, Timeout) as exc:
@@ -312,10 +319,16 @@ class FleetCreator:
 
     def _follow(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance],
                 deliver: _Deliver) -> None:
-        """Hand the wait for `pending` to the provider's watcher; the result is delivered when it settles."""
+        """Hand the wait for `pending` to the provider's watcher; the result is delivered when it settles,
+        unless the create was interrupted and its boots abandoned meanwhile (the member stays recorded
+        `creating`, with its instance id: repair, reconcile and destroy take it from there)."""
         deadline = time.monotonic() + self.timeout
+        with self._lock:
+            self._booting.add(member.slot)
 
         def settled(instance: Instance | None) -> None:
+            if self._abandoned.is_set():
+                return
             self._after.submit(_guarded, deliver, member.slot, self._settled, member, provider, offer, pending,
                                instance, deadline)
 
@@ -358,7 +371,7 @@ class FleetCreator:
             reservation = ReservationRequest(ReservationMode.NONE)
         return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
                           shape=offer.shape, reservation=reservation, labels=self.identity.labels(),
-                          ssh_public_key=spec.ssh_public_key)
+                          ssh_public_key=spec.ssh_public_key, abort=self.stop)
 
     def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
         mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,
@@ -405,8 +418,11 @@ class FleetCreator:
     # ------------------------------------------------------------------------------------------ endgame
     def _sweep_unresolved(self, spec: FleetSpec, slots: list[int], running_count: int) -> dict[int, Instance]:
         """Look once more for every attempt of `slots` whose create was ambiguous: adopt it if a slot still
-        needs a VM, else destroy it. Returns the adopted instances by slot."""
+        needs a VM, else destroy it. Returns the adopted instances by slot. Not after an interruption: those
+        attempts stay unresolved (recorded), for destroy, repair and reconcile to look again."""
         adopted: dict[int, Instance] = {}
+        if self.stop.is_set():
+            return adopted
         needed = len(slots) - running_count
         wanted = set(slots)
         for member in self.store.members(spec.name):
@@ -461,6 +477,11 @@ class FleetCreator:
 _Deliver = Callable[["_Attempt | BaseException"], None]
 
 
+def _not_started(slot: int) -> _Attempt:
+    """The attempt of a slot whose create was never sent because the create was interrupted."""
+    return _Attempt(slot, note=f"slot {slot}: not started (interrupted)", interrupted=True)
+
+
 def _guarded(deliver: _Deliver, slot: int, step: Callable[..., _Attempt | None], *args: object) -> None:
     """Run one step of an attempt in a pool thread and deliver its result (None: a later step delivers). An
     exception is delivered too: it is a bug, and the placing thread raises it."""
@@ -496,8 +517,14 @@ class _Placing:
         self.changed = True  # a result arrived since the strategy was last asked
 
     def run(self, slots: list[int]) -> dict[int, Instance]:
+        """Place `slots`; the running VMs by slot. Once `stop` is set no create is sent any more, and the run
+        ends as soon as no create call is in flight: VMs the clouds accepted and still boot are left booting
+        (each recorded with its instance id), so an interrupted create ends within seconds of its last call."""
         self.ready = list(slots)
         while self.in_flight or ((self.ready or self.later) and not self.halted and not self.c.stop.is_set()):
+            if self.c.stop.is_set() and self._only_booting():
+                self.c._abandoned.set()
+                break
             self._start_due()
             if not self.in_flight and not self.later and self.ready:
                 break  # the strategy placed none of them and nothing in flight can change that
@@ -540,6 +567,11 @@ class _Placing:
             self.c._launch(self.spec, slot, offer, self.results.put)
         self.ready = self.ready[len(placements):]
 
+    def _only_booting(self) -> bool:
+        """Whether every slot in flight has had its create accepted (only its boot is awaited)."""
+        with self.c._lock:
+            return set(self.in_flight) <= self.c._booting
+
     def _next_result(self) -> _Attempt | None:
         """The next attempt's result; None when a backoff ended (or the wait was cut short to look at `stop`)."""
         timeout = WAKE_INTERVAL
@@ -558,12 +590,17 @@ class _Placing:
             return
         self.changed = True
         offer = self.in_flight.pop(result.slot)
+        with self.c._lock:
+            self.c._booting.discard(result.slot)
         if result.instance is not None:
             self.running[result.slot] = result.instance
             self.idle = 0
             return
         self.used[offer_key(offer)] -= 1
         self.notes.append(result.note)
+        if result.interrupted:  # never sent: said as it is, and not placed again
+            self.c.progress(result.note)
+            return
         self.c.progress(Step(f"failed: {result.note}", slot=result.slot, kind=StepKind.FAILED))
         self.c._errors += [result.error] if result.error is not None else []
         merged = self.blocked.merge(result.block) if result.block is not None else self.blocked

@@ -16,6 +16,7 @@ from ..catalog import ShapeEntry, default_catalog
 from ..errors import (
     AuthError,
     CapacityError,
+    Interrupted,
     NotFound,
     QuotaError,
     Scope,
@@ -74,6 +75,7 @@ def _table() -> dict[type[BaseException], Factory[Where]]:
         sdk.ServerError: rule(Transient, "Lambda Cloud server error {exc.status}: {exc.message}", provider=NAME,
                               suggestion="try again later"),
         sdk.ConnectError: _unreachable,
+        sdk.Aborted: rule(Interrupted, "Lambda Cloud: {exc}", provider=NAME),
         sdk.RequestNotSent: rule(Transient, "cannot reach Lambda Cloud: {exc}", provider=NAME,
                                  suggestion="check the network and api_endpoint"),
         sdk.ResponseNotReceived: _lost_response,

@@ -237,7 +237,8 @@ class LambdaProvider:
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
         """Launch one instance and return at once. Raises UsageError/Unsupported for what Lambda cannot do,
         CapacityError before launching when Lambda lists no capacity, CapacityError/QuotaError when the launch
-        is refused, Transient when the answer was lost (the instance may exist: look it up by name).
+        is refused, Transient when the answer was lost (the instance may exist: look it up by name), Interrupted
+        when `spec.abort` was set while the launch waited for its slot (12 s apart): it was not sent.
         Lambda sells no spot instances: `spec.spot` is Unsupported."""
         if spec.spot:
             raise Unsupported("Lambda Cloud offers no spot instances", provider=NAME)
@@ -253,7 +254,7 @@ class LambdaProvider:
             with translated(Where(region=region)):
                 operation = self._client.launch_instance(
                     region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
-                    tags=spec.labels or None, reservation_id=reservation_id or None)
+                    tags=spec.labels or None, reservation_id=reservation_id or None, abort=spec.abort)
         except CapacityError:
             self._types.forget(self._account)  # the capacity it listed is gone: the next launch reads again
             raise

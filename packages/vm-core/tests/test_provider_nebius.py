@@ -419,11 +419,12 @@ def _seeded(wanted: list[str]) -> Faults:
 
 
 def test_lost_create_responses_are_retried_under_one_key(nebius: NebiusProvider, mock_clouds: Any) -> None:
-    # Once the tenant's projects are known (the listing), begin_create makes two reads (PlatformService.List and
-    # SubnetService.List of eu-north1), then Create: its first attempt is refused, its second creates the instance
-    # but the answer is lost, its third (same idempotency key) gets the same operation back.
+    # Once the tenant's projects are known (the listing), begin_create makes three reads (PlatformService.List and
+    # SubnetService.List of eu-north1, ImageService.GetLatestByFamily of its boot image), then Create: its first
+    # attempt is refused, its second creates the instance but the answer is lost, its third (same idempotency key)
+    # gets the same operation back.
     assert list(nebius.list_instances()) == []
-    mock_clouds.world.configure_faults(NEBIUS, _seeded(["ok", "ok", "error", "drop", "ok"]))
+    mock_clouds.world.configure_faults(NEBIUS, _seeded(["ok", "ok", "ok", "error", "drop", "ok"]))
     pending = nebius.begin_create(spec("dropped", region="eu-north1"))
     counts = dict(mock_clouds.world.faults[NEBIUS].counts)
     mock_clouds.world.configure_faults(NEBIUS, Faults())

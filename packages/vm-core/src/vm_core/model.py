@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .machine import MachineOptions
+
 
 class InstanceState(enum.StrEnum):
     """One state vocabulary for all clouds; each adapter has an explicit map with an UNKNOWN fallback."""
@@ -188,7 +190,8 @@ class CreateSpec:
     `spot` asks for a preemptible VM at the spot price (providers that are `SupportsSpot`; others refuse it).
     `abort` is set when the caller no longer wants the VM (Ctrl-C): an adapter that makes the create wait before
     it is sent (a cloud's pacing of launches) must not send it once `abort` is set, and raises Interrupted
-    instead, meaning that nothing was sent."""
+    instead, meaning that nothing was sent. `machine` is the image, boot disk and startup script (None in each:
+    the adapter's default, see vm_core.machine)."""
 
     name: str
     gpu: str
@@ -200,3 +203,4 @@ class CreateSpec:
     labels: dict[str, str] = field(default_factory=dict)
     spot: bool = False
     abort: threading.Event | None = field(default=None, compare=False, repr=False)
+    machine: MachineOptions = MachineOptions()

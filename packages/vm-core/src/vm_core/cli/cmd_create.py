@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -10,10 +11,12 @@ import click
 from ..catalog import default_catalog
 from ..errors import VmError
 from ..hints import MARK, Command, Hint
+from ..machine import check as check_machine
 from ..model import CreateSpec, Instance, ReservationMode
 from ..provider import Provider, SupportsReservations
 from . import validate, views
 from .app import App, ask, on_terminal, provider_option, wait_options, with_app, yes_option
+from .cmd_images import machine_from, machine_options
 from .cmd_ssh import ssh_key_option
 from .running import accepted_only, perform
 
@@ -30,12 +33,13 @@ from .running import accepted_only, perform
 @click.option("--strict", is_flag=True, help="Fail rather than fall back to on-demand capacity.")
 @click.option("--spot", is_flag=True, help="Preemptible VMs at the spot price (see `vm offers`; Nebius only).")
 @ssh_key_option
+@machine_options
 @yes_option
 @wait_options
 @with_app
 def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
-           reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, yes: bool, no_wait: bool,
-           timeout: float) -> None:
+           reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, image: str | None,
+           disk_size: int | None, startup_script: Path | None, yes: bool, no_wait: bool, timeout: float) -> None:
     """Create COUNT VMs at once and wait until they run (progress on stderr).
 
     If some fail, the others are left running and listed (exit 7). On a reservation whose VMs the cloud will
@@ -47,12 +51,15 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     vm create --provider nebius --gpu H100 --spot
     vm create --provider lambda --gpu H100 --reservation 9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9 --no-wait
     vm create --provider nebius --gpu H100 --ssh-key ~/.ssh/id_ed25519.pub
+    vm create --provider nebius --gpu B200:8 --image ubuntu24.04-cuda13.0 --disk-size 500 --startup-script setup.sh
     """
     session = app.session()
     plugin = session.plugin(provider)
-    specs = [replace(spec, ssh_public_key=ssh_public_key)
+    machine = machine_from(image, disk_size, startup_script)
+    specs = [replace(spec, ssh_public_key=ssh_public_key, machine=machine)
              for spec in _specs(provider, gpu, count, name, region, reservation, strict, spot)]
     target = session.provider(provider)
+    check_machine(target, provider, specs[0].gpu, specs[0].gpu_count, specs[0].region, machine)
     if specs[0].region is not None:
         _check_region(target, specs[0])
     _confirm_unterminable(app, target, plugin.title, specs[0], len(specs), yes=yes)

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ssh": ("vm_core.cli.cmd_ssh:ssh", "Log in to a VM (or run a command there) with the system's ssh."),
     "fleet": ("vm_core.cli.cmd_fleet:fleet", "Fleets: groups of VMs spread across providers."),
     "offers": ("vm_core.cli.cmd_catalog:offers", "Where a GPU type can be had, cheapest first."),
+    "images": ("vm_core.cli.cmd_images:images", "The images a cloud offers for a machine, the default marked."),
     "providers": ("vm_core.cli.cmd_catalog:providers", "Provider plugins, endpoints and capabilities."),
     "config": ("vm_core.cli.cmd_config:config", "Show the configuration (secrets redacted)."),
     "completion": ("vm_core.cli.cmd_completion:completion", "Print a shell completion script."),

@@ -54,6 +54,7 @@ from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, U
 from ..hints import Command, Hint
 from ..kit import GivenCatalog, Noted, OperationPending, ShapesFile, chunks, create_round, id_check, offer, scaled
 from ..kit.settings import optional_text, parse_settings, positive_number, setting, settings_of
+from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import public_key_setting
@@ -255,14 +256,42 @@ class CrusoeProvider:
             raise Unsupported("Crusoe's API offers no spot instances", provider=NAME)
         shape = self._shape_for(spec)
         reservation = reservation_spec(spec.reservation, shape.gpu)
+        if spec.machine.disk_gib is not None:
+            raise _no_disk_size()
         with translated():
             location = spec.region or self._pick_location(shape, spec.reservation)
         with translated(ErrorContext(region=location, gpu=shape.gpu)):
             operation = self._client.begin_create_instance(
                 name=spec.name, type=shape.shape, location=location,
                 ssh_public_key=spec.ssh_public_key or self._ssh_public_key, reservation_specification=reservation,
+                image=spec.machine.image or default_image(shape.shape),
+                startup_script=spec.machine.startup_script or "",
             )
         return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
+
+    def images(self, gpu: str | None, gpu_count: int | None = None, region: str | None = None) -> list[ImageInfo]:
+        """Crusoe's public images (`GET /compute/images`), one per `name:tag`, in `region` (a zone) when given;
+        the default for the smallest shape of `gpu` is marked (SupportsMachineOptions)."""
+        default = default_image(self._shape_for(CreateSpec(name="", gpu=gpu, gpu_count=gpu_count)).shape) \
+            if gpu else ""
+        with translated():
+            listed = list(self._client.list_images())
+        return [ImageInfo(NAME, ref, image.description, tuple(image.locations), ref == default, image.id)
+                for image in listed for ref in image.references
+                if region is None or not image.locations or region in image.locations]
+
+    def check_machine(self, gpu: str, gpu_count: int | None, region: str | None, options: MachineOptions) -> None:
+        """UsageError when Crusoe would refuse the options: an image it does not list (in `region`), or a disk
+        size (Crusoe's create has no boot disk size: the OS disk comes with the image). Crusoe documents no limit
+        on `startup_script`."""
+        if options.disk_gib is not None:
+            raise _no_disk_size()
+        if options.image is None:
+            return
+        offered = self.images(None, region=region)
+        if not any(i.name == options.image for i in offered):
+            where = f" in {region}" if region else ""
+            raise unknown_image(options.image, NAME, where, sorted({i.name for i in offered}))
 
     def _shape_for(self, spec: CreateSpec) -> ShapeEntry:
         """The pinned shape, else the smallest catalog shape of the GPU (UsageError listing what Crusoe sells)."""
@@ -454,6 +483,21 @@ class CrusoeProvider:
             if per_gpu is not None:
                 return round(per_gpu * entry.gpu_count, 4)
         return entry.price_per_hour
+
+
+SXM_IMAGE = "ubuntu22.04-nvidia-sxm-docker:latest"
+PCIE_IMAGE = "ubuntu22.04-nvidia-pcie-docker:latest"
+
+
+def default_image(vm_type: str) -> str:
+    """The image a create boots without `--image`, as dstack chooses: Ubuntu 22.04 with NVIDIA drivers, CUDA and
+    Docker, for SXM GPUs (`...-sxm...` types, with Fabric Manager) or PCIe GPUs (the others)."""
+    return SXM_IMAGE if "-sxm" in vm_type else PCIE_IMAGE
+
+
+def _no_disk_size() -> UsageError:
+    return UsageError("Crusoe's create takes no boot disk size: the OS disk comes with the image", provider=NAME,
+                      suggestion="leave out --disk-size on Crusoe")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ Importing this module imports neither lambda_sdk nor requests; `connect` does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +41,7 @@ from ..kit.ids import id_check
 from ..kit.keys import key_fingerprint
 from ..kit.polling import scaled
 from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of, whole_number
+from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
 from ..sshkeys import public_key_setting
@@ -242,6 +244,8 @@ class LambdaProvider:
         Lambda sells no spot instances: `spec.spot` is Unsupported."""
         if spec.spot:
             raise Unsupported("Lambda Cloud offers no spot instances", provider=NAME)
+        if spec.machine.disk_gib is not None:
+            raise _no_disk_size()
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
@@ -254,7 +258,8 @@ class LambdaProvider:
             with translated(Where(region=region)):
                 operation = self._client.launch_instance(
                     region_name=region, instance_type_name=shape, ssh_key_names=[ssh_key], name=name or None,
-                    tags=spec.labels or None, reservation_id=reservation_id or None, abort=spec.abort)
+                    tags=spec.labels or None, reservation_id=reservation_id or None, abort=spec.abort,
+                    image=_image_spec(spec.machine.image), user_data=spec.machine.startup_script)
         except CapacityError:
             self._types.forget(self._account)  # the capacity it listed is gone: the next launch reads again
             raise
@@ -263,6 +268,39 @@ class LambdaProvider:
     @property
     def watch_interval(self) -> float:
         return WATCH_INTERVAL * self._scale
+
+    def images(self, gpu: str | None, gpu_count: int | None = None, region: str | None = None) -> list[ImageInfo]:
+        """Lambda's image families (`GET /images`, one object per image and region), in `region` when given. The
+        default is what a launch without `image` boots, the latest Lambda Stack (drivers, CUDA, PyTorch): vm
+        sends none, and marks the newest `lambda-stack-*` family (SupportsMachineOptions)."""
+        with translated():
+            listed = list(self._client.list_images())
+        families: dict[str, list[Any]] = {}
+        for image in listed:
+            if region is None or image.region.name == region:
+                families.setdefault(image.family, []).append(image)
+        stacks = sorted(f for f in families if f.startswith("lambda-stack-") and "legacy" not in f)
+        default = stacks[-1] if stacks else ""
+        return [ImageInfo(NAME, family, images[0].name, tuple(sorted({i.region.name for i in images})),
+                          family == default, images[0].id)
+                for family, images in sorted(families.items())]
+
+    def check_machine(self, gpu: str, gpu_count: int | None, region: str | None, options: MachineOptions) -> None:
+        """UsageError when Lambda would refuse the options: an image family or id it does not list (in `region`),
+        `user_data` over its 1 MB (taken as 1,000,000 bytes), or a disk size (a launch has none: the disk comes
+        with the instance type)."""
+        if options.disk_gib is not None:
+            raise _no_disk_size()
+        script = options.startup_script
+        if script is not None and len(script.encode()) > MAX_USER_DATA:
+            raise too_big("--startup-script (user_data)", len(script.encode()), MAX_USER_DATA, NAME)
+        if options.image is None:
+            return
+        with translated():
+            listed = [i for i in self._client.list_images() if region is None or i.region.name == region]
+        if not any(options.image in (i.family, i.id) for i in listed):
+            where = f" in {region}" if region else ""
+            raise unknown_image(options.image, NAME, where, sorted({i.family for i in listed}))
 
     def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
         """One listing of the account (SupportsCreateWatch): launches active with an IP (as `wait` returns them),
@@ -479,6 +517,25 @@ def _has_room(sold: InstanceTypeAvailability, requested: str | None) -> bool:
 # --------------------------------------------------------------------------------------- input checks
 _check_id = id_check(ID_PATTERN, "malformed Lambda instance id {id!r}: Lambda ids are 32 lowercase hex digits",
                      provider=NAME)
+
+
+MAX_USER_DATA = 1_000_000  # user_data: "plain-text cloud-init, <= 1 MB" (spec 1.10, research lambda.md)
+_IMAGE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _image_spec(image: str | None) -> Any:
+    """The launch's `image`: `{"id"}` for a dashed UUID (Lambda's image ids), else `{"family"}`; None: Lambda's
+    default, the latest Lambda Stack."""
+    if image is None:
+        return None
+    from lambda_sdk import ImageSpec
+
+    return ImageSpec(id=image) if _IMAGE_ID.fullmatch(image) else ImageSpec(family=image)
+
+
+def _no_disk_size() -> UsageError:
+    return UsageError("Lambda's launch takes no boot disk size: the disk comes with the instance type",
+                      provider=NAME, suggestion="leave out --disk-size on Lambda")
 
 
 def _checked_name(name: str) -> str:

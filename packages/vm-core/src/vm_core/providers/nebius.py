@@ -74,9 +74,11 @@ from ..hints import MARK, Command, Hint
 from ..kit import Finished, GivenCatalog, Memo, OperationPending, ShapesFile, offer, read_many, scaled
 from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
 from ..kit.watch import ENDED
+from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import public_key_setting
+from . import _nebius_images as ni
 from ._chain import StopThenStart
 from ._nebius_discovery import project_subnet, region_projects
 from ._nebius_map import (
@@ -88,6 +90,7 @@ from ._nebius_map import (
     to_instance,
     translated,
 )
+from ._user_data import merged
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
 
@@ -345,6 +348,7 @@ class NebiusProvider:
         self._sold = Memo(self._read_platforms, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
         self._discovered = Memo(self._discover_projects)  # default project id -> region -> project
         self._subnets = Memo(self._discover_subnet)  # (region, project) -> subnet id
+        self._images = Memo(self._resolve_image)  # (project, --image or default family) -> Image
 
     def __repr__(self) -> str:
         return (f"NebiusProvider(endpoint={self.endpoint!r}, project_id={self._config.project_id!r}, "
@@ -469,10 +473,12 @@ class NebiusProvider:
         strict_block = spec.reservation.reservation_id if spec.reservation.strict else ""
         context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu, block=strict_block)
         user_data = _cloud_init(spec.ssh_public_key or self._config.ssh_public_key)
+        image_id, disk_gib, user_data = self._boot(spec.machine, project, platform, user_data)
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
                 reservation=policy, cloud_init_user_data=user_data, preemptible=spec.spot,
+                image_id=image_id, boot_disk_gib=disk_gib,
             )
         context = replace(context, instance_id=operation.resource_id)
         return _OperationPending(operation, self.get_instance, context,
@@ -571,6 +577,71 @@ class NebiusProvider:
         with translated(ErrorContext(region=region, project=project)):
             subnets = self._client.list_subnets(project).to_list()
         return project_subnet(subnets, project, region)
+
+    def images(self, gpu: str | None, gpu_count: int | None = None, region: str | None = None) -> list[ImageInfo]:
+        """The newest public image of each family in `region` (the default project's region when None), leaving
+        out those that cannot boot the platform of `gpu`'s smallest shape; the default family for that platform
+        is marked (SupportsMachineOptions; _nebius_images)."""
+        regions = self._projects()
+        where = region or next(iter(regions))
+        if where not in regions:
+            raise self._no_project_in(where, list(regions))
+        platform = self._shape_for(CreateSpec(name="", gpu=gpu, gpu_count=gpu_count)).partition("/")[0] \
+            if gpu else ""
+        with translated(ErrorContext(region=where, project=regions[where])):
+            listed = self._client.list_images(ni.public_parent(regions[where])).to_list()
+        default = ni.default_family(platform) if platform else ""
+        return [ni.info(image, where, default) for image in ni.latest_per_family(listed)
+                if not ni.unsupported(image, platform)]
+
+    def check_machine(self, gpu: str, gpu_count: int | None, region: str | None, options: MachineOptions) -> None:
+        """UsageError when Nebius would refuse the options in `region` (else in every region that sells the
+        shape): an image (family or id) that region does not have or that cannot boot the platform, a boot disk
+        below the image's minimum, user data (with the login cloud-config merged in) above 32 KiB."""
+        shape = self._shape_for(CreateSpec(name="", gpu=gpu, gpu_count=gpu_count))
+        platform = shape.partition("/")[0]
+        regions = self._projects()
+        if region:
+            candidates = [self._region_for(region, shape, self._catalog.gpu(gpu).name)]
+        else:
+            candidates = [r for r in regions if shape in self._shapes_sold(r)]
+        login = _cloud_init(self._config.ssh_public_key)  # the profile's key; a create's own is checked again
+        for where in candidates:
+            self._boot(options, regions[where], platform, login)
+
+    def _boot(self, options: MachineOptions, project: str, platform: str, login: str) -> tuple[str, int, str]:
+        """(image id, boot disk GiB, user data) of a create in `project` (UsageError as `check_machine` says)."""
+        image = self._images((project, options.image or ni.default_family(platform)))
+        disk = ni.check_disk(image, options.disk_gib, platform, options.image or ni.default_family(platform))
+        user_data = merged(login, options.startup_script)
+        size = len(user_data.encode())
+        if size > ni.MAX_USER_DATA:
+            what = "--startup-script with the login cloud-config (cloud_init_user_data)" if login else \
+                "--startup-script (cloud_init_user_data)"
+            raise too_big(what, size, ni.MAX_USER_DATA, NAME)
+        return (image.metadata.id if image.metadata is not None else ""), disk, user_data
+
+    def _resolve_image(self, key: tuple[str, str]) -> Any:
+        """The image `wanted` names for a project's region: an image id of that region's public images, or the
+        latest image of a family there (ImageService.Get / GetLatestByFamily); UsageError listing the region's
+        families when there is none."""
+        from nebius_sdk import NotFound as NativeNotFound
+
+        project, wanted = key
+        parent = ni.public_parent(project)
+        region = next((r for r, p in self._projects().items() if p == project), "")
+        with translated(ErrorContext(region=region, project=project)):
+            try:
+                if ni.is_image_id(wanted):
+                    image = self._client.get_image(wanted)
+                    if image.metadata is None or image.metadata.parent_id not in (parent, project):
+                        raise NativeNotFound(f"image {wanted} is not one of {region}'s")
+                else:
+                    image = self._client.get_latest_image(wanted, parent_id=parent)
+            except NativeNotFound:
+                families = sorted({i.spec.image_family for i in self._client.list_images(parent) if i.spec})
+                raise unknown_image(wanted, NAME, f" in {region or project}", families) from None
+        return image
 
     def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:
         """"platform/preset" of every preset the region's project may create (PlatformService.List, read again

@@ -1,0 +1,116 @@
+"""What a VM boots, through the real `vm`: `vm images`, the default image per type, and `--image`, `--disk-size`
+and `--startup-script` on `vm create` on each cloud, checked in the clouds' own inventory; bad values are exit 2
+before any create (the inventory unchanged)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import VmHome
+
+SCRIPT = "#!/bin/bash\nset -e\necho 'hello from vm' > /var/tmp/hello\n"
+DIGEST = hashlib.sha256(SCRIPT.encode()).hexdigest()
+
+
+def _images(home: VmHome, provider: str, *args: str) -> list[dict[str, Any]]:
+    images: list[dict[str, Any]] = home.ok("images", "-p", provider, *args, "-o", "json").json()
+    return images
+
+
+def _created(home: VmHome, name: str) -> dict[str, Any]:
+    [row] = home.live(name)
+    return row
+
+
+@pytest.fixture(scope="module")
+def script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("scripts") / "setup.sh"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_images_list_what_each_cloud_offers_and_mark_the_default_per_type(shared_home: VmHome) -> None:
+    sxm = _images(shared_home, "crusoe", "--gpu", "H100:8")
+    assert [i["name"] for i in sxm if i["default"]] == ["ubuntu22.04-nvidia-sxm-docker:latest"]
+    pcie = _images(shared_home, "crusoe", "--gpu", "L40S")
+    assert [i["name"] for i in pcie if i["default"]] == ["ubuntu22.04-nvidia-pcie-docker:latest"]
+    lam = _images(shared_home, "lambda", "--gpu", "H100")
+    assert [i["name"] for i in lam if i["default"]] == ["lambda-stack-22-04"]
+    assert {"gpu-base-24-04", "ubuntu-22-04"} <= {i["name"] for i in lam}
+    hopper = _images(shared_home, "nebius", "--gpu", "H100")
+    assert [i["name"] for i in hopper if i["default"]] == ["ubuntu22.04-cuda12"]
+    blackwell = _images(shared_home, "nebius", "--gpu", "B200:8", "--region", "us-central1")
+    assert [i["name"] for i in blackwell if i["default"]] == ["ubuntu24.04-cuda12.8"]
+    assert "ubuntu22.04-cuda12" not in {i["name"] for i in blackwell}  # its driver does not boot Blackwell
+    table = shared_home.ok("images", "-p", "nebius", "--gpu", "H100").rows()
+    assert table[0][:4] == ["PROVIDER", "NAME", "DEFAULT", "MIN-DISK"]
+
+
+def test_a_vm_boots_the_default_image_of_its_type(shared_home: VmHome) -> None:
+    shared_home.ok("create", "-p", "crusoe", "--gpu", "L40S", "--name", "pcie-default", "-q")
+    assert _created(shared_home, "pcie-default")["image"] == "ubuntu22.04-nvidia-pcie-docker:latest"
+    shared_home.ok("create", "-p", "nebius", "--gpu", "B200:8", "--name", "blackwell-default", "-q")
+    [latest] = [i for i in _images(shared_home, "nebius", "--region", "us-central1")
+                if i["name"] == "ubuntu24.04-cuda12.8"]
+    row = _created(shared_home, "blackwell-default")
+    assert row["image"] == latest["id"] and row["disk_gib"] == 100
+    shared_home.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "lambda-default", "-q")
+    assert _created(shared_home, "lambda-default")["image"] == ""  # Lambda's own default: the latest Lambda Stack
+
+
+@pytest.mark.parametrize(("provider", "gpu", "image", "disk"), [
+    ("crusoe", "L40S", "ubuntu22.04:latest", None),
+    ("lambda", "H100", "gpu-base-24-04", None),
+    ("nebius", "H100", "ubuntu24.04-cuda13.0", "250"),
+])
+def test_create_boots_the_image_disk_and_script_asked_for(shared_home: VmHome, script: Path, provider: str,
+                                                          gpu: str, image: str, disk: str | None) -> None:
+    name = f"machine-{provider}"
+    args = ["create", "-p", provider, "--gpu", gpu, "--name", name, "--image", image,
+            "--startup-script", str(script), "-q"]
+    shared_home.ok(*args, *(["--disk-size", disk] if disk else []))
+    row = _created(shared_home, name)
+    [wanted] = [i for i in _images(shared_home, provider) if i["name"] == image]
+    assert row["image"] == (image if provider == "crusoe" else wanted["id"])
+    if provider == "nebius":  # the script merged into the login user's cloud-config: the VM has both
+        assert row["disk_gib"] == 250 and row["startup_script_bytes"] >= len(SCRIPT)
+        if "ssh_public_keys" in row:  # the login user's key is still there
+            assert row["ssh_public_keys"] == [shared_home.ssh_key]
+    else:
+        assert row["disk_gib"] is None and row["startup_script_sha256"] == DIGEST
+
+
+@pytest.mark.parametrize(("provider", "gpu", "args", "says"), [
+    ("crusoe", "L40S", ["--image", "windows:latest"], "ubuntu22.04-nvidia-pcie-docker:latest"),
+    ("crusoe", "L40S", ["--disk-size", "200"], "no boot disk size"),
+    ("lambda", "H100", ["--image", "windows"], "lambda-stack-22-04"),
+    ("lambda", "H100", ["--disk-size", "200"], "no boot disk size"),
+    ("lambda", "H100", ["--startup-script", "BIG:1000001"], "at most 1,000,000"),
+    ("nebius", "H100", ["--image", "windows"], "ubuntu24.04-cuda12.8"),
+    ("nebius", "H100", ["--image", "computeimage-e00nosuchimage0000"], "ubuntu22.04-cuda12"),
+    ("nebius", "H100", ["--disk-size", "20"], "at least 50 GiB"),
+    ("nebius", "B200:8", ["--image", "ubuntu22.04-cuda12"], "does not boot gpu-b200-sxm"),
+    ("nebius", "H100", ["--startup-script", "BIG:33000"], "at most 32,768"),
+    ("nebius", "H100", ["--disk-size", "0"], "from 1 to"),
+    ("crusoe", "L40S", ["--startup-script", "MISSING"], "cannot read it"),
+    ("crusoe", "L40S", ["--image", ""], "must not be empty"),
+])
+def test_bad_machine_options_are_exit_2_before_any_create(shared_home: VmHome, tmp_path: Path, provider: str,
+                                                          gpu: str, args: list[str], says: str) -> None:
+    if args[-1].startswith("BIG:"):
+        big = tmp_path / "big.sh"
+        big.write_text("#!/bin/bash\n" + "#" * int(args[-1][4:]) + "\n")
+        args = [*args[:-1], str(big)]
+    elif args[-1] == "MISSING":
+        args = [*args[:-1], str(tmp_path / "missing.sh")]
+    shared_home.ok("list")
+    before = shared_home.inventory()
+    result = shared_home("create", "-p", provider, "--gpu", gpu, "--name", "refused", *args, "-o", "json")
+    assert result.code == 2 and result.out == "", result.err
+    assert says in result.error()["message"], result.error()
+    assert shared_home.inventory() == before

@@ -214,6 +214,21 @@ def _set_profile(ctx: click.Context, _: click.Parameter, value: str | None) -> N
         app.profile_name, app.profile_asked_by = value, "--profile"
 
 
+def completes(what: str) -> Callable[[click.Context, click.Parameter, str], list[str]]:
+    """The `shell_complete` of a parameter: `complete_WHAT` of cli/complete.py (fleets, instance_ids,
+    vm_names, gpus, gpu_types, profiles), imported on TAB only."""
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+        from . import complete as completers
+
+        found: list[str] = getattr(completers, f"complete_{what}")(ctx, param, incomplete)
+        return found
+
+    return complete
+
+
+_complete_profiles = completes("profiles")
+
+
 def common_options(fn: F) -> F:
     """-o/--output, -q/--quiet, --debug and --profile, stored on the App as they are parsed."""
     options = [
@@ -224,6 +239,7 @@ def common_options(fn: F) -> F:
         click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug,
                      help="Log API calls (secrets redacted); tracebacks on internal errors."),
         click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_set_profile,
+                     shell_complete=_complete_profiles,
                      help="Configuration profile (default: $VM_PROFILE, else the config's default_profile, else auto:"
                           " the clouds whose own credentials are found, else local: the embedded mock clouds)."),
     ]

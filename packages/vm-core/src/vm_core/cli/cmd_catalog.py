@@ -11,11 +11,11 @@ from ..model import Offer
 from ..provider import Provider, SupportsSpot
 from ..session import CHECK_TIMEOUT, Session, report_providers
 from . import views
-from .app import SECONDS, App, provider_option, with_app
+from .app import SECONDS, App, completes, provider_option, with_app
 
 
 @click.command()
-@click.option("--gpu", required=True, metavar="TYPE[:N]",
+@click.option("--gpu", required=True, metavar="TYPE[:N]", shell_complete=completes("gpu_types"),
               help="GPU type, optionally with GPUs per VM (H100:8); without :N, every size.")
 @provider_option(required=False)
 @click.option("--region", metavar="REGION", help="Only offers in this region.")

@@ -15,7 +15,7 @@ from ..machine import check as check_machine
 from ..model import CreateSpec, Instance, ReservationMode
 from ..provider import Provider, SupportsReservations
 from . import validate, views
-from .app import App, ask, on_terminal, provider_option, wait_options, with_app, yes_option
+from .app import App, ask, completes, on_terminal, provider_option, wait_options, with_app, yes_option
 from .cmd_images import machine_from, machine_options
 from .cmd_ssh import ssh_key_option
 from .running import accepted_only, perform
@@ -23,7 +23,7 @@ from .running import accepted_only, perform
 
 @click.command()
 @provider_option()
-@click.option("--gpu", required=True, metavar="TYPE[:N]",
+@click.option("--gpu", required=True, metavar="TYPE[:N]", shell_complete=completes("gpus"),
               help="GPU type and GPUs per VM, e.g. H100:8; H100 alone means H100:1.")
 @click.option("--count", "-n", type=int, default=1, show_default=True, help="How many VMs (1-64).")
 @click.option("--name", help="VM name; NAME-1..NAME-N for several (default: vm-<6 hex>).")
@@ -66,6 +66,10 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     outcomes = perform(app, target, "create", target.begin_create, specs, no_wait=no_wait, timeout=timeout,
                        label=lambda spec: spec.name)
     created = [o.value for o in outcomes if isinstance(o.value, Instance)]
+    from .complete import remember
+
+    remember(session.paths.state_dir, session.profile.name, provider, [(i.id, i.name) for i in created],
+             complete=False)
     if no_wait and (accepted := accepted_only(outcomes)):
         views.accepted(app.output, accepted, single=count == 1)
     elif created:

@@ -12,7 +12,7 @@ from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, V
 from ..hints import Hint
 from . import fleet_views as views
 from . import validate
-from .app import SECONDS, App, PositiveNumber, timeout_option, with_app, yes_option
+from .app import SECONDS, App, PositiveNumber, completes, timeout_option, with_app, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
@@ -51,7 +51,7 @@ def fleet() -> None:
 
 
 @fleet.command("create")
-@click.option("--gpu", required=True, metavar="TYPE[:N]",
+@click.option("--gpu", required=True, metavar="TYPE[:N]", shell_complete=completes("gpus"),
               help="GPU type and GPUs per VM, the same for every VM: H100:8; H100 alone means H100:1.")
 @click.option("--count", "-n", type=int, required=True, help=f"How many VMs (1-{MAX_FLEET}).")
 @click.option("--name", help="Fleet name (default: fleet-<6 hex>); members are NAME--ID-0, NAME--ID-1, ... "
@@ -217,7 +217,7 @@ def list_fleets(app: App, mine: bool) -> None:
 
 
 @fleet.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @click.option("--watch", "-w", is_flag=True,
               help="Refresh until the fleet is settled: in place on a terminal, else each change once.")
 @click.option("--interval", type=SECONDS, metavar="SECONDS", help="Seconds between refreshes with --watch (default 2).")
@@ -245,7 +245,7 @@ def status(app: App, name: str, watch: bool, interval: float | None) -> None:
 
 
 @fleet.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @timeout_option()
 @yes_option
 @with_app
@@ -290,7 +290,7 @@ def _confirm(app: App, record: Any, members: list[Any]) -> None:
 
 
 @fleet.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @click.option("--dry-run", is_flag=True, help="Say what would be adopted, destroyed or marked, and change nothing.")
 @timeout_option()
 @with_app
@@ -307,7 +307,7 @@ def reconcile(app: App, name: str, dry_run: bool, timeout: float) -> None:
 
 
 @fleet.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @with_app
 def forget(app: App, name: str) -> None:
     """Remove a fleet's record without touching any VM; prints every VM it leaves running."""

@@ -9,7 +9,7 @@ import click
 from ..errors import CapacityError, PartialFailure, Scope, UsageError, VmError
 from ..hints import Command, Hint
 from . import fleet_views as views
-from .app import App, timeout_option, with_app
+from .app import App, completes, timeout_option, with_app
 from .cmd_ssh import ssh_key_option
 from .fleet_context import fleet_providers
 
@@ -20,7 +20,7 @@ _TIMEOUT_HELP = "How long each new VM may take to come up (and each removed one 
 
 
 @click.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @click.option("--count", "-n", type=int, required=True, help="How many VMs the fleet should have.")
 @click.option("--min-count", type=int, help="Also change the fleet's minimum (a shrink never goes below it).")
 @click.option("--dry-run", is_flag=True, help="Print what would be created (with prices) or destroyed; change nothing.")
@@ -100,7 +100,7 @@ def _gpu(spec: Any) -> str:
 
 
 @click.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @click.option("--dry-run", is_flag=True, help="Say what would be settled and replaced (with prices); change nothing.")
 @timeout_option(_TIMEOUT_HELP)
 @ssh_key_option

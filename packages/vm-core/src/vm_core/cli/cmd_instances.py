@@ -7,7 +7,7 @@ import click
 from ..actions import fan_out
 from ..model import InstanceState
 from . import validate, views
-from .app import App, provider_option, with_app
+from .app import App, completes, provider_option, with_app
 
 raw_option = click.option("--raw", is_flag=True, help="JSON with each cloud's native object under \"native\".")
 
@@ -17,7 +17,7 @@ STATES = [s.value for s in InstanceState]
 
 @click.command("list")
 @provider_option(required=False)
-@click.option("--fleet", metavar="NAME", help="Only the VMs of this fleet.")
+@click.option("--fleet", metavar="NAME", shell_complete=completes("fleets"), help="Only the VMs of this fleet.")
 @click.option("--state", type=click.Choice(STATES), help="Only VMs in this state.")
 @click.option("--region", metavar="REGION", help="Only VMs in this region.")
 @click.option("--name", metavar="NAME", help="Only VMs with exactly this name.")
@@ -43,6 +43,9 @@ def list_command(app: App, provider: str | None, fleet: str | None, state: str |
     fleets = FleetNames(session)  # read from the store while the providers answer
     outcomes = fan_out(lambda name: list(session.provider(name).list_instances()), names, prepare=session.provider)
     failures = [(o.key, o.error) for o in outcomes if o.error]
+    from .complete import listed
+
+    listed(session.paths.state_dir, session.profile.name, {o.key: o.value for o in outcomes if o.value is not None})
     if names and len(failures) == len(names):
         app.finish(failures, len(names), "providers", as_warnings=True)
     found = fleets.apply([i for o in outcomes if o.value for i in o.value], app.output.warn)
@@ -53,7 +56,7 @@ def list_command(app: App, provider: str | None, fleet: str | None, state: str |
 
 
 @click.command()
-@click.argument("instance_id", metavar="ID")
+@click.argument("instance_id", metavar="ID", shell_complete=completes("instance_ids"))
 @provider_option()
 @raw_option
 @with_app

@@ -12,10 +12,11 @@ from ..hints import Hint
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider
 from . import validate, views
-from .app import App, confirm_destroy, provider_option, wait_options, with_app, yes_option
+from .app import App, completes, confirm_destroy, provider_option, wait_options, with_app, yes_option
 from .running import accepted_only, perform
 
-ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True)
+ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True,
+                              shell_complete=completes("instance_ids"))
 
 
 def _lifecycle(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -104,6 +105,9 @@ def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: boo
     outcomes = perform(app, target, "destroy", target.begin_destroy, live, no_wait=no_wait, timeout=timeout,
                        label=lambda i: name_of(found[i]))
     done = {o.key for o in outcomes if not o.error}
+    from .complete import forget
+
+    forget(app.session().paths.state_dir, app.session().profile.name, provider, {*done, *notes})
     if no_wait and done:
         views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
     elif done or notes:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import PartialFailure, UsageError
-from .app import App, provider_option, with_app
+from .app import App, completes, provider_option, with_app
 
 if TYPE_CHECKING:
     from ..ssh import Ran, Sink
@@ -39,7 +39,7 @@ def ssh_key_option(fn: Any) -> Any:
 
 
 @click.command("ssh")
-@click.argument("target", metavar="NAME|ID")
+@click.argument("target", metavar="NAME|ID", shell_complete=completes("vm_names"))
 @click.argument("command", nargs=-1, metavar="[-- COMMAND...]")
 @provider_option(required=False)
 @with_app
@@ -65,7 +65,7 @@ def ssh(app: App, target: str, command: tuple[str, ...], provider: str | None) -
 
 
 @click.command("ssh")
-@click.argument("name")
+@click.argument("name", shell_complete=completes("fleets"))
 @click.argument("command", nargs=-1, required=True, metavar="-- COMMAND...")
 @with_app
 def fleet_ssh(app: App, name: str, command: tuple[str, ...]) -> None:

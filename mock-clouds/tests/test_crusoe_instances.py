@@ -138,6 +138,8 @@ def test_full_lifecycle_create_stop_start_delete(crusoe: CrusoeEnv) -> None:
     stopped = act(client, project, vm["id"], "STOP")
     assert stopped["state"] == "SUCCEEDED" and stopped["result"]["state"] == "STATE_SHUTOFF"
     assert get_vm(client, project, vm["id"])["state"] == "STATE_SHUTOFF"
+    public = get_vm(client, project, vm["id"])["network_interfaces"][0]["ips"][0]["public_ipv4"]
+    assert public["type"] == "dynamic" and public["address"] == ""  # released on stop
 
     started = act(client, project, vm["id"], "START")
     assert started["result"]["state"] == "STATE_RUNNING"

@@ -4,7 +4,7 @@ It is how `mock-clouds inventory`, `mock-clouds faults` and `mock-clouds status`
 
     GET  /health                 -> {"ok": true, "pid": N}
     GET  /inventory              -> {"instances": [...]}   every instance that exists in any cloud (Crusoe VMs
-                                                           also with the ssh_public_key their create sent)
+                                                           with the ssh_public_keys each was created with)
     GET  /faults                 -> {"crusoe": {...}, "lambda": {...}, "nebius": {...}} settings and counters
     POST /faults/{provider}      -> body: any of error_rate, op_failure_rate, latency_ms, drop_rate, seed
     POST /preempt/{provider}/{id} -> the running instance is preempted (stopped by the cloud), as spot capacity is
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -64,10 +65,41 @@ def inventory(clouds: MockClouds) -> list[dict[str, object]]:
 
 
 def _ssh_key(native: dict[str, object]) -> dict[str, object]:
-    """{"ssh_public_key": ...} for a VM whose front end keeps the key it was created with (Crusoe, whose API
-    never shows it back: see crusoe/vmdata.py); {} otherwise."""
+    """The public keys a VM was created with, none of which its cloud's API shows back as they are:
+    `ssh_public_keys` on every cloud (Crusoe: the create's `ssh_public_key`, see crusoe/vmdata.py; Lambda: the
+    keys its `ssh_key_names` held at launch; Nebius: the `ssh_authorized_keys` of its cloud-init user data), and
+    Crusoe's key also as `ssh_public_key`."""
     key = native.get("ssh_public_key")
-    return {"ssh_public_key": key} if key else {}
+    if isinstance(key, str) and key:
+        return {"ssh_public_key": key, "ssh_public_keys": [key]}
+    listed = native.get("ssh_public_keys")
+    if isinstance(listed, list):
+        return {"ssh_public_keys": [str(k) for k in listed]}
+    spec = native.get("spec")
+    if isinstance(spec, dict):
+        return {"ssh_public_keys": authorized_keys(str(spec.get("cloudInitUserData", "")))}
+    return {"ssh_public_keys": []}
+
+
+def authorized_keys(user_data: str) -> list[str]:
+    """The entries of every `ssh_authorized_keys:` list in cloud-config user data (block lists of plain or
+    quoted strings, as vm and the Nebius console write them); [] for anything else."""
+    if not user_data.startswith("#cloud-config"):
+        return []
+    found: list[str] = []
+    lines = user_data.splitlines()
+    for number, line in enumerate(lines):
+        if line.strip() != "ssh_authorized_keys:":
+            continue
+        for item in lines[number + 1:]:
+            entry = item.strip()
+            if not entry.startswith("- "):
+                break
+            value = entry[2:].strip()
+            if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+                value = json.loads(value) if value[0] == '"' else value[1:-1]
+            found.append(value)
+    return found
 
 
 def machine(provider: Provider, native: dict[str, object]) -> dict[str, object]:

@@ -88,8 +88,14 @@ def _os_disk(vm: VM, disk: vmdata.DiskRecord) -> dict[str, object]:
     }
 
 
+# A dynamic public address is released when the VM stops and a new one is given when it starts (actions.py), as
+# on the real cloud: while it is shut down or shut off the VM has none (`address` ""; mock choice of the shape).
+_NO_DYNAMIC_ADDRESS = frozenset({VMState.STOPPING, VMState.STOPPED})
+
+
 def _network_interface(vm: VM, nic: vmdata.NicRecord) -> dict[str, object]:
-    public = {"address": nic.public.address, "id": nic.public.id, "type": nic.public.type}
+    released = nic.public.type == "dynamic" and vm.state in _NO_DYNAMIC_ADDRESS
+    public = {"address": "" if released else nic.public.address, "id": nic.public.id, "type": nic.public.type}
     return {
         "id": nic.id,
         "name": "network-interface-1",

@@ -217,6 +217,7 @@ def _details(
     ip, private_ip = ctx.store.next_addresses()
     return InstanceDetails(
         ssh_key_names=list(body.ssh_key_names),
+        ssh_public_keys=[k.public_key for k in ctx.resources.ssh_keys if k.name in body.ssh_key_names],
         file_system_names=[fs.name for fs, _ in mounts],
         file_system_mounts=[Mount(mount_point=point, file_system_id=fs.id) for fs, point in mounts],
         hostname=body.hostname or "",

@@ -101,6 +101,9 @@ class InstanceDetails(msgspec.Struct, kw_only=True):
     # The launch's user_data (its SHA-256 and size): write-only in the API, kept for the admin inventory.
     user_data_sha256: str = ""
     user_data_bytes: int = 0
+    # The public keys of the launch's ssh_key_names when it was made (what the VM's authorized_keys holds), kept
+    # for the admin inventory.
+    ssh_public_keys: list[str] = []
     tags: list[Tag] = []
     firewall_ruleset_ids: list[str] = []
     ip: str

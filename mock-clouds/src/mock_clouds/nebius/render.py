@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import ipaddress
 import weakref
 
 import grpc
@@ -37,6 +38,10 @@ _STATES: dict[VMState, State] = {
     VMState.ERROR: State.ERROR,
 }
 _PUBLIC_IP_STATES = frozenset({State.STARTING, State.RUNNING, State.STOPPING})
+# Public addresses (mock extension: real ones are Nebius's own) come from 198.18.0.0/15, reserved for benchmarks,
+# which routes nowhere: `vm ssh` to a mock VM never reaches a real host.
+_PUBLIC_BASE = ipaddress.IPv4Address("198.18.0.0")
+_PUBLIC_SIZE = 1 << 17
 
 # mock extension: the real descriptions are not documented.
 _DESCRIPTIONS: dict[OpKind, str] = {
@@ -173,9 +178,9 @@ def _nic_status(
     public = nic.public_ip_address
     if public is not None and (public.static or state in _PUBLIC_IP_STATES):
         generation = 0 if public.static else starts
-        octets = _digest(vm.id, "public", index, generation)
+        host = int.from_bytes(_digest(vm.id, "public", index, generation)[:4], "big") % (_PUBLIC_SIZE - 2)
         status.public_ip_address = compute.PublicIpAddressStatus(
-            address=f"89.169.{octets[0]}.{octets[1] % 250 + 3}/32", static=public.static
+            address=f"{_PUBLIC_BASE + 1 + host}/32", static=public.static
         )
     return status
 

@@ -69,10 +69,11 @@ class Instance:
 
     @property
     def ssh(self) -> str:
-        """The command line that logs in ("" without a public IP): `vm ssh` runs exactly this."""
+        """The command line that logs in: "" unless the VM runs with a public IP (a stopped VM may still show
+        an address its cloud keeps for it, but nothing answers there). `vm ssh` runs exactly this."""
         import shlex
 
-        return shlex.join(self.ssh_argv()) if self.public_ip else ""
+        return shlex.join(self.ssh_argv()) if self.public_ip and self.state is InstanceState.RUNNING else ""
 
     def ssh_argv(self, command: Sequence[str] = (), options: Sequence[str] = ()) -> list[str]:
         """The argv of `ssh` that logs in, with `options` and then the remote `command` (after `--` and the

@@ -38,7 +38,8 @@ def no_lambda_request_limit() -> None:
         from vm_core.plugins import provider_plugins
 
         plugins = provider_plugins()
-        settings = {n: settings_from_endpoints(dict(endpoints), n) for n in names}
+        settings = {n: {**settings_from_endpoints(dict(endpoints), n), "ssh_public_key": common.BENCH_KEY}
+                    for n in names}
         if "lambda" in settings:
             settings["lambda"]["request_interval"] = 0.0
         return {n: plugins.get(n).connect(settings[n]) for n in names}

@@ -44,7 +44,11 @@ def demo(home: Path, time_scale: float, count: int) -> int:
         run(env, "providers")
         run(env, "offers", "--gpu", "H100")
         # 8 GPUs per VM: the one H100 size that Crusoe (which sells H100 only as H100:8), Lambda and Nebius all sell
-        run(env, "fleet", "create", "--gpu", "H100:8", "--count", str(count), "--name", "demo")
+        # the demo's own public key (nobody holds its private half): a machine without ~/.ssh/id_ed25519.pub runs it too
+        home.mkdir(parents=True, exist_ok=True)
+        key = home / "demo_key.pub"
+        key.write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGgLAWC6bF3K8NqzCcSE0G4cqyBqV3zZkh9q6rUa0fB1 vm-demo\n")
+        run(env, "fleet", "create", "--gpu", "H100:8", "--count", str(count), "--name", "demo", "--ssh-key", str(key))
         run(env, "fleet", "status", "demo")
         run(env, "list")
         run(env, "fleet", "destroy", "demo", "--yes")

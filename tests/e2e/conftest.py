@@ -7,8 +7,10 @@ fraction of a second); the fixture stops them afterwards. Modules share one home
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -43,6 +45,15 @@ class Run:
         return [line.split() for line in self.out.splitlines()]
 
 
+def public_key(comment: str = "me@laptop") -> str:
+    """A well-formed ed25519 public key line nobody holds the private half of (a public key is no secret)."""
+    def string(data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + data
+
+    blob = string(b"ssh-ed25519") + string(secrets.token_bytes(32))
+    return f"ssh-ed25519 {base64.b64encode(blob).decode()} {comment}"
+
+
 class VmHome:
     def __init__(self, path: Path, **env: str) -> None:
         self.path = path
@@ -51,6 +62,14 @@ class VmHome:
         self.user_home = path.parent / f"{path.name}-user"
         self.user_home.mkdir(parents=True, exist_ok=True)
         self.env.update(VM_HOME=str(path), HOME=str(self.user_home), VM_MOCK_TIME_SCALE=TIME_SCALE, **env)
+        # The user's own key, which new VMs get when nothing else names one (a test that wants none removes it)
+        self.ssh_key = self.user_ssh_key("id_ed25519.pub", public_key(f"{path.name}@tests"))
+
+    def user_ssh_key(self, name: str, key: str) -> str:
+        """Write `key` as ~/.ssh/NAME of the user's home; returns the key."""
+        (self.user_home / ".ssh").mkdir(mode=0o700, exist_ok=True)
+        (self.user_home / ".ssh" / name).write_text(key + "\n")
+        return key
 
     @property
     def mock_dir(self) -> Path:

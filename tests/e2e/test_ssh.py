@@ -98,8 +98,9 @@ def lambda_keys(home: VmHome) -> list[dict[str, Any]]:
 def assert_key_installed(home: VmHome, instance: dict[str, Any], key: str) -> None:
     """`key` reached the VM the way its cloud takes keys."""
     provider = instance["provider"]
+    (row,) = [r for r in home.inventory() if r["id"] == instance["id"]]
+    assert row["ssh_public_keys"] == [key]  # exactly this key, as the cloud keeps it
     if provider == "crusoe":
-        (row,) = [r for r in home.inventory() if r["id"] == instance["id"]]
         assert row["ssh_public_key"] == key
         return
     native = home.ok("get", instance["id"], "-p", provider, "-o", "json", "--raw").json()["native"]

@@ -552,23 +552,25 @@ class Account:
                               "provider": "toy", "add_at": "https://toy.example/keys", **kwargs})
 
 
-def test_account_keys_find_add_once_and_fall_back_to_the_default() -> None:
-    account = Account({"laptop": "ssh-ed25519 AAAA laptop ", "ci": "ssh-ed25519 CCCC ci"})
+def test_account_keys_find_add_once_and_never_fall_back_to_the_first_key() -> None:
+    account = Account({"theirs": "ssh-ed25519 AAAA theirs ", "ci": "ssh-ed25519 CCCC ci"})
     keys = account.keys_for()
-    assert keys.name_for(None) == keys.name_for("  ") == "laptop"  # the account's first key
-    assert account.keys_for("ci").name_for(None) == "ci"
-    assert keys.name_for(" ssh-ed25519 AAAA laptop ") == "laptop" and account.adds == 0
+    assert account.keys_for("ci").name_for(None) == "ci"  # a key the setting names
+    assert keys.name_for(" ssh-ed25519 CCCC me@elsewhere ") == "ci" and account.adds == 0  # comments do not count
     new = "ssh-ed25519 BBBB new"
     assert keys.name_for(new) == key_name(new) == keys.name_for(new) and account.adds == 1
     assert account.keys[key_name(new)] == new and key_name(new).startswith("vm-")
+    assert key_name(new) == key_name("ssh-ed25519 BBBB another comment")  # named by its fingerprint
 
 
-def test_account_keys_without_a_usable_default_are_a_config_error() -> None:
+def test_account_keys_without_a_key_or_a_usable_name_are_refused() -> None:
     with pytest.raises(ConfigError, match="no SSH key named 'gone'; it has: laptop"):
         Account({"laptop": "ssh-ed25519 AAAA"}).keys_for("gone").name_for(None)
-    with pytest.raises(ConfigError, match="the Toy account has no SSH key") as err:
-        Account({}).keys_for().name_for(None)
-    assert err.value.suggestion == "add one at https://toy.example/keys"
+    calls = []
+    account = Account({"theirs": "ssh-ed25519 AAAA theirs"})
+    with pytest.raises(UsageError, match="no SSH public key") as err:  # the account's first key is someone's
+        account.keys_for(listed=lambda: calls.append(1) or []).name_for(None)
+    assert calls == [] and "ssh-keygen" in render(err.value.hint)  # refused before any call
 
 
 def test_account_keys_find_a_key_another_process_added_first() -> None:

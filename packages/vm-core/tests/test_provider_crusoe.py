@@ -36,6 +36,7 @@ from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, 
 from vm_core.provider import Explained, Paced, SupportsBatchDestroy, SupportsGetMany, SupportsSpot
 from vm_core.providers import _crusoe_map
 from vm_core.providers.crusoe import CrusoeProvider, plugin, policies
+from vm_core.sshkeys import NO_KEY, parse_public_key
 
 WAIT = 60.0  # generous: mock operations take a fraction of a second, but the machine may be busy
 CHEAP = "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"  # h100, us-east1, 2.65 $/GPU-h, 32 GPUs
@@ -420,3 +421,22 @@ def test_spot_is_unsupported(clouds: Any, crusoe: CrusoeProvider) -> None:
     with pytest.raises(Unsupported, match="no spot instances"):
         crusoe.begin_create(CreateSpec(name="spot", gpu="H100", spot=True))
     assert clouds.world.vms(Provider.CRUSOE) == []
+
+
+# ------------------------------------------------------------------------------------------------ ssh keys
+def test_without_any_key_the_create_is_refused_before_any_call(clouds: Any, connect: Callable[..., Any]) -> None:
+    keyless = connect(clouds, "crusoe", ssh_public_key=None)
+    with pytest.raises(UsageError, match="no SSH public key"):
+        keyless.begin_create(h100("keyless"))
+    assert vms_named(clouds, "keyless") == []
+
+
+def test_the_key_sent_is_the_users_and_no_ssh_key_sends_one_nobody_holds(crusoe: CrusoeProvider, clouds: Any) -> None:
+    mine = crusoe.begin_create(h100("mine")).wait(WAIT)
+    nobody = crusoe.begin_create(h100("nobody", ssh_public_key=NO_KEY)).wait(WAIT)
+    (sent_mine,) = [vm.native["ssh_public_key"] for vm in vms_named(clouds, "mine")]
+    (sent_nobody,) = [vm.native["ssh_public_key"] for vm in vms_named(clouds, "nobody")]
+    assert sent_mine == crusoe._ssh_public_key
+    assert parse_public_key(sent_nobody).startswith("ssh-ed25519 ") and sent_nobody != sent_mine
+    for vm in (mine, nobody):
+        crusoe.begin_destroy(vm.id).wait(WAIT)

@@ -28,6 +28,7 @@ from vm_core.errors import (
     UsageError,
     VmError,
 )
+from vm_core.kit.keys import key_name
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
 from vm_core.provider import (
     Paced,
@@ -181,11 +182,32 @@ def test_errors_not_from_the_sdk_are_not_translated() -> None:
 
 
 def test_an_unknown_ssh_key_name_is_a_config_error(clouds: Any, connect: Any) -> None:
-    provider = connect(clouds, "lambda", ssh_key_name="laptop")
+    provider = connect(clouds, "lambda", ssh_key_name="laptop", ssh_public_key=None)
     with pytest.raises(ConfigError, match="laptop") as err:
         provider.begin_create(spec("keyless"))
     assert "default" in err.value.message  # lists the keys the account has
     assert world_vms(clouds) == []
+
+
+def test_without_any_key_the_accounts_first_key_is_never_used(clouds: Any, connect: Any) -> None:
+    provider = connect(clouds, "lambda", ssh_public_key=None)
+    with pytest.raises(UsageError, match="no SSH public key") as err:
+        provider.begin_create(spec("keyless"))
+    assert "--ssh-key" in render(err.value.hint) and "ssh-keygen" in render(err.value.hint)
+    assert world_vms(clouds) == []
+
+
+def test_the_ssh_key_name_setting_names_the_accounts_key(clouds: Any, connect: Any) -> None:
+    provider = connect(clouds, "lambda", ssh_key_name="default", ssh_public_key=None)
+    vm = provider.begin_create(spec("named-key")).wait(WAIT)
+    assert vm.native.ssh_key_names == ["default"]
+
+
+def test_an_account_key_with_another_comment_is_the_same_key(clouds: Any, lam: Any) -> None:
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGRlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn+AgYKD me@laptop"
+    first = lam.begin_create(spec("comment-1", ssh_public_key=key)).wait(WAIT)
+    again = lam.begin_create(spec("comment-2", ssh_public_key=key.replace("me@laptop", "me@desktop"))).wait(WAIT)
+    assert first.native.ssh_key_names == again.native.ssh_key_names == [key_name(key)]
 
 
 def test_a_public_key_is_registered_once_even_by_concurrent_creates(clouds: Any, lam: Any, connect: Any) -> None:

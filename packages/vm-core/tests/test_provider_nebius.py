@@ -39,6 +39,7 @@ from vm_core.provider import (
     SupportsStopStart,
 )
 from vm_core.providers.nebius import NebiusProvider, plugin
+from vm_core.sshkeys import NO_KEY
 
 WAIT = 60.0  # generous: mock operations take a fraction of a second, the machine may be slow
 NEBIUS = Provider.NEBIUS
@@ -339,6 +340,30 @@ def test_labels_and_ssh_key_are_stored(nebius: NebiusProvider) -> None:
     assert dict(native.metadata.labels) == {"team": "ml", "vm-fleet": "f1"}
     assert key in native.spec.cloud_init_user_data
     nebius.begin_destroy(vm.id).wait(WAIT)
+
+
+def test_without_any_key_the_create_is_refused_before_any_call(mock_clouds: Any, connect: Callable[..., Any]) -> None:
+    keyless = connect(mock_clouds, "nebius", ssh_public_key=None)
+    with pytest.raises(UsageError, match="no SSH public key"):
+        keyless.begin_create(spec("keyless"))
+    with mock_clouds.world.tx() as world:
+        assert [vm for vm in world.vms(Provider.NEBIUS) if vm.name == "keyless"] == []
+
+
+def test_no_ssh_key_creates_no_login_user(nebius: NebiusProvider) -> None:
+    vm = nebius.begin_create(spec("nobody", ssh_public_key=NO_KEY)).wait(WAIT)
+    assert nebius.get_instance(vm.id).native.spec.cloud_init_user_data == ""
+    nebius.begin_destroy(vm.id).wait(WAIT)
+
+
+def test_the_ssh_user_setting_is_the_login_cloud_init_creates(mock_clouds: Any, connect: Callable[..., Any]) -> None:
+    mine = connect(mock_clouds, "nebius", ssh_user="alice")
+    vm = mine.begin_create(spec("alices")).wait(WAIT)
+    assert vm.ssh_user == "alice" and vm.ssh == f"ssh alice@{vm.public_ip}"
+    assert "users:\n  - name: alice\n" in mine.get_instance(vm.id).native.spec.cloud_init_user_data
+    mine.begin_destroy(vm.id).wait(WAIT)
+    with pytest.raises(ConfigError, match="ssh_user"):
+        connect(mock_clouds, "nebius", ssh_user="Alice Smith")
 
 
 # ------------------------------------------------------------------------------------------------ lifecycle

@@ -47,6 +47,9 @@ class Run:
         return f"vm {' '.join(self.args)} -> {self.code}\n{self.err[-3000:]}"
 
 
+USER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGgLAWC6bF3K8NqzCcSE0G4cqyBqV3zZkh9q6rUa0fB1 user@reliability"
+
+
 class VmHome:
     def __init__(self, path: Path, time_scale: str = "0.002") -> None:
         self.path = path
@@ -54,6 +57,9 @@ class VmHome:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_ENV) and k != "NO_COLOR"}
         user_home = path.parent / f"{path.name}-user"  # the clouds' own files of whoever runs the tests: not read
         user_home.mkdir(parents=True, exist_ok=True)
+        # the user's own public key, which new VMs get (nobody holds its private half)
+        (user_home / ".ssh").mkdir(mode=0o700, exist_ok=True)
+        (user_home / ".ssh" / "id_ed25519.pub").write_text(USER_KEY + "\n")
         self.env.update(VM_HOME=str(path), HOME=str(user_home), VM_MOCK_TIME_SCALE=time_scale)
         self.ports: dict[str, int] = {}  # fixed ports of `serve`; empty: autostarted on free ports
 

@@ -3,7 +3,9 @@
 Settings of a provider, highest precedence first: its table in the profile ([profiles.NAME.PROVIDER]), the
 embedded clouds (profiles with `embedded = true`: the `vm_core.embedded` entry point that serves the provider,
 started on first use; see embedded.py), the cloud's own credentials (`provider.ReadsNativeCredentials`: its
-variables and files, read as its own tools read them; a plugin without it: its settings' `env` variables).
+variables and files, read as its own tools read them; a plugin without it: its settings' `env` variables), and
+last, for a plugin with an `ssh_public_key` setting that nothing above sets (nor `ssh_key_name`), the user's own
+key in ~/.ssh (sshkeys.default_key), in every profile.
 Embedded profiles never read a cloud's own credentials for the providers their mock clouds serve: real and mock
 clouds are not mixed in one profile unless its tables say so. A provider is configured in a profile when it has
 a table there, when the profile is embedded and embedded clouds serve it, or when its own credentials are found.
@@ -71,6 +73,7 @@ class Session:
         self._endpoints: dict[str, dict[str, Any]] = {}  # embedded clouds' name -> their endpoints
         self._native: dict[str, NativeCredentials] = {}  # provider -> its cloud's own credentials, read once
         self._connecting: dict[str, threading.Lock] = {}  # one per provider: connects of two never wait on each other
+        self._default_key: tuple[tuple[str, str] | None] | None = None  # (~/.ssh key or None,), once looked for
         self._lock = threading.RLock()
 
     def plugin(self, name: str) -> Any:
@@ -178,7 +181,20 @@ class Session:
                           for key, value in self._embedded(name, start).items()})
         where = f"{self.paths.config_file.name} [profiles.{self.profile.name}.{name}]"
         found.update({key: Resolved(value, "profile", where) for key, value in table.items()})
+        named = any(found[k].value for k in ("ssh_public_key", "ssh_key_name") if k in found)
+        if "ssh_public_key" in declared and not named and (default := self.default_ssh_key()) is not None:
+            found["ssh_public_key"] = Resolved(default[0], "file", default[1])  # the last of the key rule (sshkeys.py)
         return found
+
+    def default_ssh_key(self) -> tuple[str, str] | None:
+        """The user's own public key from ~/.ssh (sshkeys.default_key; read once per session, in any profile:
+        it is not a cloud credential)."""
+        with self._lock:
+            if self._default_key is None:
+                from .sshkeys import default_key
+
+                self._default_key = (default_key(self.environ),)
+            return self._default_key[0]
 
     def _own(self, name: str, declared: Mapping[str, Any]) -> list[tuple[str, Resolved]]:
         """The cloud's own credentials of `name` as settings (none in an embedded profile that serves it): its

@@ -1,4 +1,8 @@
-"""SSH public keys: reading `--ssh-key PATH` and checking a profile's `ssh_public_key` setting.
+"""SSH public keys: reading `--ssh-key PATH`, checking a profile's `ssh_public_key` setting, and the rule that
+chooses the key of new VMs, the same on every cloud: `--ssh-key PATH`, else the profile's `ssh_public_key`, else
+the cloud's own setting (Crusoe's `ssh_public_key_file` in ~/.crusoe/config), else the first of
+~/.ssh/id_ed25519.pub, id_ecdsa.pub, id_rsa.pub (`default_key`, put under the settings by Session.sources); no
+key at all is exit 2 before any call (`check_keys`) unless `--no-ssh-key` asks for a VM nobody can log in to.
 
 vm installs public keys on new VMs and never reads or sends a private key: a private key file is recognised by
 its name (PATH.pub exists beside it) or by its first line's header alone, and refused before anything else of it
@@ -9,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import shlex
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +28,7 @@ KEY_TYPES = frozenset({
     "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
 })
 EXAMPLE = "ssh-ed25519 AAAAC3Nza... you@host"
+log = logging.getLogger(__name__)
 
 
 def parse_public_key(text: str) -> str:
@@ -105,3 +112,85 @@ def public_key_setting(value: Any, provider: str) -> str | None:
         return parse_public_key(text)
     except ValueError as exc:
         raise ConfigError(f"the {provider} setting ssh_public_key: {exc}", provider=provider) from None
+
+
+# ------------------------------------------------------------------------------------------ which key a VM gets
+NO_KEY = ""  # CreateSpec.ssh_public_key of `--no-ssh-key`: no key, on purpose (None: the provider's own rule)
+DEFAULT_KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # in ~/.ssh, the first that exists wins
+KEYGEN = "ssh-keygen -t ed25519"
+
+
+def default_key(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The user's own public key when nothing names one: (the key line, where it is, as `~/.ssh/id_ed25519.pub`)
+    of the first of DEFAULT_KEY_FILES in HOME/.ssh (HOME from `environ`) that holds one OpenSSH public key
+    line; None when none does. A file there that is not one is skipped, and said under --debug."""
+    from .native import home_of, shown
+
+    home = home_of(environ)
+    for name in DEFAULT_KEY_FILES:
+        path = home / ".ssh" / name
+        if not path.is_file():
+            continue
+        try:
+            return read_public_key(str(path)), shown(path, home)
+        except UsageError as exc:
+            log.debug("not using %s as the default SSH key: %s", path, exc.message)
+    return None
+
+
+def takes_keys(plugin: Any) -> bool:
+    """Whether a provider plugin installs public keys on its VMs: it declares an `ssh_public_key` setting (the
+    three clouds do; a third-party plugin that does not is left to its own devices)."""
+    return any(s.key == "ssh_public_key" for s in getattr(plugin, "settings", ()))
+
+
+def has_key(settings: Mapping[str, Any]) -> bool:
+    """Whether a provider's resolved settings name a key for new VMs: `ssh_public_key` (the profile's, the
+    cloud's own setting, or the user's ~/.ssh key, in that order: Session.sources), or an account key by name
+    (Lambda's `ssh_key_name`)."""
+    return bool(settings.get("ssh_public_key") or settings.get("ssh_key_name"))
+
+
+def check_keys(session: Any, names: Iterable[str], given: str | None, warn: Callable[[str], None]) -> None:
+    """Before any call to a cloud, for new VMs on the providers `names`: UsageError (exit 2) when one of them has
+    no key to install (`given`, the --ssh-key key, is None and its settings name none: has_key), with the hint
+    (--ssh-key or ssh-keygen); with `given` NO_KEY (--no-ssh-key), UsageError for a provider whose launches must
+    name a key (`needs_ssh_key`: Lambda), else a warning that nobody can log in. Connects the providers (no
+    network call but starting the embedded mock clouds)."""
+    names = list(names)
+    if given == NO_KEY:
+        if needing := [n for n in names if getattr(session.provider(n), "needs_ssh_key", False)]:
+            raise UsageError(f"--no-ssh-key: {', '.join(needing)} cannot create a VM without an SSH key (each "
+                             "launch names one of the account's keys)",
+                             suggestion="give your public key with --ssh-key PATH" +
+                             (", or leave those providers out with --providers" if len(names) > 1 else ""))
+        warn("--no-ssh-key: the new VMs get no SSH key of yours, so nobody can log in to them")
+        return
+    if given:
+        return
+    lacking = [n for n in names if takes_keys(session.plugin(n)) and not has_key(session.settings(n))]
+    if lacking:
+        files = ", ".join(f"~/.ssh/{f}" for f in DEFAULT_KEY_FILES)
+        raise UsageError(f"no SSH public key for new VMs on {', '.join(lacking)}: nobody could log in to them (no "
+                         f"--ssh-key, no ssh_public_key setting, none of {files})",
+                         suggestion=f"give one with --ssh-key PATH, or make one with `{KEYGEN}`; --no-ssh-key "
+                                    "creates VMs nobody can log in to")
+
+
+def no_key_error(provider: str) -> UsageError:
+    """A provider asked for a VM without a key and without --no-ssh-key (library callers; the CLI checks first:
+    check_keys)."""
+    return UsageError("no SSH public key for the new VM: nobody could log in to it", provider=provider,
+                      suggestion=f"give one with --ssh-key PATH, or make one with `{KEYGEN}`")
+
+
+def unheld_key() -> str:
+    """A well-formed ed25519 public key line made of 32 random bytes: no private key was ever made for it, so
+    nobody can log in with it (for a cloud whose API requires a key, under --no-ssh-key)."""
+    import secrets
+
+    def string(data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + data
+
+    blob = string(b"ssh-ed25519") + string(secrets.token_bytes(32))
+    return f"ssh-ed25519 {base64.b64encode(blob).decode()} nobody-can-log-in"

@@ -14,6 +14,7 @@ from ..hints import MARK, Command, Hint
 from ..machine import check as check_machine
 from ..model import CreateSpec, Instance, ReservationMode
 from ..provider import Provider, SupportsReservations
+from ..sshkeys import check_keys
 from . import validate, views
 from .app import App, ask, completes, on_terminal, provider_option, wait_options, with_app, yes_option
 from .cmd_images import machine_from, machine_options
@@ -60,6 +61,7 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
              for spec in _specs(provider, gpu, count, name, region, reservation, strict, spot)]
     target = session.provider(provider)
     check_machine(target, provider, specs[0].gpu, specs[0].gpu_count, specs[0].region, machine)
+    check_keys(session, [provider], ssh_public_key, app.output.warn)
     if specs[0].region is not None:
         _check_region(target, specs[0])
     _confirm_unterminable(app, target, plugin.title, specs[0], len(specs), yes=yes)

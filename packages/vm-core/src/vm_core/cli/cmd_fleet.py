@@ -99,6 +99,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     from ..fleet.create import FleetCreator, FleetSpec
     from ..fleet.naming import new_fleet_name
     from ..fleet.service import connect, run_interruptibly, strategy_failed, strategy_named
+    from ..sshkeys import check_keys
     from .fleet_progress import FleetProgress
 
     where = Placement(placement)
@@ -109,6 +110,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     chosen = strategy_named("cheapest" if where is Placement.CLUSTER else strategy)
     session = app.session()
     connected = connect(session, spec.providers, app.output.warn)
+    if not dry_run:
+        check_keys(session, connected, ssh_public_key, app.output.warn)
     store = open_store(session)
     shown = FleetProgress(app.output, spec.count, verbose=verbose)
     creator = FleetCreator(store, connected, chosen, progress=shown, timeout=timeout, profile=session.profile.name)

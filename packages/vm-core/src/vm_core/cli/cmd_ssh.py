@@ -8,6 +8,7 @@ ssh per running member at once, non-interactively, each output line prefixed wit
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import sys
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
 
 
 def ssh_key_option(fn: Any) -> Any:
-    """`--ssh-key PATH`: the public key for new VMs, read and checked while parsing (UsageError, exit 2)."""
+    """`--ssh-key PATH`: the public key for new VMs, read and checked while parsing (UsageError, exit 2), and
+    `--no-ssh-key`: none on purpose (sshkeys.NO_KEY). The command gets one `ssh_public_key`: the key, NO_KEY, or
+    None for the key rule (sshkeys.py)."""
+    from ..sshkeys import NO_KEY
+
     def read(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         from ..sshkeys import read_public_key
 
@@ -33,9 +38,18 @@ def ssh_key_option(fn: Any) -> Any:
         except UsageError as exc:
             raise UsageError(f"--ssh-key {exc.message}", suggestion=exc.hint) from None
 
+    @functools.wraps(fn)
+    def command(*args: Any, no_ssh_key: bool, ssh_public_key: str | None, **kwargs: Any) -> Any:
+        if no_ssh_key and ssh_public_key is not None:
+            raise UsageError("--ssh-key and --no-ssh-key contradict each other: give one")
+        return fn(*args, ssh_public_key=NO_KEY if no_ssh_key else ssh_public_key, **kwargs)
+
+    command = click.option("--no-ssh-key", is_flag=True,
+                           help="Create the VMs without any SSH key of yours: nobody can log in to them.")(command)
     return click.option("--ssh-key", "ssh_public_key", metavar="PATH", callback=read,
                         help="Public key file (e.g. ~/.ssh/id_ed25519.pub) to log in to the new VMs with"
-                             " (default: the provider's ssh_public_key setting). Never a private key.")(fn)
+                             " (default: the provider's ssh_public_key setting, else ~/.ssh/id_ed25519.pub,"
+                             " id_ecdsa.pub or id_rsa.pub). Never a private key.")(command)
 
 
 @click.command("ssh")

@@ -38,8 +38,10 @@ The project: `project_id` (CRUSOE_DEFAULT_PROJECT, `default_project` of ~/.cruso
 unset for the key's only project, as Crusoe's CLI and Terraform provider take it; the SDK resolves it on the first
 call that needs it. A name that matches nothing, or no project and several, is a ConfigError listing the projects.
 
-Without an `ssh_public_key` setting VMs get PLACEHOLDER_SSH_KEY: a well-formed ed25519 key nobody holds the
-private half of. It satisfies the API (and the mocks); set your own key to log in to real VMs.
+SSH key: the API requires `ssh_public_key` on every create. It is the create's (`--ssh-key`), else the
+`ssh_public_key` setting (the profile's, else `ssh_public_key_file` of ~/.crusoe/config, else the user's
+~/.ssh/id_ed25519.pub...: sshkeys.py); none is a UsageError before any call. `--no-ssh-key` (sshkeys.NO_KEY)
+sends a fresh random ed25519 public key whose private half never existed, so nobody can log in.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from ..kit.settings import optional_text, parse_settings, positive_number, setti
 from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
-from ..sshkeys import public_key_setting
+from ..sshkeys import NO_KEY, no_key_error, public_key_setting, unheld_key
 from ._chain import StopThenStart
 from ._crusoe_map import (
     NAME,
@@ -84,7 +86,6 @@ REBOOT_NOTE = "rebooting as a stop then a start (Crusoe Cloud's API has no guest
 POLL_INTERVAL = 1.0
 IDS_PER_LISTING = 100  # ids in one `ids=` filter: 3.7 KB of query, well under common URL limits
 ID_PATTERN = r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a UUID
-PLACEHOLDER_SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs vm-placeholder"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +99,9 @@ class CrusoeSettings:
     api_endpoint: str | None = setting(env="CRUSOE_API_ENDPOINT", default=None, parse=optional_text,
                                        help="API base URL (default https://api.cloud.crusoe.ai/v1alpha5)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
-                                         help="public key installed on new VMs (default: a placeholder)")
+                                         help="public key installed on new VMs (default: ssh_public_key_file of "
+                                              "~/.crusoe/config, else ~/.ssh/id_ed25519.pub, id_ecdsa.pub or "
+                                              "id_rsa.pub)")
     time_scale: float = setting(default=1.0, parse=positive_number,
                                 help="multiplies poll intervals (mock clouds only; default 1.0)")
 
@@ -145,7 +148,7 @@ class CrusoePlugin:
                                   base_url=config.api_endpoint, poll=poll, retry=retry)
         except ValueError as exc:  # the SDK's message never contains the secret
             raise ConfigError(f"Crusoe settings are not usable: {exc}", provider=NAME) from None
-        return CrusoeProvider(client, ssh_public_key=config.ssh_public_key or PLACEHOLDER_SSH_KEY,
+        return CrusoeProvider(client, ssh_public_key=config.ssh_public_key,
                               poll_interval=POLL_INTERVAL * config.time_scale)
 
 
@@ -179,7 +182,7 @@ class CrusoeProvider:
     name = NAME
     _catalog = GivenCatalog()  # the catalog given, else the default one
 
-    def __init__(self, client: Any, *, ssh_public_key: str = PLACEHOLDER_SSH_KEY,
+    def __init__(self, client: Any, *, ssh_public_key: str | None = None,
                  catalog: Catalog | None = None, poll_interval: float = POLL_INTERVAL) -> None:
         self._client = client
         self._poll_interval = poll_interval
@@ -258,16 +261,26 @@ class CrusoeProvider:
         reservation = reservation_spec(spec.reservation, shape.gpu)
         if spec.machine.disk_gib is not None:
             raise _no_disk_size()
+        ssh_public_key = self._key_for(spec)
         with translated():
             location = spec.region or self._pick_location(shape, spec.reservation)
         with translated(ErrorContext(region=location, gpu=shape.gpu)):
             operation = self._client.begin_create_instance(
                 name=spec.name, type=shape.shape, location=location,
-                ssh_public_key=spec.ssh_public_key or self._ssh_public_key, reservation_specification=reservation,
+                ssh_public_key=ssh_public_key, reservation_specification=reservation,
                 image=spec.machine.image or default_image(shape.shape),
                 startup_script=spec.machine.startup_script or "",
             )
         return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
+
+    def _key_for(self, spec: CreateSpec) -> str:
+        """The public key the create sends (see the module's docstring); UsageError when there is none."""
+        key = spec.ssh_public_key if spec.ssh_public_key is not None else self._ssh_public_key
+        if key == NO_KEY:
+            return unheld_key()
+        if not key:
+            raise no_key_error(NAME)
+        return key
 
     def images(self, gpu: str | None, gpu_count: int | None = None, region: str | None = None) -> list[ImageInfo]:
         """Crusoe's public images (`GET /compute/images`), one per `name:tag`, in `region` (a zone) when given;

@@ -44,7 +44,7 @@ from ..kit.settings import optional_text, parse_settings, positive_number, secon
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
-from ..sshkeys import public_key_setting
+from ..sshkeys import NO_KEY, public_key_setting
 from . import _lambda_map as lm
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 
@@ -89,10 +89,12 @@ class LambdaSettings:
     api_endpoint: str | None = setting(default=None, parse=optional_text,
                                        help="API base URL (default https://cloud.lambda.ai/api/v1)")
     ssh_key_name: str | None = setting(default=None, parse=optional_text,
-                                       help="SSH key launches use (default: the account's first key)")
+                                       help="an SSH key of the account, by name, that launches use when no "
+                                            "public key is given (--ssh-key, ssh_public_key)")
     ssh_public_key: str | None = setting(
         default=None, parse=lambda raw: public_key_setting(raw, NAME),
-        help="public key launches use, added to the account's SSH keys if missing (wins over ssh_key_name)")
+        help="public key launches use, added to the account's SSH keys if missing (wins over ssh_key_name; "
+             "default: ~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub)")
     request_interval: float = setting(default=1.0, parse=seconds,
                                       help="Lambda's limit, seconds per API call (documented: 1)")
     launch_interval: float = setting(default=12.0, parse=seconds,
@@ -163,6 +165,7 @@ class LambdaProvider:
     """
 
     name = NAME
+    needs_ssh_key = True  # a launch names exactly one account key: no --no-ssh-key (sshkeys.check_keys)
 
     def __init__(self, client: LambdaClient, *, ssh_key_name: str | None = None, ssh_public_key: str | None = None,
                  time_scale: float = 1.0, account: str = "", request_interval: float = 1.0,
@@ -249,7 +252,10 @@ class LambdaProvider:
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
-        ssh_key = self._ssh_keys.name_for(spec.ssh_public_key or self._ssh_public_key)
+        if spec.ssh_public_key == NO_KEY:
+            raise UsageError("--no-ssh-key: a Lambda launch names one of the account's SSH keys, so every VM has "
+                             "one", provider=NAME, suggestion="give your public key with --ssh-key PATH")
+        ssh_key = self._ssh_keys.name_for(spec.ssh_public_key or self._ssh_public_key)  # never another's key
         if reservation_id:
             region = spec.region or self._reservation_region(reservation_id, spec.gpu)
         else:

@@ -18,7 +18,8 @@ How the Nebius model maps onto vm-core:
   one named `default-subnet...`, else the only one; several and none of them the default is a ConfigError naming
   them. The SDK sends an idempotency key that its retries reuse, so a retried create never doubles.
   `spec.labels` become `metadata.labels`; an `ssh_public_key` (the create's, else the setting's) becomes
-  cloud-init user data creating the user `ubuntu` with that key.
+  cloud-init user data creating the user `ssh_user` (default `ubuntu`) with that key; none at all is a
+  UsageError before any call, and `--no-ssh-key` creates no user.
 - **Reservations**, `--reservation auto|none|ID [--strict]`: auto -> AUTO, none -> FORBID, ID -> AUTO with
   that capacity block group (STRICT with `--strict`); auto + strict -> STRICT without ids. The compute API
   cannot list capacity blocks, so this provider is not `SupportsReservations`; pass
@@ -61,6 +62,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shlex
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -77,7 +79,7 @@ from ..kit.watch import ENDED
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
 from ..provider import CreateRound, Pending, Setting
-from ..sshkeys import public_key_setting
+from ..sshkeys import no_key_error, public_key_setting
 from . import _nebius_images as ni
 from ._chain import StopThenStart
 from ._nebius_discovery import project_subnet, region_projects
@@ -161,6 +163,14 @@ def _block(block_id: str, terms: Any) -> CapacityBlock:
     return block
 
 
+def _login(raw: Any) -> str:
+    """A login user name cloud-init can create (lower case, digits, `_` and `-`, at most 32); ValueError else."""
+    text = str(raw).strip()
+    if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", text) or text == "root":
+        raise ValueError("a user name of lower-case letters, digits, _ and - (at most 32, not root), e.g. ubuntu")
+    return text
+
+
 def _size(raw: Any) -> int | None:
     """A block's stated size: None when absent, else a whole number of 1 or more (ValueError otherwise)."""
     if raw is None:
@@ -209,7 +219,10 @@ class NebiusSettings:
         help="capacity block id -> {region, platform, price_per_gpu_hour, and gpus or vms: its size}: the contract "
              "terms of your blocks (the API has no price)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
-                                         help="public key cloud-init installs for the user ubuntu on new VMs")
+                                         help="public key cloud-init installs for ssh_user on new VMs (default: "
+                                              "~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub)")
+    ssh_user: str = setting(default=SSH_USER, parse=_login,
+                            help=f"the login user cloud-init creates with the key (default {SSH_USER})")
 
     def __post_init__(self) -> None:
         """Checks that exactly one credential is given (`credential`), and puts the default project's region first in
@@ -460,6 +473,9 @@ class NebiusProvider:
         """
         if not spec.name:
             raise UsageError("an instance name is required", provider=NAME)
+        ssh_public_key = spec.ssh_public_key if spec.ssh_public_key is not None else self._config.ssh_public_key
+        if ssh_public_key is None:
+            raise no_key_error(NAME)  # before any call; NO_KEY (--no-ssh-key) is "": no login user
         if spec.spot and (spec.reservation.mode is ReservationMode.ID or spec.reservation.strict):
             raise UsageError("spot instances cannot use capacity blocks: drop --reservation ID/--strict",
                              provider=NAME)
@@ -472,7 +488,7 @@ class NebiusProvider:
         platform, _, preset = shape.partition("/")
         strict_block = spec.reservation.reservation_id if spec.reservation.strict else ""
         context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu, block=strict_block)
-        user_data = _cloud_init(spec.ssh_public_key or self._config.ssh_public_key)
+        user_data = _cloud_init(ssh_public_key, self._config.ssh_user)
         image_id, disk_gib, user_data = self._boot(spec.machine, project, platform, user_data)
         with translated(context):
             operation = self._client.begin_create_instance(
@@ -553,8 +569,9 @@ class NebiusProvider:
 
     def _instance(self, native: Any) -> Instance:
         region = next((r for r, p in self._projects().items() if p == native.metadata.parent_id), "")
-        return to_instance(native, region, self._catalog,
-                           {b.id: b.price_per_gpu_hour for b in self._config.capacity_blocks.values()})
+        found = to_instance(native, region, self._catalog,
+                            {b.id: b.price_per_gpu_hour for b in self._config.capacity_blocks.values()})
+        return found if self._config.ssh_user == SSH_USER else replace(found, ssh_user=self._config.ssh_user)
 
     def _projects(self) -> dict[str, str]:
         """region -> project, the default project's region first: the `projects` setting, else the tenant's
@@ -738,13 +755,13 @@ def _about(instance_id: str) -> ErrorContext:
     return ErrorContext(instance_id=instance_id)
 
 
-def _cloud_init(ssh_public_key: str | None) -> str:
-    """The cloud-init user data that creates SSH_USER (sudo without password, bash) holding the key; "" without
-    a key. Nebius images run cloud-init; the user is created on first boot."""
+def _cloud_init(ssh_public_key: str | None, user: str = SSH_USER) -> str:
+    """The cloud-init user data that creates `user` (the ssh_user setting; sudo without password, bash) holding
+    the key; "" without a key. Nebius images run cloud-init; the user is created on first boot."""
     if not ssh_public_key:
         return ""
     quoted = json.dumps(ssh_public_key.strip())  # a JSON string is a YAML string: nothing can be injected
-    return (f"#cloud-config\nusers:\n  - name: {SSH_USER}\n    sudo: \"ALL=(ALL) NOPASSWD:ALL\"\n"
+    return (f"#cloud-config\nusers:\n  - name: {user}\n    sudo: \"ALL=(ALL) NOPASSWD:ALL\"\n"
             f"    shell: /bin/bash\n    ssh_authorized_keys:\n      - {quoted}\n")
 
 

@@ -153,7 +153,7 @@ class ProviderDeletion:
 
     def _failed(self, member: MemberRecord, message: str) -> None:
         member = mem.record(self.store, member, error=message)
-        self.finished(mem.Outcome(member, False, f"{member.name} ({member.provider}): {message}"))
+        self.finished(mem.Outcome(member, False, message))
 
     def _watch(self) -> None:
         watch = Watch(self.provider, self._settle, self._settled, after_round=self._record_gone)

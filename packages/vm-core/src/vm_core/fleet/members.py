@@ -23,7 +23,8 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Outcome:
-    """How handling one member ended: `ok` False means the VM may still exist (re-run to retry)."""
+    """How handling one member ended: `ok` False means the VM may still exist (re-run to retry). `message` says
+    why, without naming the member (its Action names it)."""
 
     member: MemberRecord
     ok: bool
@@ -92,7 +93,7 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
     member keeps a state that says the VM may exist, so a re-run retries it.
     """
     if provider is None:
-        return Outcome(member, False, f"{member.name}: provider {member.provider} is not configured")
+        return Outcome(member, False, f"provider {member.provider} is not configured")
     if not member.instance_id and not identity.fleet_id:
         note = "not looked up: the fleet was recorded before fleet ids, so a name proves nothing"
         return Outcome(record(store, member, state=MemberState.FAILED, error=note), True)
@@ -109,7 +110,7 @@ def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, 
                                      f"{exc.message}", released=True)
     except VmError as exc:
         record(store, member, error=exc.message)
-        return Outcome(member, False, f"{member.name} ({member.provider}): {exc.message}")
+        return Outcome(member, False, exc.message)
     return Outcome(record(store, member, state=MemberState.DESTROYED), True)
 
 

@@ -62,8 +62,8 @@ class ReaderTolerant:
 
 def tolerate_closed_pipes() -> None:
     """Make sys.stdout and sys.stderr ReaderTolerant (the `vm` console script does, before its command runs)."""
-    sys.stdout = ReaderTolerant(sys.stdout)  # type: ignore[assignment]
-    sys.stderr = ReaderTolerant(sys.stderr)  # type: ignore[assignment]
+    sys.stdout = ReaderTolerant(sys.stdout)
+    sys.stderr = ReaderTolerant(sys.stderr)
 
 
 def reader_gone(stream: object) -> bool:

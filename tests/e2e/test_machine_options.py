@@ -114,3 +114,58 @@ def test_bad_machine_options_are_exit_2_before_any_create(shared_home: VmHome, t
     assert result.code == 2 and result.out == "", result.err
     assert says in result.error()["message"], result.error()
     assert shared_home.inventory() == before
+
+
+def _members(home: VmHome, fleet: str) -> list[dict[str, Any]]:
+    return [i for i in home.inventory() if i["name"].startswith(f"{fleet}--") and i["state"] != "terminated"]
+
+
+@pytest.mark.parametrize(("provider", "gpu", "image", "disk"), [
+    ("nebius", "H100", "ubuntu24.04-cuda12.8", "120"),
+    ("crusoe", "L40S", "ubuntu22.04:latest", None),
+])
+def test_a_fleet_creates_scales_and_repairs_with_the_machine_it_was_created_with(
+        shared_home: VmHome, script: Path, provider: str, gpu: str, image: str, disk: str | None) -> None:
+    fleet = f"machines-{provider}"
+    shared_home.ok("fleet", "create", "--gpu", gpu, "--count", "2", "--name", fleet, "--providers", provider,
+                   "--image", image, "--startup-script", str(script), *(["--disk-size", disk] if disk else []), "-q")
+    shared_home.ok("fleet", "scale", fleet, "--count", "3", "-q")
+    gone = _members(shared_home, fleet)[0]
+    shared_home.ok("destroy", gone["id"], "-p", provider, "--yes", "-q")
+    shared_home("fleet", "status", fleet)  # sees the member missing
+    shared_home.ok("fleet", "repair", fleet, "-q")
+    members = _members(shared_home, fleet)
+    assert len(members) == 3 and gone["id"] not in {m["id"] for m in members}
+    [wanted] = [i for i in _images(shared_home, provider) if i["name"] == image]
+    for member in members:
+        assert member["image"] == (image if provider == "crusoe" else wanted["id"])
+        assert member["disk_gib"] == (int(disk) if disk else None)
+        if provider == "crusoe":
+            assert member["startup_script_sha256"] == DIGEST
+    assert len({m["startup_script_sha256"] for m in members}) == 1  # the same user data on every member
+    shared_home.ok("fleet", "destroy", fleet, "--yes", "-q")
+    assert _members(shared_home, fleet) == []
+
+
+def test_a_fleet_leaves_out_a_cloud_that_refuses_the_options_and_keeps_to_the_others(shared_home: VmHome) -> None:
+    result = shared_home.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "nebius-image",
+                            "--image", "ubuntu24.04-cuda13.0", "--dry-run")
+    assert "lambda is not used: lambda has no image 'ubuntu24.04-cuda13.0'" in result.err
+    assert "lambda " not in result.out and "nebius" in result.out
+
+
+@pytest.mark.parametrize("args", [
+    ["--providers", "nebius", "--image", "windows"],
+    ["--providers", "nebius", "--disk-size", "10"],
+    ["--providers", "lambda,nebius", "--disk-size", "200"],
+    ["--image", "no-such-image-anywhere"],
+])
+def test_a_fleet_with_options_no_cloud_takes_is_exit_2_and_records_nothing(shared_home: VmHome,
+                                                                          args: list[str]) -> None:
+    shared_home.ok("list")
+    before = shared_home.inventory()
+    result = shared_home("fleet", "create", "--gpu", "H100", "--count", "2", "--name", "refused-fleet", *args,
+                         "-o", "json")
+    assert result.code == 2 and result.out == "", result.err
+    assert shared_home.inventory() == before
+    assert "refused-fleet" not in shared_home.ok("fleet", "list").out

@@ -452,3 +452,38 @@ def test_a_held_lease_is_renewed_and_its_loss_is_reported(store: FleetStore) -> 
         store.acquire_lease("train", "bob@ci-7:202", "fleet destroy", 600, replacing=held.holder)
         assert lost.wait(120), "the holder was not told that its lease was taken over"
     assert store.lease("train").holder == "bob@ci-7:202"  # releasing a lost lease leaves the new holder's
+
+
+def test_a_fleet_keeps_its_machine_options_on_both_backends(store: FleetStore) -> None:
+    from vm_core.machine import MachineOptions
+
+    machine = MachineOptions(image="ubuntu24.04-cuda12.8", disk_gib=250, startup_script="#!/bin/bash\necho 'é'\n")
+    store.create_fleet(fleet(machine=machine))
+    store.create_fleet(fleet("plain"))
+    assert store.get_fleet("train").machine == machine
+    assert store.update_fleet("train", state=FleetState.ACTIVE).machine == machine
+    assert store.get_fleet("plain").machine == MachineOptions()
+
+
+def test_a_store_of_version_4_gets_the_machine_column_and_its_fleets_the_defaults(tmp_path: Path) -> None:
+    import sqlite3
+
+    from vm_core.fleet import schema
+    from vm_core.machine import MachineOptions
+
+    path = tmp_path / "vm.db"
+    db = sqlite3.connect(path)
+    db.execute(schema.VERSION_TABLE)
+    for version, statements in schema.pending(0):
+        if version <= 4:
+            for statement in statements:
+                db.execute(statement)
+    db.execute("INSERT INTO schema_version VALUES (4)")
+    db.execute("INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, reservation, state, "
+               "message, owner_pid, created_at, updated_at) VALUES ('old', 'H100', 1, 2, 2, 'spread', 'auto', "
+               "'active', '', 0, 1700000000.0, 1700000000.0)")
+    db.commit()
+    db.close()
+    store = SqliteFleetStore(path)
+    assert store.get_fleet("old").machine == MachineOptions()
+    assert store._db.execute("SELECT version FROM schema_version").fetchall() == [(schema.LATEST,)]

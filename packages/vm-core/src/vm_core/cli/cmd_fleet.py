@@ -3,6 +3,7 @@ VMs spread across providers."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +15,7 @@ from . import fleet_views as views
 from . import validate
 from .app import SECONDS, App, PositiveNumber, completes, timeout_option, with_app, yes_option
 from .cmd_fleet_scale import repair, scale
+from .cmd_images import fleet_machine, machine_from, machine_options
 from .cmd_ssh import fleet_ssh, ssh_key_option
 from .fleet_context import fleet_providers, open_store
 from .fleet_reap import reap
@@ -78,11 +80,13 @@ def fleet() -> None:
               help="On a terminal, also one progress line per VM (by default one line of counts, updated in place).")
 @timeout_option("How long each VM may take to come up.")
 @ssh_key_option
+@machine_options
 @with_app
 def create(app: App, gpu: str, count: int, name: str | None, strategy: str, placement: str,
            min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
            allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, verbose: bool,
-           timeout: float, ssh_public_key: str | None) -> None:
+           timeout: float, ssh_public_key: str | None, image: str | None, disk_size: int | None,
+           startup_script: Path | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default). With
@@ -93,6 +97,7 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     vm fleet create --gpu H100:8 --count 4 --strategy cheapest --min-count 2 --dry-run
     vm fleet create --gpu H100:8 --count 4 --placement cluster --dry-run
     vm fleet create --gpu H100 --count 8 --max-price 30 --ttl 8h
+    vm fleet create --gpu H100 --count 4 --providers nebius --image ubuntu24.04-cuda12.8 --startup-script setup.sh
     """
     from ..fleet.budget import check_budget
     from ..fleet.cluster import Placement
@@ -106,10 +111,12 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     strategy = _placement_strategy(where, strategy)
     spec = FleetSpec(name=new_fleet_name(name), **_request(gpu, count, min_count, region, reservation, strict),
                      strategy=strategy, providers=_provider_list(providers), allow_unterminable=allow_unterminable,
-                     ssh_public_key=ssh_public_key, placement=where, ttl=ttl, max_price=max_price)
+                     ssh_public_key=ssh_public_key, placement=where, ttl=ttl, max_price=max_price,
+                     machine=machine_from(image, disk_size, startup_script))
     chosen = strategy_named("cheapest" if where is Placement.CLUSTER else strategy)
     session = app.session()
     connected = connect(session, spec.providers, app.output.warn)
+    connected, spec = fleet_machine(connected, spec, explicit=providers is not None, warn=app.output.warn)
     if not dry_run:
         check_keys(session, connected, ssh_public_key, app.output.warn)
     store = open_store(session)

@@ -43,6 +43,42 @@ def machine_from(image: str | None, disk_size: int | None, startup_script: Path 
                           startup_script=read_startup_script(startup_script) if startup_script else None)
 
 
+def fleet_machine(connected: dict[str, Any], spec: Any, *, explicit: bool,
+                  warn: Callable[[str], None]) -> tuple[dict[str, Any], Any]:
+    """The providers a new fleet with machine options may use, and its spec (before anything is recorded or
+    created): each provider that sells the size checks the options (`machine.check`, reads only). One that refuses
+    them is left out, said once on stderr, and the spec names the others (so scale and repair keep to them), unless
+    the providers were named (`explicit`) or none is left: then UsageError (exit 2) with each refusal."""
+    from dataclasses import replace
+
+    from ..errors import UsageError
+    from ..machine import check
+
+    if spec.machine.is_default:
+        return connected, spec
+    catalog = default_catalog()
+    kept: dict[str, Any] = {}
+    refused: list[tuple[str, UsageError]] = []
+    for name, target in connected.items():
+        if catalog.shapes_for(name, spec.gpu, spec.gpu_count) or not isinstance(target, SupportsMachineOptions):
+            try:
+                check(target, name, spec.gpu, spec.gpu_count, spec.region, spec.machine)
+            except UsageError as exc:
+                refused.append((name, exc))
+                continue
+        kept[name] = target
+    sells = [n for n in kept if catalog.shapes_for(n, spec.gpu, spec.gpu_count)]
+    if refused and (explicit or not sells):
+        if len(refused) == 1:
+            raise refused[0][1]
+        raise UsageError("; ".join(f"{name}: {exc.message}" for name, exc in refused),
+                         suggestion="name the providers whose images these are with --providers, or see "
+                                    "`vm images --provider P`")
+    for name, exc in refused:
+        warn(f"{name} is not used: {exc.message}")
+    return kept, (replace(spec, providers=tuple(kept)) if refused else spec)
+
+
 @click.command()
 @provider_option()
 @click.option("--gpu", metavar="TYPE[:N]", help="The machine: marks the image vm boots on it by default.")

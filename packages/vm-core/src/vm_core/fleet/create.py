@@ -40,6 +40,7 @@ from ..errors import (
     VmError,
 )
 from ..hints import Command, Hint, phrase
+from ..machine import MachineOptions
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
 from ..plugins import create_concurrency
 from ..provider import Pending, Provider, SupportsAccount
@@ -87,6 +88,7 @@ class FleetSpec:
     placement: Placement = Placement.ANY  # CLUSTER: every member in one place (cluster_place.py)
     ttl: float | None = None  # seconds until `vm fleet reap` may destroy it (None: never)
     max_price: float | None = None  # the cap on the fleet's total $/h (budget.py)
+    machine: MachineOptions = MachineOptions()  # image, boot disk and startup script of every member (recorded)
 
     def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
         return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,
@@ -253,7 +255,7 @@ class FleetCreator:
                              region=spec.region, reservation=_reservation_text(spec.reservation),
                              owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,
                              accounts=accounts(self.providers), created_by=user_at_host(),
-                             max_price=spec.max_price)
+                             max_price=spec.max_price, machine=spec.machine)
         if spec.ttl is not None:
             record = replace(record, expires_at=record.created_at + spec.ttl)
         try:
@@ -371,7 +373,7 @@ class FleetCreator:
             reservation = ReservationRequest(ReservationMode.NONE)
         return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
                           shape=offer.shape, reservation=reservation, labels=self.identity.labels(),
-                          ssh_public_key=spec.ssh_public_key, abort=self.stop)
+                          ssh_public_key=spec.ssh_public_key, abort=self.stop, machine=spec.machine)
 
     def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
         mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,
@@ -688,12 +690,14 @@ def _block_for(exc: VmError, offer: Offer) -> Blocked:
 
 
 def spec_of(record: FleetRecord, count: int, ssh_public_key: str | None = None) -> FleetSpec:
-    """The spec of a recorded fleet with `count` VMs (its size, strategy, providers, region and reservation)."""
+    """The spec of a recorded fleet with `count` VMs (its size, strategy, providers, region, reservation and
+    machine: the image, boot disk and startup script its members were created with)."""
     text = record.reservation.removesuffix(" (strict)")
     reservation = ReservationRequest.parse(text, strict=text != record.reservation)
     return FleetSpec(name=record.name, gpu=record.gpu, count=count, min_count=min(record.min_count, count),
                      strategy=record.strategy, gpu_count=record.gpu_count or 1, providers=record.providers,
-                     region=record.region, reservation=reservation, ssh_public_key=ssh_public_key)
+                     region=record.region, reservation=reservation, ssh_public_key=ssh_public_key,
+                     machine=record.machine)
 
 
 def _reservation_text(reservation: ReservationRequest) -> str:

@@ -46,6 +46,11 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE fleets ADD COLUMN expires_at DOUBLE PRECISION",
         "ALTER TABLE fleets ADD COLUMN max_price DOUBLE PRECISION",
     ),
+    # Machine options: the image, boot disk and startup script every member is created with, as JSON text
+    # (machine.MachineOptions.to_record; '' for the providers' defaults, as every fleet of earlier versions has).
+    5: (
+        "ALTER TABLE fleets ADD COLUMN machine TEXT NOT NULL DEFAULT ''",
+    ),
 }
 
 LATEST = max(MIGRATIONS)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError, Transient
+from ..machine import MachineOptions
 from . import schema
 
 
@@ -92,6 +93,7 @@ class FleetRecord:
     created_by: str = ""  # user@host
     expires_at: float | None = None  # epoch seconds after which `vm fleet reap` destroys it (None: never)
     max_price: float | None = None  # the cap on the fleet's total $/h (None: none)
+    machine: MachineOptions = MachineOptions()  # what every member boots (--image, --disk-size, --startup-script)
 
 
 @dataclass(frozen=True, slots=True)
@@ -484,6 +486,7 @@ def _fleet_row(fleet: FleetRecord) -> dict[str, Any]:
     row["providers"] = json.dumps(list(fleet.providers)) if fleet.providers is not None else None
     row["state"] = fleet.state.value
     row["accounts"] = json.dumps(fleet.accounts, sort_keys=True)
+    row["machine"] = fleet.machine.to_record()
     return row
 
 
@@ -492,6 +495,7 @@ def _fleet_from(row: tuple[Any, ...]) -> FleetRecord:
     data["providers"] = tuple(json.loads(data["providers"])) if data["providers"] is not None else None
     data["state"] = FleetState(data["state"])
     data["accounts"] = json.loads(data["accounts"])
+    data["machine"] = MachineOptions.from_record(data["machine"])
     return FleetRecord(**data)
 
 

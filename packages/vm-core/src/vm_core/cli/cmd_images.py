@@ -71,11 +71,11 @@ def fleet_machine(connected: dict[str, Any], spec: Any, *, explicit: bool,
     if refused and (explicit or not sells):
         if len(refused) == 1:
             raise refused[0][1]
-        raise UsageError("; ".join(f"{name}: {exc.message}" for name, exc in refused),
+        raise UsageError("; ".join(f"{name}: {error.message}" for name, error in refused),
                          suggestion="name the providers whose images these are with --providers, or see "
                                     "`vm images --provider P`")
-    for name, exc in refused:
-        warn(f"{name} is not used: {exc.message}")
+    for name, error in refused:
+        warn(f"{name} is not used: {error.message}")
     return kept, (replace(spec, providers=tuple(kept)) if refused else spec)
 
 

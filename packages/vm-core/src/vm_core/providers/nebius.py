@@ -651,13 +651,13 @@ class NebiusProvider:
             try:
                 if ni.is_image_id(wanted):
                     image = self._client.get_image(wanted)
-                    if image.metadata is None or image.metadata.parent_id not in (parent, project):
-                        raise NativeNotFound(f"image {wanted} is not one of {region}'s")
                 else:
                     image = self._client.get_latest_image(wanted, parent_id=parent)
             except NativeNotFound:
+                image = None
+            if image is None or image.metadata is None or image.metadata.parent_id not in (parent, project):
                 families = sorted({i.spec.image_family for i in self._client.list_images(parent) if i.spec})
-                raise unknown_image(wanted, NAME, f" in {region or project}", families) from None
+                raise unknown_image(wanted, NAME, f" in {region or project}", families)
         return image
 
     def _shapes_sold(self, region: str, *, preemptible: bool = False) -> set[str]:

@@ -20,6 +20,12 @@ How the Nebius model maps onto vm-core:
   `spec.labels` become `metadata.labels`; an `ssh_public_key` (the create's, else the setting's) becomes
   cloud-init user data creating the user `ssh_user` (default `ubuntu`) with that key; none at all is a
   UsageError before any call, and `--no-ssh-key` creates no user.
+- **Boot image and disk** (`_nebius_images`): the latest image of a family chosen per platform (CUDA 12.8 for
+  Blackwell, `ubuntu22.04-cuda12` for Hopper and L40S), or `--image` (a family or `computeimage-...` id of the
+  region's public images, `project-{code}public-images`), resolved once per project and image with
+  `ImageService.GetLatestByFamily` / `Get` and created from its id; a managed boot disk of 100 GiB or
+  `--disk-size`, at least the image's minimum. `--startup-script` is merged into the login user's cloud-config
+  (`_user_data`); the whole user data may be 32 KiB (`cloud_init_user_data`'s limit).
 - **Reservations**, `--reservation auto|none|ID [--strict]`: auto -> AUTO, none -> FORBID, ID -> AUTO with
   that capacity block group (STRICT with `--strict`); auto + strict -> STRICT without ids. The compute API
   cannot list capacity blocks, so this provider is not `SupportsReservations`; pass
@@ -622,7 +628,8 @@ class NebiusProvider:
             candidates = [self._region_for(region, shape, self._catalog.gpu(gpu).name)]
         else:
             candidates = [r for r in regions if shape in self._shapes_sold(r)]
-        login = _cloud_init(self._config.ssh_public_key)  # the profile's key; a create's own is checked again
+        # the profile's key and user; a create with its own key checks its own user data again
+        login = _cloud_init(self._config.ssh_public_key, self._config.ssh_user)
         for where in candidates:
             self._boot(options, regions[where], platform, login)
 

@@ -272,6 +272,44 @@ def test_concurrent_processes_create_an_empty_store_exactly_once(where) -> None:
     assert _execute(where, "SELECT version FROM schema_version") == [(schema.LATEST,)]
 
 
+def test_a_store_migrated_by_another_process_while_this_one_waited_is_not_migrated_again(postgres_url: str) -> None:
+    """Found by the team soak: a process that found the database empty, then waited for the schema lock while
+    another created the tables, read the catalog as it was before (PostgreSQL takes in other sessions' catalog
+    changes only at certain points; waiting for an advisory lock is none) and ran the migrations again:
+    DuplicateColumn, an internal error."""
+    import threading
+
+    import psycopg
+    from vm_core.fleet import schema
+    from vm_core.fleet.store_pg import MIGRATION_LOCK, PostgresFleetStore
+
+    with psycopg.connect(postgres_url) as other:  # another process, its migration under way: it holds the lock
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        opened: list[BaseException | None] = []
+
+        def open_store() -> None:
+            try:
+                PostgresFleetStore(postgres_url, shown="late").close()
+                opened.append(None)
+            except BaseException as exc:  # noqa: BLE001 - asserted below
+                opened.append(exc)
+
+        late = threading.Thread(target=open_store)
+        late.start()
+        deadline = time.monotonic() + 60
+        while not other.execute("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchall():
+            assert time.monotonic() < deadline, "the second opener never waited for the schema lock"
+            time.sleep(0.01)
+        other.execute(schema.VERSION_TABLE)
+        for _, statements in schema.pending(0):
+            for statement in statements:
+                other.execute(statement)
+        other.execute("INSERT INTO schema_version (version) VALUES (%s)", (schema.LATEST,))
+    late.join(timeout=60)
+    assert opened == [None], opened
+    assert _execute((postgres_url, None), "SELECT version FROM schema_version") == [(schema.LATEST,)]
+
+
 OPEN_AT_ONCE = """
 import sys, time
 from pathlib import Path

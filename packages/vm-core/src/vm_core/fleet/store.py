@@ -229,14 +229,18 @@ class SqlFleetStore:
         version is only read (no lock, no DDL), so a role that may use the tables but create none opens it (team
         mode's users, docs/fleets.md). Otherwise the missing migrations are applied in one write transaction under
         the schema lock, the version read again there: processes opening an old store at once migrate it exactly
-        once. `_migrations()` surrounds that transaction."""
+        once. `_migrations()` surrounds that transaction.
+
+        Under the lock the version table is created (if missing) before anything is read: that DDL makes a
+        PostgreSQL backend take in the catalog changes another process committed while this one waited for the
+        lock (an advisory lock does not), so the version read next is the one just committed, never a stale
+        "no table yet" that would run the migrations twice."""
         if self._version(self._read) == schema.LATEST:
             return
         with self._migrations(), self._write() as db:
             self._lock_schema(db)
+            db.execute(schema.VERSION_TABLE)
             current = self._version(lambda sql, params: db.execute(sql, params).fetchall())
-            if current < schema.LATEST:
-                db.execute(schema.VERSION_TABLE)
             for version, statements in schema.pending(current):
                 for statement in statements:
                     db.execute(statement)

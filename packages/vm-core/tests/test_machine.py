@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from vm_core.cli.cmd_images import disk_gib, read_startup_script
 from vm_core.errors import UsageError
-from vm_core.machine import MachineOptions, disk_gib, read_startup_script
+from vm_core.machine import MachineOptions
 from vm_core.providers import _nebius_images as ni
 from vm_core.providers._user_data import MERGE_TYPE, SCRIPT_PATH, merged
 from vm_core.providers.crusoe import default_image

@@ -13,12 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import UsageError
-
-MAX_DISK_GIB = 1 << 20  # a sanity bound on the command line (1 PiB); each cloud's own bounds are checked by it
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,31 +96,8 @@ def check(provider: object, name: str, gpu: str, gpu_count: int | None, region: 
     if options.is_default:
         return
     if not isinstance(provider, SupportsMachineOptions):
-        raise UsageError(f"{name} takes no --image, --disk-size or --startup-script", provider=name)
+        raise UsageError(f"{name} takes no machine options (image, boot disk size, startup script)", provider=name)
     provider.check_machine(gpu, gpu_count, region, options)
-
-
-def read_startup_script(path: Path) -> str:
-    """The text of a startup script file: UsageError when it cannot be read or is not UTF-8 text."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"--startup-script {path}: cannot read it ({exc.strerror or exc})") from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"--startup-script {path}: not UTF-8 text (byte {exc.start}); the clouds take text "
-                         "user data") from exc
-    if "\0" in text:
-        raise UsageError(f"--startup-script {path}: holds NUL bytes; the clouds take text user data")
-    return text
-
-
-def disk_gib(value: int | None) -> int | None:
-    """The `--disk-size` of the command line: UsageError outside 1..MAX_DISK_GIB."""
-    if value is not None and not 1 <= value <= MAX_DISK_GIB:
-        raise UsageError(f"--disk-size {value}: a size in GiB from 1 to {MAX_DISK_GIB} is needed")
-    return value
 
 
 def too_big(what: str, size: int, limit: int, provider: str) -> UsageError:

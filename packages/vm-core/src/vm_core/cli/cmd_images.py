@@ -10,11 +10,35 @@ from typing import Any, TypeVar
 import click
 
 from ..catalog import default_catalog
-from ..errors import Unsupported
-from ..machine import MachineOptions, SupportsMachineOptions, disk_gib, read_startup_script
+from ..errors import Unsupported, UsageError
+from ..machine import MachineOptions, SupportsMachineOptions
 from .app import App, provider_option, with_app
 
 F = TypeVar("F", bound=Callable[..., Any])
+MAX_DISK_GIB = 1 << 20  # a sanity bound on the command line (1 PiB); each cloud's own bounds are checked by it
+
+
+def read_startup_script(path: Path) -> str:
+    """The text of a startup script file: UsageError when it cannot be read or is not UTF-8 text."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--startup-script {path}: cannot read it ({exc.strerror or exc})") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--startup-script {path}: not UTF-8 text (byte {exc.start}); the clouds take text "
+                         "user data") from exc
+    if "\0" in text:
+        raise UsageError(f"--startup-script {path}: holds NUL bytes; the clouds take text user data")
+    return text
+
+
+def disk_gib(value: int | None) -> int | None:
+    """The `--disk-size` of the command line: UsageError outside 1..MAX_DISK_GIB."""
+    if value is not None and not 1 <= value <= MAX_DISK_GIB:
+        raise UsageError(f"--disk-size {value}: a size in GiB from 1 to {MAX_DISK_GIB} is needed")
+    return value
 
 
 def machine_options(command: F) -> F:
@@ -36,8 +60,6 @@ def machine_options(command: F) -> F:
 def machine_from(image: str | None, disk_size: int | None, startup_script: Path | None) -> MachineOptions:
     """The MachineOptions of the command line (UsageError for a bad size or an unreadable script)."""
     if image is not None and not image.strip():
-        from ..errors import UsageError
-
         raise UsageError("--image must not be empty (leave it out for the default image)")
     return MachineOptions(image=image.strip() if image is not None else None, disk_gib=disk_gib(disk_size),
                           startup_script=read_startup_script(startup_script) if startup_script else None)
@@ -51,7 +73,6 @@ def fleet_machine(connected: dict[str, Any], spec: Any, *, explicit: bool,
     the providers were named (`explicit`) or none is left: then UsageError (exit 2) with each refusal."""
     from dataclasses import replace
 
-    from ..errors import UsageError
     from ..machine import check
 
     if spec.machine.is_default:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UsageError
+from ..hints import Command, Hint
 from ..machine import ImageInfo
 from ._nebius_map import NAME
 
@@ -94,8 +95,8 @@ def check_disk(image: Any, disk_gib: int | None, platform: str, wanted: str) -> 
         family = image.spec.image_family if image.spec is not None else wanted
         named = wanted if family == wanted else f"{wanted} ({family})"
         raise UsageError(f"Nebius image {named} does not boot {platform}: {why}", provider=NAME,
-                         suggestion=f"leave out --image (vm boots {default_family(platform)} there), or see "
-                                    f"`vm images --provider {NAME}`")
+                         suggestion=Hint.say(f"leave out --image (vm boots {default_family(platform)} there), or "
+                                             "see {}", Command.of("images", "--provider", NAME)))
     least = min_disk_gib(image)
     if disk_gib is not None and disk_gib < least:
         raise UsageError(f"--disk-size {disk_gib}: Nebius image {wanted} needs a boot disk of at least {least} GiB",

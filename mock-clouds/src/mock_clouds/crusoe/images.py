@@ -2,8 +2,8 @@
 
 Items are `{"id", "name", "description", "tags", "created_at", "locations"}` (swagger v1alpha5, research
 crusoe.md); a create names one as `"<name>:<tag>"` (`ubuntu22.04-nvidia-sxm-docker:latest`). The scenario's
-`[crusoe.extra] images` lists the `name:tag` strings; each name is one image, offered in every location.
-`product_group` (e.g. `h100`) is accepted and, in the mock, narrows nothing: every image boots every type.
+`[crusoe.extra] images` lists the `name:tag` strings (default `PUBLIC`); each name is one image, offered in every
+location. `product_group` (e.g. `h100`) is accepted and, in the mock, narrows nothing: every image boots every type.
 """
 
 from __future__ import annotations
@@ -28,9 +28,15 @@ _DESCRIPTIONS = {
 }
 
 
+# Public images seen in Crusoe's Terraform docs and dstack (research crusoe.md): what a scenario without its own
+# `images` list offers.
+PUBLIC = [DEFAULT_IMAGE, "ubuntu22.04-nvidia-sxm-docker:latest", "ubuntu22.04-nvidia-pcie-docker:latest",
+          "ubuntu20.04:latest"]
+
+
 def names(world: World) -> list[str]:
-    """Every `name:tag` a create may send (the scenario's list, else the default image alone)."""
-    return cast("list[str]", world.config(CRUSOE).extra.get("images", [DEFAULT_IMAGE]))
+    """Every `name:tag` a create may send (the scenario's list, else PUBLIC)."""
+    return cast("list[str]", world.config(CRUSOE).extra.get("images", PUBLIC))
 
 
 def _items(world: World) -> list[dict[str, object]]:

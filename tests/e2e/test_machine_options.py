@@ -79,8 +79,7 @@ def test_create_boots_the_image_disk_and_script_asked_for(shared_home: VmHome, s
     assert row["image"] == (image if provider == "crusoe" else wanted["id"])
     if provider == "nebius":  # the script merged into the login user's cloud-config: the VM has both
         assert row["disk_gib"] == 250 and row["startup_script_bytes"] >= len(SCRIPT)
-        if "ssh_public_keys" in row:  # the login user's key is still there
-            assert row["ssh_public_keys"] == [shared_home.ssh_key]
+        assert row["ssh_public_keys"] == [shared_home.ssh_key]  # the login user's key is still there
     else:
         assert row["disk_gib"] is None and row["startup_script_sha256"] == DIGEST
 
@@ -170,3 +169,13 @@ def test_a_fleet_with_options_no_cloud_takes_is_exit_2_and_records_nothing(share
     assert result.code == 2 and result.out == "", result.err
     assert shared_home.inventory() == before
     assert "refused-fleet" not in shared_home.ok("fleet", "list").out
+
+
+def test_a_cloud_config_startup_script_keeps_the_nebius_login_user(shared_home: VmHome, tmp_path: Path) -> None:
+    config = tmp_path / "setup.yaml"
+    config.write_text("#cloud-config\npackages:\n  - htop\nusers:\n  - default\n")
+    shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "cloud-config-script",
+                   "--startup-script", str(config), "-q")
+    row = _created(shared_home, "cloud-config-script")
+    assert row["startup_script_bytes"] > len(config.read_text())  # a second part after the login cloud-config
+    assert row["ssh_public_keys"] == [shared_home.ssh_key]

@@ -83,7 +83,14 @@ def _ssh_key(native: dict[str, object]) -> dict[str, object]:
 
 def authorized_keys(user_data: str) -> list[str]:
     """The entries of every `ssh_authorized_keys:` list in cloud-config user data (block lists of plain or
-    quoted strings, as vm and the Nebius console write them); [] for anything else."""
+    quoted strings, as vm and the Nebius console write them), also in each `text/cloud-config` part of a MIME
+    multi-part message (how vm adds a cloud-config startup script to the login user's); [] for anything else."""
+    if user_data.startswith("Content-Type: multipart/"):
+        import email
+
+        parts = email.message_from_string(user_data).walk()
+        return [key for part in parts if part.get_content_type() == "text/cloud-config"
+                for key in authorized_keys(str(part.get_payload()))]
     if not user_data.startswith("#cloud-config"):
         return []
     found: list[str] = []

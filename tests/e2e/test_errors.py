@@ -128,7 +128,7 @@ def test_unknown_provider_lists_the_loaded_ones(home: VmHome) -> None:
 def test_unknown_profile_lists_the_profiles(home: VmHome) -> None:
     result = home("list", "--profile", "prod")
     assert result.code == 4
-    assert "unknown profile 'prod'" in result.err and "profiles: bad, half, local" in result.err
+    assert "unknown profile 'prod'" in result.err and "profiles: bad, half, auto, local" in result.err
     assert home("list", env={"VM_PROFILE": "prod"}).code == 4
 
 

@@ -478,7 +478,9 @@ def test_offers_are_regions_whose_platforms_list_the_preset(nebius: NebiusProvid
     assert {(o.region, o.shape) for o in on_demand} == {
         ("eu-north1", "gpu-h100-sxm/1gpu-16vcpu-200gb"), ("eu-north1", "gpu-h100-sxm/8gpu-128vcpu-1600gb"),
         ("eu-west1", "gpu-h100-sxm/1gpu-16vcpu-200gb")}  # sold in Paris too, though sold out: Nebius can't say
-    assert all(o.capacity is None and o.available for o in h100)
+    assert all(o.capacity is None and o.available for o in on_demand)  # Nebius publishes no capacity
+    # a block states its size in the contract terms (the mock's endpoints give it): its VMs of each shape
+    assert all(o.capacity is not None and o.capacity > 0 for o in h100 if o.reserved)
     assert {o.price_per_hour for o in on_demand} == {2.95, 23.60}
     # the configured capacity block (the local profile's contract terms) is a reserved offer at its price
     assert {(o.region, o.shape, o.reservation_id, o.price_per_hour) for o in h100 if o.reserved} == {

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vm_core.catalog import default_catalog
+
 from .audit import Findings, audit
 from .figures import Figures
 from .home import PROVIDERS, Run, VmHome
@@ -27,6 +29,15 @@ CREATE_CODES = {0, 6, 7}  # created (maybe degraded); rolled back below the mini
 CHECK_CODES = {0, 7}  # status/reconcile/destroy: done; some members could not be checked or destroyed
 DESTROY_ATTEMPTS = 10  # re-runs of `vm fleet destroy` under faults before the soak calls it a defect
 KEEP_AT_MOST = 2  # fleets left alive across cycles
+
+
+def sellers(gpu: str, gpu_count: int = 1) -> list[str]:
+    """The providers whose shapes in vm's catalog (catalog.toml and each plugin's shapes) include `gpu_count` x
+    `gpu` VMs; AssertionError when none does (the soak would ask for what no cloud sells)."""
+    catalog = default_catalog()
+    sold = [p for p in PROVIDERS if gpu_count in catalog.sizes(p, gpu)]
+    assert sold, f"no provider sells {gpu}:{gpu_count} VMs: take it out of the soak's GPUS"
+    return sold
 
 
 @dataclass(frozen=True)
@@ -143,13 +154,16 @@ class Soak:
 
     # ------------------------------------------------------------------------------------------ commands
     def plan(self) -> FleetPlan:
+        """A fleet of one-GPU VMs (`--gpu TYPE`); named providers are one or two of those the catalog says sell
+        that size, so every create is a request vm can serve (an impossible one is exit 2 before anything)."""
         count = self.rng.randint(1, 8)
         min_count = count if self.rng.random() < 0.5 else self.rng.randint(1, count)
+        gpu = self.rng.choice(GPUS)
         providers = None
         if self.rng.random() < 0.3:
-            providers = tuple(sorted(self.rng.sample(PROVIDERS, self.rng.randint(1, 2))))
-        return FleetPlan(f"c{self.cycle}", self.rng.choice(GPUS), count, min_count, self.rng.choice(STRATEGIES),
-                         providers)
+            sold = sellers(gpu)
+            providers = tuple(sorted(self.rng.sample(sold, self.rng.randint(1, min(2, len(sold))))))
+        return FleetPlan(f"c{self.cycle}", gpu, count, min_count, self.rng.choice(STRATEGIES), providers)
 
     def create(self, plan: FleetPlan) -> Run | None:
         """Create the fleet and audit it; None when the create failed (rolled back)."""

@@ -4,6 +4,8 @@ them; these pin them down so they stay fixed."""
 from __future__ import annotations
 
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -192,25 +194,92 @@ def test_undecodable_fleet_names_are_not_found(tmp_path: Path) -> None:
 
 def test_destroy_and_reconcile_refuse_while_the_create_runs(home_factory: Callable[..., VmHome]) -> None:
     """Found by the concurrency mix: `vm fleet destroy` while `vm fleet create` of the same fleet still ran
-    forgot the fleet, the create then crashed, and the VM it was creating was recorded nowhere (leaked)."""
+    forgot the fleet, the create then crashed, and the VM it was creating was recorded nowhere (leaked).
+
+    The create is paused (SIGSTOP) once the store shows it at work, so it is provably still running when destroy,
+    reconcile and status look, however fast or slow the machine is; its lease is long enough not to lapse meanwhile.
+    """
     home = home_factory("0.02")
     home.start()
+    env = {**home.env, "VM_LEASE_SECONDS": str(PAUSED_LEASE_SECONDS)}
     create = subprocess.Popen([VM, "fleet", "create", "--gpu", "H100", "--count", "4", "--name", "busy", "-q"],
-                              env=home.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not any(m.state == "creating" for m in home.store().of("busy")):
-        assert create.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
-    for command in ("destroy", "reconcile"):
-        refused = home("fleet", command, "busy")
-        assert refused.code == 2 and f":{create.pid} (fleet create); its lease lapses at" in refused.err, \
-            refused.describe()
-    status = home("fleet", "status", "busy", "-o", "json")
-    assert status.code == 0 and status.json()["state"] == "creating"  # alive: not mistaken for interrupted
-    assert create.wait(timeout=300) == 0, create.communicate()[1]
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        _pause_at_work(home, "busy", create)
+        for command in ("destroy", "reconcile"):
+            refused = home("fleet", command, "busy")
+            assert refused.code == 2 and f":{create.pid} (fleet create); its lease lapses at" in refused.err, \
+                refused.describe()
+        status = home("fleet", "status", "busy", "-o", "json")
+        assert status.code == 0 and status.json()["state"] == "creating", status.describe()  # not interrupted
+        assert _at_work(home, "busy", create.pid), "the paused create's fleet changed while it was paused"
+    finally:
+        if create.poll() is None:
+            create.send_signal(signal.SIGCONT)
+    _, err = create.communicate(timeout=300)
+    assert create.returncode == 0, err
     assert not audit(home.store(), home.inventory(), fleets=["busy"], settled=["busy"])
     home.ok("fleet", "destroy", "busy")
     assert fleet_vms(home.inventory(), "busy") == []
+
+
+PAUSED_LEASE_SECONDS = 3600  # the paused create cannot renew its lease: it must not lapse during the test
+
+
+def _pause_at_work(home: VmHome, fleet: str, create: subprocess.Popen[str]) -> None:
+    """SIGSTOP the create once the store proves it at work: a member `creating` and the fleet's lease held by the
+    create's pid (far from lapsing). Checked again once it is stopped (it may have moved on in between), and the
+    stopped process must hold no lock on the store (an exclusive lock is taken at once, without waiting), so the
+    commands run while it is paused find the store usable; otherwise it runs on and is caught again."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert create.poll() is None, f"the create ended before it was caught at work: {create.communicate()[1]}"
+        assert time.monotonic() < deadline, "the create never showed a member creating under its lease"
+        if _at_work(home, fleet, create.pid):
+            create.send_signal(signal.SIGSTOP)
+            _wait_stopped(create.pid)
+            if _at_work(home, fleet, create.pid) and _store_unlocked(home.db):
+                return
+            create.send_signal(signal.SIGCONT)
+        time.sleep(0.02)
+
+
+def _at_work(home: VmHome, fleet: str, pid: int) -> bool:
+    """The fleet is `creating` with a member `creating`, and its lease is the create's, held for more than half
+    of PAUSED_LEASE_SECONDS still."""
+    store = home.store()
+    record = store.fleets.get(fleet)
+    if record is None or record.state != "creating" or not any(m.state == "creating" for m in store.of(fleet)):
+        return False
+    db = sqlite3.connect(f"file:{home.db}?mode=ro", uri=True, timeout=30.0)
+    try:
+        row = db.execute("SELECT holder, operation, expires_at - (julianday('now') - 2440587.5) * 86400.0 "
+                         "FROM leases WHERE fleet = ?", (fleet,)).fetchone()
+    finally:
+        db.close()
+    return row is not None and row[0].endswith(f":{pid}") and row[1] == "fleet create" \
+        and row[2] > PAUSED_LEASE_SECONDS / 2
+
+
+def _wait_stopped(pid: int) -> None:
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] not in "Tt":
+        assert time.monotonic() < deadline, f"process {pid} did not stop"
+        time.sleep(0.005)
+
+
+def _store_unlocked(db_path: Path) -> bool:
+    """Whether nothing holds the store's lock: an exclusive transaction begins at once (and is rolled back)."""
+    db = sqlite3.connect(db_path, timeout=0, isolation_level=None)
+    try:
+        db.execute("BEGIN EXCLUSIVE")
+        db.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        db.close()
 
 
 def test_lease_holder_liveness_ignores_zombies_and_reused_pids() -> None:

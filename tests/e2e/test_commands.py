@@ -82,10 +82,10 @@ def test_config_show_redacts_every_secret(shared_home: VmHome) -> None:
         assert secret not in table.out + table.err and secret not in str(doc)
     assert doc["profile"] == "local" and doc["embedded"] is True and doc["mock_clouds"]["running"] is True
     assert doc["providers"]["lambda"]["settings"]["api_key"] == {"value": "<set>", "source": "embedded",
-                                                                "secret": True}
+                                                                "from": "the local mock clouds", "secret": True}
     assert doc["providers"]["crusoe"]["settings"]["secret_key"]["value"] == "<set>"
     assert doc["providers"]["nebius"]["settings"]["token"]["value"] == "<set>"
-    assert ["lambda", "api_key", "<set>", "embedded"] in table.rows()
+    assert ["lambda", "api_key", "<set>", "the", "local", "mock", "clouds"] in table.rows()
 
 
 def test_debug_logs_api_calls_without_secrets(shared_home: VmHome) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from vm_core.cli.hints import words
 from vm_core.config import Paths, load_config
 from vm_core.errors import ConfigError
 from vm_core.plugins import provider_plugins
@@ -87,9 +88,9 @@ def test_the_embedded_profile_never_reads_real_credentials_and_says_which_it_doe
     notes: list[str] = []
     s = opened(tmp_path, {"LAMBDA_API_KEY": "real-key"}, name="local", notes=notes)
     assert s.sources("lambda")["api_key"][1] == "embedded" and s.sources("crusoe")["secret_key"][1] == "embedded"
-    assert notes == ["vm: profile local acts on the local mock clouds, not on real clouds; not using the "
-                     "credentials in ~/.crusoe/config [default], env LAMBDA_API_KEY (`vm --profile auto providers` "
-                     "checks those)"]
+    assert [words(note) for note in notes] == [
+        "vm: profile local acts on the local mock clouds, not on real clouds; not using the credentials in "
+        "~/.crusoe/config [default], env LAMBDA_API_KEY (`vm --profile auto providers` checks those)"]
     doc = configuration(s, ["auto", "local"])
     assert doc["mock_clouds"]["unused_credentials"] == ["~/.crusoe/config [default]", "env LAMBDA_API_KEY"]
     assert "real-secret" not in repr(doc) and "real-key" not in repr(doc)

@@ -24,8 +24,11 @@ US_CENTRAL1 = "project-u00p3r8t5y1u7i4o2a"
 ON_DEMAND = ReservationRequest(ReservationMode.NONE)
 
 
+PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtLWNvcmUtcGxhY2Vob2xkZXIta2V5LW5vdC1yZWFs alice@laptop"
+
+
 def spec(name: str, gpu: str = "H100", **kwargs: Any) -> CreateSpec:
-    return CreateSpec(name=name, gpu=gpu, reservation=ON_DEMAND, **kwargs)
+    return CreateSpec(name=name, gpu=gpu, reservation=ON_DEMAND, ssh_public_key=PUBLIC_KEY, **kwargs)
 
 
 def only_credentials(clouds: Any, **settings: Any) -> NebiusProvider:
@@ -144,7 +147,7 @@ def test_discovery_is_done_once_and_only_when_needed(mock_clouds: Any) -> None:
     assert calls_during(mock_clouds, offers_in_threads) == 2 + 3  # once, plus one PlatformService.List per region
     first = calls_during(mock_clouds, lambda: again.begin_create(spec("once-1", region="eu-north1")))
     second = calls_during(mock_clouds, lambda: again.begin_create(spec("once-2", region="eu-north1")))
-    assert (first, second) == (2, 1)  # SubnetService.List + Create, then Create alone
+    assert (first, second) == (3, 1)  # SubnetService.List, ImageService.GetLatestByFamily, Create; then Create
 
 
 # ------------------------------------------------------------------------------------------------ subnets

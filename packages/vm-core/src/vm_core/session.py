@@ -29,6 +29,7 @@ from typing import Any
 
 from .config import LOCAL_PROFILE, Config, Paths, Profile
 from .errors import AuthError, ConfigError, Timeout, Transient, UsageError, VmError
+from .hints import Command, Hint, Words
 from .native import NONE, NativeCredentials, home_of
 from .plugins import PluginSet
 from .provider import (
@@ -45,6 +46,7 @@ if typing.TYPE_CHECKING:
     from .embedded import EmbeddedClouds
 
 Notify = Callable[[str], None]
+SEE_CONFIG = Hint.say("see {}", Command.of("config", "show"))
 log = logging.getLogger(__name__)
 
 
@@ -97,15 +99,16 @@ class Session:
         if provider is None:
             if names := self.configured_names():
                 return names
-            raise ConfigError(self.nothing_configured())
+            raise self.nothing_configured()
         self.plugin(provider)
         return [provider]
 
-    def nothing_configured(self) -> str:
-        """Why no provider is configured in this profile, and how to configure one."""
+    def nothing_configured(self) -> ConfigError:
+        """The error of a profile in which no provider is configured: why, and how to configure one."""
         where = f"in {self.paths.config_file}" if self.paths.config_file.exists() else "(there is no config file)"
-        return (f"no provider is configured in profile {self.profile.name!r} {where}: add a [profiles."
-                f"{self.profile.name}.PROVIDER] table, or set up a cloud's own credentials (see `vm config show`)")
+        return ConfigError(f"no provider is configured in profile {self.profile.name!r} {where}: add a [profiles."
+                           f"{self.profile.name}.PROVIDER] table, or set up a cloud's own credentials",
+                           suggestion=SEE_CONFIG)
 
     def connect_each(self, names: Iterable[str]) -> tuple[dict[str, Provider], list[tuple[str, VmError]]]:
         """The providers of `names` that connect, and (name, error) of each that does not."""
@@ -151,7 +154,7 @@ class Session:
             if name not in self._providers:
                 plugin = self.plugin(name)
                 if not self.is_configured(name):
-                    raise ConfigError(self._not_configured(name, plugin))
+                    raise ConfigError(self._not_configured(name, plugin), suggestion=SEE_CONFIG)
                 settings = self.settings(name)
                 log.debug("profile %s: connecting %s (%s)", self.profile.name, name, _shown(plugin, settings))
                 self._providers[name] = plugin.connect(_typed(plugin, name, settings))
@@ -233,9 +236,9 @@ class Session:
                 self._endpoints[clouds.name] = mock_endpoints(clouds, self.embedded_dir(clouds), self.environ,
                                                               self.notify)
                 if unused := unused_credentials(self, clouds):
-                    self.notify(f"vm: profile {self.profile.name} acts on {clouds.title}, not on real clouds; not "
-                                f"using the credentials in {', '.join(unused)} (`vm --profile auto providers` "
-                                "checks those)")
+                    self.notify(Words(f"vm: profile {self.profile.name} acts on {clouds.title}, not on real "
+                                      f"clouds; not using the credentials in {', '.join(unused)} (",
+                                      Command.of("--profile", "auto", "providers"), " checks those)"))
             return self._endpoints[clouds.name]
 
     def _embedded(self, name: str, start: bool = True) -> dict[str, Any]:
@@ -255,8 +258,7 @@ class Session:
         if isinstance(plugin, ReadsNativeCredentials):
             title, notes = self.plugin(name).title, "".join(f"; {note}" for note in self.native(name).notes)
             return (f"provider {name!r} is not configured in profile {self.profile.name!r}: no {title} "
-                    f"credentials were found{notes}; set them up as {title}'s own tools do (see `vm config "
-                    f"show`), or {table}")
+                    f"credentials were found{notes}; set them up as {title}'s own tools do, or {table}")
         envs = [s.env for s in plugin.settings if s.required and s.env]
         hint = f" or export {', '.join(envs)}" if envs else ""
         return f"provider {name!r} is not configured in profile {self.profile.name!r}: {table}{hint}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, UsageError
+from .hints import Hint, Setting, Words
 
 MAX_KEY_FILE = 16 * 1024  # far above any OpenSSH public key line (an RSA-16384 key is about 2.8 KB)
 _HEADER_BYTES = 64  # enough to see "-----BEGIN OPENSSH PRIVATE KEY-----" and stop there
@@ -118,6 +119,8 @@ def public_key_setting(value: Any, provider: str) -> str | None:
 NO_KEY = ""  # CreateSpec.ssh_public_key of `--no-ssh-key`: no key, on purpose (None: the provider's own rule)
 DEFAULT_KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # in ~/.ssh, the first that exists wins
 KEYGEN = "ssh-keygen -t ed25519"
+SSH_KEY = Setting("ssh_key", "PATH", plain="an SSH key file")  # the CLI spells these as their options
+NO_SSH_KEY = Setting("no_ssh_key", plain="no SSH key")
 
 
 def default_key(environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -160,28 +163,29 @@ def check_keys(session: Any, names: Iterable[str], given: str | None, warn: Call
     names = list(names)
     if given == NO_KEY:
         if needing := [n for n in names if getattr(session.provider(n), "needs_ssh_key", False)]:
-            raise UsageError(f"--no-ssh-key: {', '.join(needing)} cannot create a VM without an SSH key (each "
-                             "launch names one of the account's keys)",
-                             suggestion="give your public key with --ssh-key PATH" +
-                             (", or leave those providers out with --providers" if len(names) > 1 else ""))
-        warn("--no-ssh-key: the new VMs get no SSH key of yours, so nobody can log in to them")
+            also = ", or leave those providers out with {}" if len(names) > 1 else ""
+            raise UsageError(Words(NO_SSH_KEY, f": {', '.join(needing)} cannot create a VM without an SSH key "
+                                   "(each launch names one of the account's keys)"),
+                             suggestion=Hint.say("give your public key with {}" + also, SSH_KEY,
+                                                 *([Setting("providers")] if also else [])))
+        warn(Words(NO_SSH_KEY, ": the new VMs get no SSH key of yours, so nobody can log in to them"))
         return
     if given:
         return
     lacking = [n for n in names if takes_keys(session.plugin(n)) and not has_key(session.settings(n))]
     if lacking:
         files = ", ".join(f"~/.ssh/{f}" for f in DEFAULT_KEY_FILES)
-        raise UsageError(f"no SSH public key for new VMs on {', '.join(lacking)}: nobody could log in to them (no "
-                         f"--ssh-key, no ssh_public_key setting, none of {files})",
-                         suggestion=f"give one with --ssh-key PATH, or make one with `{KEYGEN}`; --no-ssh-key "
-                                    "creates VMs nobody can log in to")
+        raise UsageError(Words(f"no SSH public key for new VMs on {', '.join(lacking)}: nobody could log in to them "
+                               "(no ", SSH_KEY, f", no ssh_public_key setting, none of {files})"),
+                         suggestion=Hint.say(f"give one with {{}}, or make one with `{KEYGEN}`; {{}} creates VMs "
+                                             "nobody can log in to", SSH_KEY, NO_SSH_KEY))
 
 
 def no_key_error(provider: str) -> UsageError:
-    """A provider asked for a VM without a key and without --no-ssh-key (library callers; the CLI checks first:
-    check_keys)."""
+    """A provider asked for a VM without a key and without the choice of none (library callers; the CLI checks
+    first: check_keys)."""
     return UsageError("no SSH public key for the new VM: nobody could log in to it", provider=provider,
-                      suggestion=f"give one with --ssh-key PATH, or make one with `{KEYGEN}`")
+                      suggestion=Hint.say(f"give one with {{}}, or make one with `{KEYGEN}`", SSH_KEY))
 
 
 def unheld_key() -> str:

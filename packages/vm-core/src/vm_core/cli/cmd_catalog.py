@@ -6,7 +6,6 @@ import click
 
 from ..actions import fan_out
 from ..catalog import default_catalog
-from ..errors import ConfigError
 from ..model import Offer
 from ..provider import Provider, SupportsSpot
 from ..session import CHECK_TIMEOUT, Session, report_providers
@@ -81,7 +80,7 @@ def providers(app: App, timeout: float) -> None:
     app.output.progress(profile_line(session))
     views.providers(app.output, reports)
     if not any(r.configured for r in reports):
-        app.fail(ConfigError(session.nothing_configured()))
+        app.fail(session.nothing_configured())
 
 
 def profile_line(session: Session) -> str:

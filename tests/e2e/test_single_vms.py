@@ -118,6 +118,24 @@ def test_start_falling_back_to_on_demand_says_so_and_strict_refuses(fresh_home: 
             f" {vm['reservation_id']} (${reserved_price:.2f}/h) has no room for it") in started.err
 
 
+def test_nebius_start_falling_back_from_its_capacity_block_to_on_demand_says_so(fresh_home: VmHome) -> None:
+    """Nebius AUTO policy: a stop releases the block, and a start onto a full block runs on-demand (nebius.md,
+    reservation policy). The block of the scenario holds 16 GPUs: two H100:8 VMs."""
+    block = "capacityblockgroup-e00h100block000001"
+    vm = fresh_home.ok("create", "-p", "nebius", "--gpu", "H100:8", "--region", "eu-north1", "--reservation", block,
+                       "--name", "blocked", "-o", "json").json()
+    assert vm["reservation_id"] == block and vm["price_per_hour"] == 16.80  # 8 x the contract's $2.10
+    fresh_home.ok("stop", vm["id"], "-p", "nebius")
+    fillers = fresh_home.ok("create", "-p", "nebius", "--gpu", "H100:8", "--region", "eu-north1", "--reservation",
+                            block, "--count", "2", "--name", "fill", "-o", "json").json()
+    assert all(f["reservation_id"] == block for f in fillers)
+    started = fresh_home.ok("start", vm["id"], "-p", "nebius", "-o", "json")
+    doc = started.json()
+    assert doc["state"] == "running" and not doc["reserved"] and doc["price_per_hour"] == 23.60
+    assert ("vm: warning: nebius: blocked: started on-demand at $23.60/h: capacity block "
+            f"{block} ($16.80/h) has no room for it") in started.err
+
+
 def test_strict_start_is_refused_where_the_provider_cannot_tell(shared_home: VmHome) -> None:
     vm = shared_home.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "nostrict", "-o", "json").json()
     shared_home.ok("stop", vm["id"], "-p", "nebius")

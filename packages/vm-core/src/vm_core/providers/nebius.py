@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog import Catalog
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint
-from ..kit import Finished, GivenCatalog, Memo, OperationPending, ShapesFile, offer, read_many, scaled
+from ..kit import Finished, GivenCatalog, Memo, Noted, OperationPending, ShapesFile, offer, read_many, scaled
 from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
 from ..kit.watch import ENDED
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
@@ -520,8 +520,19 @@ class NebiusProvider:
         return self._act(lambda: self._client.begin_stop_instance(instance_id), instance_id)
 
     def begin_start(self, instance_id: str) -> Pending[Instance]:
-        """Start a STOPPED instance; the result is the instance re-read after the start."""
-        return self._act(lambda: self._client.begin_start_instance(instance_id), instance_id)
+        """Start a STOPPED instance; the result is the instance re-read after the start. A stop released its
+        capacity block, and with the AUTO policy a start onto a full block runs on-demand: when a configured
+        block could have held it (its region and platform) and it came back on-demand, the Pending's `note`
+        says so after `wait`, with both prices (as Crusoe's start does)."""
+        blocks = self._blocks_for(self.get_instance(instance_id))
+        pending = self._act(lambda: self._client.begin_start_instance(instance_id), instance_id)
+        return Noted(pending, lambda started: _on_demand_note(started, blocks)) if blocks else pending
+
+    def _blocks_for(self, instance: Instance) -> list[CapacityBlock]:
+        """The configured capacity blocks `instance` could run on: those of its region and platform."""
+        platform = (instance.shape or "").split("/", 1)[0]
+        return [b for b in self._config.capacity_blocks.values()
+                if b.region == instance.region and b.platform == platform]
 
     def begin_reboot(self, instance_id: str, *, hard: bool = False) -> Pending[Instance]:
         """Stop, then start (Nebius has no reboot). Only the stop is sent now: the start follows when the
@@ -780,3 +791,14 @@ class _OperationPending(OperationPending[T]):
                  failed: Callable[[VmError, float], VmError] | None = None) -> None:
         super().__init__(operation, lambda: translated(context), id=operation.id, resource_id=operation.resource_id,
                          block=operation.wait, finish=lambda _answer: finish(operation.resource_id), failed=failed)
+
+
+def _on_demand_note(instance: Instance, blocks: Sequence[CapacityBlock]) -> str:
+    """"" when a started `instance` is on a capacity block; else that it runs on-demand although `blocks` could
+    have held it, with its price now and the block's."""
+    if instance.reserved:
+        return ""
+    now = f"${instance.price_per_hour:.2f}/h" if instance.price_per_hour is not None else "the list price"
+    block = min(blocks, key=lambda b: b.price_per_gpu_hour)
+    was = f"${block.price_per_gpu_hour * max(instance.gpu_count, 1):.2f}/h"
+    return f"started on-demand at {now}: capacity block {block.id} ({was}) has no room for it"

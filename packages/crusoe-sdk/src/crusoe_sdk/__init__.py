@@ -45,12 +45,12 @@ _EXPORTS: dict[str, str] = {
 # Written out (the keys of _EXPORTS, sorted) so that type checkers see the re-exports.
 __all__ = [
     "APIError", "AttachedDisk", "AuthError", "BadRequest", "ById", "Capacity", "CapacityError", "Conflict",
-    "ConnectError", "CrusoeClient", "CrusoeError", "DiskAttachment", "ErrorBody", "Instance", "InstanceAction",
+    "ConnectError", "CrusoeClient", "CrusoeError", "DiskAttachment", "ErrorBody", "Image", "Instance", "InstanceAction",
     "InstanceState", "LowestCost", "NetworkInterface", "NoResponse", "NotFound", "OnDemand", "Operation",
     "OperationFailed", "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable", "Page",
     "Pager", "PaginationLoop", "PermissionDenied", "PollPolicy", "Project", "ProjectUnavailable",
     "ProjectUnresolved", "Quota", "QuotaError", "RateLimited", "RequestNotSent", "Reservation",
-    "ReservationSpecification", "RetryPolicy", "ServerError", "VMType", "Image",
+    "ReservationSpecification", "RetryPolicy", "ServerError", "VMType",
 ]
 
 

@@ -3,8 +3,10 @@ every member in one place (provider, region, shape, reservation), the whole flee
 and a fleet no single place can hold refused or rolled back with the largest fleet that fits where.
 
 In the default scenario an H100:8 fleet's cheapest place is Nebius' capacity block in eu-north1 (room for two such
-VMs, but Nebius publishes no capacity, so a bigger fleet only fails there at create time); next comes Crusoe's
-reservation 804bf3a2-... in us-east1-a, which says it has room for four.
+VMs); next comes Crusoe's reservation 804bf3a2-... in us-east1-a, which says it has room for four. The mock clouds'
+terms of the block state its size, so a plan never puts three VMs there; a contract may leave the size out, and
+then Nebius, which publishes no capacity, lets a bigger fleet fail there only at create time: the tests of late
+failures give the profile the block's terms without a size (`unsized_block`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,22 @@ if TYPE_CHECKING:
 
 CRUSOE_RESERVATION = "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"
 NEBIUS_BLOCK = "capacityblockgroup-e00h100block000001"
+
+
+UNSIZED_BLOCK = f"""
+[profiles.local]
+embedded = true
+[profiles.local.nebius.capacity_blocks."{NEBIUS_BLOCK}"]
+region = "eu-north1"
+platform = "gpu-h100-sxm"
+price_per_gpu_hour = 2.10
+"""
+
+
+def unsized_block(vm: VmHome) -> VmHome:
+    """`vm` whose local profile knows the Nebius block's price but not its size (a contract that does not say)."""
+    vm.config(UNSIZED_BLOCK)
+    return vm
 
 
 def in_clouds(vm: VmHome, fleet: str) -> list[dict]:
@@ -41,10 +59,12 @@ def test_every_member_shares_provider_region_shape_and_reservation(fresh_home: V
 
 
 def test_a_late_failure_moves_the_whole_fleet_and_leaves_nothing_behind(fresh_home: VmHome) -> None:
-    vm = fresh_home
+    vm = unsized_block(fresh_home)
     plan = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--placement", "cluster", "--dry-run",
                  "-o", "json").json()
     assert {(p["provider"], p["reservation_id"]) for p in plan["placements"]} == {("nebius", NEBIUS_BLOCK)}
+    table = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--placement", "cluster", "--dry-run")
+    assert table.rows()[0][0] == "SLOT" and "does not publish capacity" in table.err
 
     result = vm("fleet", "create", "--gpu", "H100:8", "--count", "3", "--placement", "cluster", "--name", "move",
                 "-o", "json")
@@ -82,7 +102,7 @@ def test_a_fleet_no_place_can_hold_is_refused_before_anything_is_recorded(fresh_
 
 
 def test_a_fleet_too_large_for_every_place_tried_is_rolled_back_with_the_largest_fits(fresh_home: VmHome) -> None:
-    vm = fresh_home
+    vm = unsized_block(fresh_home)
     result = vm("fleet", "create", "--gpu", "H100:8", "--count", "5", "--placement", "cluster", "--name", "big")
     assert result.code == 6, result.err
     error = next(line for line in result.err.splitlines() if line.startswith("vm: error: "))
@@ -125,7 +145,8 @@ def test_a_cluster_dry_run_shows_the_chosen_place_and_the_alternatives(shared_ho
                                                                   (None, "no")]
     assert plan["price_per_hour"] == round(3 * plan["placements"][0]["price_per_hour"], 4)
     table = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--placement", "cluster", "--dry-run")
-    assert table.rows()[0][0] == "SLOT" and "does not publish capacity" in table.err
+    assert table.rows()[0][0] == "SLOT"
+    assert table.rows()[1][1:3] == ["crusoe", "us-east1-a"] and table.err == ""  # the block holds 2: not chosen
     assert vm.inventory() == before
 
 
@@ -150,7 +171,7 @@ def test_any_refusal_in_a_place_moves_the_whole_fleet(fresh_home: VmHome) -> Non
 
 
 def test_a_place_where_min_count_came_up_is_kept(fresh_home: VmHome) -> None:
-    vm = fresh_home
+    vm = unsized_block(fresh_home)
     result = vm("fleet", "create", "--gpu", "H100:8", "--count", "3", "--min-count", "2", "--placement", "cluster",
                 "--name", "kept", "-o", "json")
     assert result.code == 7, result.err

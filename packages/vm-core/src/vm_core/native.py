@@ -15,7 +15,7 @@ but cannot be read or parsed is a ConfigError naming it (the user meant it to be
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,16 +89,23 @@ def read_text(path: Path, home: Path) -> str | None:
                           ) from None
 
 
-def read_toml(path: Path, home: Path) -> dict[str, Any] | None:
-    """A TOML file as a table; None when it does not exist. ConfigError (naming file and line) when malformed."""
+def read_parsed(path: Path, home: Path, kind: str, parse: Callable[[str], Any]) -> Any:
+    """`parse` of a cloud's file (None when it does not exist). ConfigError naming the file when it cannot be read
+    or `parse` raises ValueError (its message, which names the line, follows "is not valid KIND")."""
     if (text := read_text(path, home)) is None:
         return None
-    import tomllib
-
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{shown(path, home)} is not valid TOML: {exc}") from None
+        return parse(text)
+    except ValueError as exc:
+        raise ConfigError(f"{shown(path, home)} is not valid {kind}: {exc}") from None
+
+
+def read_toml(path: Path, home: Path) -> dict[str, Any] | None:
+    """A TOML file as a table; None when it does not exist. ConfigError (naming file and line) when malformed."""
+    import tomllib  # its TOMLDecodeError is a ValueError
+
+    found: dict[str, Any] | None = read_parsed(path, home, "TOML", tomllib.loads)
+    return found
 
 
 def expand(path: str, home: Path) -> Path:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..native import FILE, NativeCredentials, Sourced, expand, from_env, read_text, shown
+from ..native import FILE, NativeCredentials, Sourced, expand, from_env, read_parsed, shown
 
 CONFIG_FILE = ".nebius/config.yaml"
 CREDENTIALS_FILE = ".nebius/credentials.json"
@@ -72,14 +72,16 @@ def _profile(environ: Mapping[str, str], path: Path, home: Path) -> tuple[Profil
 
 
 def _yaml(path: Path, home: Path) -> Any:
-    if (text := read_text(path, home)) is None:
-        return None
+    return read_parsed(path, home, "YAML", _load_yaml)
+
+
+def _load_yaml(text: str) -> Any:
     import yaml  # only when the nebius CLI's config exists
 
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{shown(path, home)} is not valid YAML: {exc}") from None
+        raise ValueError(str(exc)) from None
 
 
 def _from_profile(profile: Profile, environ: Mapping[str, str], home: Path, notes: list[str]) -> dict[str, Sourced]:

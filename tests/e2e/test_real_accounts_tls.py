@@ -42,8 +42,8 @@ class RealUser(VmHome):
     def mock_dir(self) -> Path:  # the clouds this user's files point at (VmHome.inventory reads them)
         return self.clouds
 
-    def stop(self) -> None:  # the module fixture stops the clouds
-        pass
+    def stop(self) -> None:
+        """Nothing to stop: the clouds are the module's (the `tls_clouds` fixture stops them after its last test)."""
 
     def clouds_endpoints(self) -> dict[str, Any]:
         return control.read_endpoints(self.clouds)

@@ -282,8 +282,10 @@ def open_session(config: Config, name: str | None, paths: Paths, plugins: Plugin
         if found := session.configured_names():
             session.chosen_by = f"auto: the credentials found for {', '.join(found)}"
         else:
-            session = Session(config.profile(LOCAL_PROFILE), paths, plugins, environ, notify,
-                              chosen_by="auto: no cloud's own credentials were found, so the embedded mock clouds")
+            local = Session(config.profile(LOCAL_PROFILE), paths, plugins, environ, notify,
+                            chosen_by="auto: no cloud's own credentials were found, so the embedded mock clouds")
+            local._native = session._native  # what auto read of the clouds' files: not read again
+            session = local
     _check_tables(session.profile, plugins, paths)
     return session
 
@@ -302,11 +304,8 @@ def unused_credentials(session: Session, clouds: EmbeddedClouds) -> list[str]:
     it does not use (each place once). A cloud file that cannot be read counts as none."""
     places: list[str] = []
     for name in clouds.providers:
-        plugin = session.plugins.get(name)
-        if not isinstance(plugin, ReadsNativeCredentials):
-            continue
         try:
-            found = plugin.native_credentials(session.environ, home_of(session.environ))
+            found = session.native(name)
         except ConfigError:
             continue
         places += [p for p in found.origins if p not in places] if found.found else []

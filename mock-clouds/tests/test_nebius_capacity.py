@@ -186,3 +186,55 @@ def test_injected_operation_failure_is_internal_with_internal_error(nebius):
     assert error.code == "InternalError" and error.service == "compute"
     assert len(error.internal_error.request_id) == 36
     _assert_left_stopped(instance)
+
+
+CREATE, START = 120, 60  # scenario durations (seconds before time scaling)
+
+
+def _phases(nebius, clock: testkit.FrozenClock, instance_id: str, duration: float) -> list[tuple[State, bool]]:
+    """The (state, reconciling) shown at 10 %, 50 % and 90 % of an operation lasting `duration` that began at
+    `clock`'s time, then after it."""
+    seen = []
+    for fraction in (0.1, 0.4, 0.4, 0.3):  # cumulative: 0.1, 0.5, 0.9, 1.2
+        clock.advance(nebius.world.scaled(duration * fraction))
+        status = nebius.get(instance_id).status
+        seen.append((status.state, status.reconciling))
+    return seen
+
+
+def test_a_create_that_fails_for_capacity_never_shows_starting(start_nebius):
+    """STARTING means capacity was obtained: a doomed create stays STOPPED with reconciling=true until its
+    operation fails, then STOPPED with reconciling=false. Source: SkyPilot `sky/provision/nebius/utils.py:722-728`
+    (breaks its wait on STARTING; "All Instances initially have state=STOPPED and reconciling=True", PR #6856),
+    dstack `backends/nebius/compute.py:424-441` (`_wait_for_instance`), research nebius.md §5 and real-clouds.md
+    Part 2 D1."""
+    nebius = start_nebius(_one_cpu_host)
+    assert nebius.client.wait(nebius.create("gets-host", testkit.instance_spec(*CPU))).status.code == 0
+    clock = testkit.FrozenClock(nebius.world)
+    op = nebius.create("no-host", testkit.instance_spec(*CPU))
+    pending = (State.STOPPED, True)
+    assert _phases(nebius, clock, op.resource_id, CREATE) == [pending, pending, pending, (State.STOPPED, False)]
+    _assert_not_enough_resources(nebius.client.wait(op), CPU[1])
+
+
+def test_a_start_that_fails_for_capacity_never_shows_starting(start_nebius):
+    """As a doomed create: the instance stays STOPPED (reconciling) until the start fails for capacity (same
+    sources; research nebius.md §5: a failed Start reads back STOPPED)."""
+    nebius = start_nebius(_one_cpu_host)
+    client = nebius.client
+    op, _ = _run(nebius, "first", testkit.instance_spec(*CPU))
+    client.wait(client.instances.stop(compute.StopInstanceRequest(id=op.resource_id)))
+    _run(nebius, "taker", testkit.instance_spec(*CPU))
+    clock = testkit.FrozenClock(nebius.world)
+    start = client.instances.start(compute.StartInstanceRequest(id=op.resource_id))
+    pending = (State.STOPPED, True)
+    assert _phases(nebius, clock, op.resource_id, START) == [pending, pending, pending, (State.STOPPED, False)]
+    _assert_not_enough_resources(client.wait(start), CPU[1])
+
+
+def test_a_create_that_gets_capacity_shows_starting(nebius):
+    """The counterpart: with capacity, the create turns STARTING before RUNNING (same sources)."""
+    clock = testkit.FrozenClock(nebius.world)
+    op = nebius.create("gets-one", testkit.instance_spec(*CPU))
+    phases = _phases(nebius, clock, op.resource_id, CREATE)
+    assert phases == [(State.STOPPED, True), (State.STARTING, True), (State.STARTING, True), (State.RUNNING, False)]

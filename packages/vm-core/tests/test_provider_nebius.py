@@ -30,6 +30,7 @@ from vm_core.errors import (
 from vm_core.hints import Command
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
 from vm_core.provider import (
+    CreateRound,
     Paced,
     SupportsBatchDestroy,
     SupportsGetMany,
@@ -269,6 +270,32 @@ def test_late_capacity_failure_deletes_the_stopped_husk(mock_clouds_factory: Cal
     assert nebius.find_instance("husk") is None
     [husk] = vms_named(clouds, "husk", with_deleted=True)  # it existed, and the adapter deleted it
     assert op_kinds(clouds, husk.id) == [OpKind.CREATE, OpKind.DELETE]
+
+
+def test_a_doomed_create_reads_as_creating_until_it_fails_for_capacity(mock_clouds_factory: Callable[..., Any],
+                                                                       connect: Callable[..., Any]) -> None:
+    """Nebius shows a create that will not get capacity as STOPPED with reconciling=true until its operation fails
+    (STARTING means capacity was obtained: SkyPilot `sky/provision/nebius/utils.py:722-728`, dstack
+    `backends/nebius/compute.py:424-441`, real-clouds.md Part 2 D1). vm reads it as creating, never starting, and
+    its end as a capacity failure."""
+    from mock_clouds.nebius.testkit import FrozenClock
+
+    clouds = mock_clouds_factory(configure=_no_on_demand_h100)
+    nebius = connect(clouds, "nebius")
+    clock = FrozenClock(clouds.world)
+    pending = nebius.begin_create(spec("doomed", region="eu-north1"))
+    duration = clouds.world.scaled(clouds.world.config(NEBIUS).durations.create)
+    for _ in range(3):  # 1/4, 1/2 and 3/4 of the way
+        clock.advance(duration / 4)
+        assert nebius.get_instance(pending.resource_id).state is InstanceState.CREATING
+        assert nebius.get_states([pending.resource_id]) == {pending.resource_id: InstanceState.CREATING}
+        assert nebius.poll_creates([pending]) == CreateRound()  # still in progress
+    clock.advance(duration / 2)
+    assert nebius.poll_creates([pending]).ended == {pending.resource_id}
+    del clouds.world.now  # the real clock again, for the deletion of the husk
+    with pytest.raises(CapacityError) as err:
+        pending.wait(WAIT)
+    assert (err.value.scope, err.value.region) == (Scope.REGION, "eu-north1")
 
 
 def test_quota_failure_is_a_quota_error_and_leaves_nothing(mock_clouds_factory: Callable[..., Any],

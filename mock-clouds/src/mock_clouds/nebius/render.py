@@ -1,8 +1,9 @@
 """Core records -> Nebius messages (Instance, Operation, Platform). Call inside `world.tx()` or `world.read()`.
 
 Instance states follow research §5: a new instance shows STOPPED with reconciling=true, then STARTING, then
-RUNNING when the create operation succeeds; a create or start that finds no capacity leaves it STOPPED with
-reconciling=false. Nebius never shows CREATING or UPDATING here.
+RUNNING when the create operation succeeds. STARTING means the capacity was obtained, so a create or start that
+finds no capacity (or quota) stays STOPPED with reconciling=true until its operation fails, and then shows STOPPED
+with reconciling=false. Nebius never shows CREATING or UPDATING here.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _STATES: dict[VMState, State] = {
     VMState.DELETED: State.DELETING,  # never rendered: deleted instances are NOT_FOUND
     VMState.ERROR: State.ERROR,
 }
+_UNPLACED = frozenset({OpError.CAPACITY, OpError.QUOTA})  # failures of an operation that never got capacity
 _PUBLIC_IP_STATES = frozenset({State.STARTING, State.RUNNING, State.STOPPING})
 # Public addresses (mock extension: real ones are Nebius's own) come from 198.18.0.0/15, reserved for benchmarks,
 # which routes nowhere: `vm ssh` to a mock VM never reaches a real host.
@@ -145,7 +147,11 @@ def instance_status(
 
 
 def instance_state(world: World, vm: VM, pending: Operation | None) -> State:
-    """The first third of a create shows STOPPED (scheduling), the rest STARTING (research §5)."""
+    """The first third of a create shows STOPPED (scheduling), the rest STARTING (research §5). A create or
+    start that will fail for capacity or quota shows STOPPED throughout: clients read STARTING as "capacity
+    obtained" (SkyPilot `sky/provision/nebius/utils.py:722-728`, dstack `_wait_for_instance`)."""
+    if pending is not None and pending.error in _UNPLACED and pending.kind in (OpKind.CREATE, OpKind.START):
+        return State.STOPPED
     if vm.state == VMState.CREATING and pending is not None:
         scheduled_at = pending.created_at + (pending.due_at - pending.created_at) / 3
         if world.now() < scheduled_at:

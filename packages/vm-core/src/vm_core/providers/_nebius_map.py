@@ -83,8 +83,9 @@ def instance_state(native: Any) -> InstanceState:
     """The normalized state; UNSPECIFIED and values newer than this table are UNKNOWN.
 
     Nebius shows a new instance STOPPED with `reconciling` (an operation runs) while its create is being
-    scheduled, so STOPPED + reconciling is CREATING. (A stopped instance that is being started turns
-    STARTING at once.)
+    scheduled, and for the whole create when no capacity is found: STARTING means capacity was obtained. So
+    STOPPED + reconciling is CREATING, and STOPPED without it (the create failed) ends a create. (A start that
+    finds no capacity stays STOPPED + reconciling too; its operation says how it ended.)
     """
     from nebius_sdk.models import InstanceStatus
 

@@ -238,12 +238,13 @@ def test_reserve_into_an_unknown_or_mismatched_reservation(crusoe: CrusoeEnv) ->
 
 
 def test_quotas_count_gpus_of_running_vms(crusoe: CrusoeEnv) -> None:
+    """Counters are strings, as dstack read them from the live API (backends/crusoe/compute.py:174-175)."""
     h100(crusoe, "quota")
     quotas = crusoe.client.get(f"/projects/{crusoe.project}/quotas").json()["quotas"]
     by_name = {q["programmatic_name"]: q for q in quotas}
     assert set(by_name) == {"h100", "l40s"}
     h100_quota = by_name["h100"]
-    assert (h100_quota["max"], h100_quota["used"], h100_quota["available"]) == (256, 8, 248)
+    assert (h100_quota["max"], h100_quota["used"], h100_quota["available"]) == ("256", "8", "248")
     assert h100_quota["category"] == "GPU Instance" and h100_quota["type"].startswith("PROJECT_QUOTA_TYPE_")
     assert crusoe.client.get(f"/projects/{crusoe.research_project}/quotas").json() == {"quotas": []}
 

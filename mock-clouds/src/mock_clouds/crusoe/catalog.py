@@ -54,8 +54,14 @@ def _capacity(world: World, shape: str, location: str) -> dict[str, object]:
 
 
 def list_quotas(call: Call) -> Response:
-    """`GET /projects/{p}/quotas` -> `{"quotas": [...]}` in GPUs per instance family (`programmatic_name`)."""
+    """`GET /projects/{p}/quotas` -> `{"quotas": [...]}` in GPUs per instance family (`programmatic_name`).
+
+    `max`, `used` and `available` are decimal strings, as dstack found the live API writes them ("The API
+    documents counters as integers but returns them as strings", backends/crusoe/compute.py:174-175); the swagger
+    and client-go declare integers. `[crusoe.extra] quota_counters = "integer"` makes the mock write integers.
+    """
     proj = access.project(call)
+    counter = int if call.world.config(CRUSOE).extra.get("quota_counters", "string") == "integer" else str
     quotas = [q for q in call.world.config(CRUSOE).quotas if q.scope == proj.id]
     items = []
     for quota in quotas:
@@ -67,9 +73,9 @@ def list_quotas(call: Call) -> Response:
                 "programmatic_name": quota.family,
                 "description": shape.gpu_type if shape else quota.family,
                 "category": "GPU Instance",
-                "max": quota.max_gpus,
-                "used": used,
-                "available": max(0, quota.max_gpus - used),
+                "max": counter(quota.max_gpus),
+                "used": counter(used),
+                "available": counter(max(0, quota.max_gpus - used)),
             }
         )
     return Response(200, {"quotas": items})

@@ -61,7 +61,7 @@ def instance(world: World, vm: VM) -> dict[str, object]:
         "maintenance_policy": extras.maintenance_policy,
         "disks": [_os_disk(vm, extras.os_disk)],
         "network_interfaces": [_network_interface(vm, extras.nic)],
-        "host_channel_adapters": [_host_channel_adapter(h) for h in extras.host_channel_adapters],
+        "host_channel_adapters": _slice(world, [_host_channel_adapter(h) for h in extras.host_channel_adapters]),
         "instance_group_id": "",
         "instance_template_id": "",
         "nvlink_domain_id": extras.nvlink_domain_id,
@@ -70,6 +70,13 @@ def instance(world: World, vm: VM) -> dict[str, object]:
         "commitment_end": "",
         "virtualization_features": {"nested_virtualization": extras.nested_virtualization},
     }
+
+
+def _slice(world: World, items: list[dict[str, object]]) -> list[dict[str, object]] | None:
+    """A list member as a Go server writes a slice field without `omitempty`: `[]` when the server built an
+    empty slice, `null` when it left it nil. Which one the real server does is not known (research real-clouds.md
+    Part 3 R1); `[crusoe.extra] nil_slices = true` makes the mock write `null` for empty slices."""
+    return None if not items and world.config(CRUSOE).extra.get("nil_slices", False) else items
 
 
 def _os_disk(vm: VM, disk: vmdata.DiskRecord) -> dict[str, object]:

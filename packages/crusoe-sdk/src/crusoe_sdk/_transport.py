@@ -6,9 +6,11 @@ Retry rules (bounded by `RetryPolicy.max_attempts`, sleeping `RetryPolicy.delay`
   which, in one line), so the call fails at once.
 - RequestNotSent (connection refused, DNS, connect timeout) is retried for every call: nothing reached the
   server, so even a create cannot be duplicated.
-- 429, 5xx (except 501) and lost responses (NoResponse) are retried only for calls marked `idempotent`
-  (GET, DELETE). A create or an instance action (POST/PATCH) is never retried after it may have reached the
-  server: Crusoe has no idempotency key, so the caller decides (see `CrusoeClient.find_instance`).
+- 429 is retried for every call: the rate limiter answers before the request is handled, so a refused create
+  or action was not applied (research real-clouds.md 3.3 "Retries and 429").
+- 5xx (except 501) and lost responses (NoResponse) are retried only for calls marked `idempotent`
+  (GET, DELETE). A create or an instance action (POST/PATCH) is never retried after it may have been
+  handled: Crusoe has no idempotency key, so the caller decides (see `CrusoeClient.find_instance`).
 - Redirects are not followed (a redirected POST would become a GET): a 3xx is an APIError naming its Location.
 
 TLS is verified against the CA bundle `cloud_sdk_core.net.ca_file` finds (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
@@ -18,15 +20,14 @@ Proxies come from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY and NO_PROXY, as requests rea
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import os
 import random
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
@@ -148,7 +149,7 @@ class Transport:
         """Seconds to wait before trying `call` again, or None when `exc` must be raised."""
         if isinstance(exc, errors.ConnectError):
             return None
-        safe = call.idempotent or isinstance(exc, errors.RequestNotSent)
+        safe = call.idempotent or isinstance(exc, errors.RequestNotSent | errors.RateLimited)
         if attempt >= self.retry.max_attempts or not safe:
             return None
         if isinstance(exc, errors.ServerError) and exc.status in _NOT_RETRIED_5XX:
@@ -238,21 +239,26 @@ class Reach:
         return requests.utils.select_proxy(url, proxies)
 
 
-@functools.lru_cache(maxsize=64)
-def _decoder(into: Any) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(into)
-
-
 def _decode(response: requests.Response, into: type[T], *, method: str, url: str) -> T:
-    """Decode a 2xx body (an empty body decodes as `{}`); an undecodable body is an APIError."""
-    # A class is hashable; mypy does not match class objects against the Hashable protocol.
-    decoder: msgspec.json.Decoder[T] = _decoder(cast(Hashable, into))
+    """Decode a 2xx body (an empty body decodes as `{}`) as the Go server means it: a member whose value is
+    `null` (a nil slice or pointer) reads as absent, so the field keeps its default; numbers and booleans sent
+    as strings (`"6"`: quota counters, dstack backends/crusoe/compute.py:174-175) read as numbers. A body that
+    still does not fit `into` is an APIError."""
     try:
-        return decoder.decode(response.content or b"{}")
-    except msgspec.DecodeError as exc:
+        return msgspec.convert(drop_nulls(msgspec.json.decode(response.content or b"{}")), into, strict=False)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise errors.APIError(
             f"unexpected response body: {exc}", status=response.status_code, method=method, url=url
         ) from exc
+
+
+def drop_nulls(value: Any) -> Any:
+    """`value` without the object members whose value is JSON `null`, at any depth (list items are kept)."""
+    if isinstance(value, dict):
+        return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [drop_nulls(item) for item in value]
+    return value
 
 
 def connection_error(exc: requests.RequestException, method: str, url: str) -> errors.CrusoeError:

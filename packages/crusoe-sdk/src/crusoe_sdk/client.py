@@ -510,7 +510,7 @@ def _instance_or_none(record: OperationRecord) -> Instance | None:
     if not record.result:
         return None
     try:
-        return msgspec.convert(record.result, Instance)
+        return msgspec.convert(record.result, Instance, strict=False)
     except msgspec.ValidationError:
         return None
 

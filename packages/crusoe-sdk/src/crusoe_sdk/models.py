@@ -1,8 +1,10 @@
 """Typed models of the Crusoe Cloud v1alpha5 wire format (msgspec Structs).
 
-Field names are the wire names. Decoding ignores fields this SDK does not know and maps state values it does
-not know to an UNKNOWN member, so a server that adds either keeps working. Fields the API marks optional, or
-that older/newer servers may omit, have defaults.
+Field names are the wire names (`Instance.created_at_text` is the wire's `created_at`, read as a time by the
+`created_at` property). The transport reads `null` members as absent and numeric strings as numbers. Decoding
+ignores fields this SDK does not know and maps state values it does not know to an UNKNOWN member, so a server
+that adds either keeps working. Fields the API marks optional, or that older/newer servers may omit, have
+defaults.
 """
 
 from __future__ import annotations
@@ -150,8 +152,8 @@ class Instance(_Model):
     location: str
     state: InstanceState = InstanceState.UNKNOWN
     project_id: str = ""
-    created_at: _dt.datetime | None = None
-    updated_at: _dt.datetime | None = None
+    created_at_text: str = msgspec.field(name="created_at", default="")  # as the server wrote it
+    updated_at_text: str = msgspec.field(name="updated_at", default="")
     billing_type: str = ""  # On-demand | Spot | PoC
     reservation_id: str = ""
     maintenance_policy: str = ""  # manual | stop-vm | unspecified
@@ -167,6 +169,15 @@ class Instance(_Model):
     virtualization_features: VirtualizationFeatures | None = None
 
     @property
+    def created_at(self) -> _dt.datetime | None:
+        """`created_at` as a time (None when absent or not RFC 3339; `created_at_text` keeps it as given)."""
+        return parse_time(self.created_at_text)
+
+    @property
+    def updated_at(self) -> _dt.datetime | None:
+        return parse_time(self.updated_at_text)
+
+    @property
     def public_ipv4(self) -> str:
         """The first public IPv4 address ("" if none). Dynamic addresses change on stop/start."""
         return next((ip.public_ipv4.address for ip in self._ips() if ip.public_ipv4), "")
@@ -177,6 +188,17 @@ class Instance(_Model):
 
     def _ips(self) -> list[IPAddresses]:
         return [ip for nic in self.network_interfaces for ip in nic.ips]
+
+
+def parse_time(text: str) -> _dt.datetime | None:
+    """An RFC 3339 / ISO 8601 time (`2021-12-03T19:58:34Z`, fractions and offsets too) as an aware datetime
+    (UTC when it names no zone); None for "" or anything else. Never raises: the swagger declares these fields
+    plain strings, so a server may write another form."""
+    try:
+        parsed = _dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.UTC)
 
 
 # ------------------------------------------------------------------------------------------------ operations

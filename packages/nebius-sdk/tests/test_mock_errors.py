@@ -129,6 +129,28 @@ def test_capacity_shortage_fails_the_operation_with_capacity_error(start_mock, c
     client.delete_instance(op.resource_id, wait_timeout=WAIT)
 
 
+def test_a_doomed_create_shows_stopped_and_reconciling_until_it_fails(start_mock, client_factory) -> None:
+    """STARTING means Nebius obtained capacity, so a create that will fail for capacity reads STOPPED with
+    reconciling=true until its operation fails with CapacityError (SkyPilot `sky/provision/nebius/utils.py:722-728`,
+    dstack `backends/nebius/compute.py:424-441`, real-clouds.md Part 2 D1)."""
+    from mock_clouds.nebius.testkit import FrozenClock
+
+    clouds = start_mock(configure=_no_h100)
+    client = client_factory(clouds.endpoints["nebius"])
+    clock = FrozenClock(clouds.world)
+    op = client.begin_create_instance("vm-doomed", *H100)
+    duration = clouds.world.scaled(clouds.world.config(Provider.NEBIUS).durations.create)
+    for _ in range(3):
+        clock.advance(duration / 4)
+        status = client.get_instance(op.resource_id).status
+        assert (status.state, status.reconciling) == (InstanceState.STOPPED, True)
+    clock.advance(duration / 2)
+    with pytest.raises(CapacityError):
+        op.result(timeout=WAIT)
+    status = client.get_instance(op.resource_id).status
+    assert (status.state, status.reconciling) == (InstanceState.STOPPED, False)
+
+
 def test_strict_without_a_usable_block_is_capacity_error(client) -> None:
     op = client.begin_create_instance(
         "vm-strict", *CPU, reservation=ReservationPolicyPolicy.STRICT, reservation_ids=[H100_BLOCK]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mock_clouds.core.models import RateLimit, WorldState
+from mock_clouds.core.models import Provider, RateLimit, WorldState
 from mock_clouds.lambda_cloud.testing import LambdaApi, launch_body
 
 
@@ -76,3 +76,17 @@ def test_injected_faults_use_lambda_error_shapes(mock_clouds_factory) -> None:
         else:
             assert response.json() == {"error": expected[response.status_code]}
     assert seen == {429, 500, 503}
+
+
+def test_the_default_scenario_lets_a_small_burst_through_back_to_back(mock_clouds_factory) -> None:
+    """Lambda "generally" allows one request per second (spec 1.10 info, research lambda.md section 7), an
+    average: gpuhunt reads GET /images then GET /instance-types (gpuhunt providers/lambdalabs.py:37-39) and
+    dstack's create sends GET /ssh-keys, POST /ssh-keys and the launch (backends/lambdalabs/compute.py:65-69)
+    back to back with no 429 handling, against the live API (research real-clouds.md Part 2, D2). The default
+    scenario's burst (5, an inference) lets five calls through at once; the sixth waits for the refill. At time
+    scale 30 a token takes 30 s, far longer than these calls take on any machine."""
+    api = LambdaApi.start(mock_clouds_factory, time_scale=30.0)
+    assert api.clouds.world.config(Provider.LAMBDA).rate_limit.request_burst == 5
+    paths = ["/images", "/instance-types", "/ssh-keys", "/regions", "/instances"]
+    assert [api.get(path, retry_429=False).status_code for path in paths] == [200] * 5
+    assert_rate_limited(api.get("/instances", retry_429=False), max_wait=30)

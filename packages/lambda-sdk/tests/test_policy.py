@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 import requests
 from lambda_sdk._policy import PollPolicy, RateLimiter, RetryPolicy, TokenBucket, parse_retry_after
 
@@ -55,13 +56,27 @@ class FakeClock:
         self.slept.append(seconds)
 
 
-def test_token_bucket_spaces_calls_by_the_interval() -> None:
+def test_token_bucket_of_one_spaces_calls_by_the_interval() -> None:
+    """The launch bucket: one launch per 12 s (spec 1.10 info, research lambda.md section 7), no burst."""
     clock = FakeClock()
     bucket = TokenBucket(12.0, clock=clock, sleep=clock.sleep)
     assert [bucket.reserve() for _ in range(3)] == [0.0, 12.0, 24.0]
-    clock.now += 40.0  # past the last reserved slot (136): idle time does not accumulate a burst
+    clock.now += 40.0  # past the last reserved slot (136): a bucket of one holds one token
     assert bucket.reserve() == 0.0
     assert bucket.reserve() == 12.0
+
+
+def test_token_bucket_lets_its_burst_go_at_once_then_one_per_interval() -> None:
+    """Lambda's "generally one request per second" is an average (research real-clouds.md Part 2, D2: gpuhunt
+    and dstack send two or three calls back to back): a full bucket of 5 sends five at once, then one per
+    interval; idle time refills it, never beyond 5."""
+    clock = FakeClock()
+    bucket = TokenBucket(1.0, burst=5, clock=clock, sleep=clock.sleep)
+    assert [bucket.reserve() for _ in range(7)] == [0.0] * 5 + [1.0, 2.0]
+    clock.now += 2.5  # half a token past the last slot (102)
+    assert bucket.reserve() == 0.5
+    clock.now += 100.0  # idle long enough for any number of tokens: the bucket holds five
+    assert [bucket.reserve() for _ in range(6)] == [0.0] * 5 + [1.0]
 
 
 def test_penalize_pushes_the_next_slot_back() -> None:
@@ -70,6 +85,27 @@ def test_penalize_pushes_the_next_slot_back() -> None:
     bucket.reserve()
     bucket.penalize(5.0)
     assert bucket.reserve() == 5.0
+
+
+def test_a_429_spends_the_burst_too() -> None:
+    """The server said 429: its bucket is empty, so after its Retry-After one call goes, then one per interval."""
+    clock = FakeClock()
+    bucket = TokenBucket(1.0, burst=5, clock=clock, sleep=clock.sleep)
+    bucket.reserve()
+    bucket.penalize(0.25)
+    assert [bucket.reserve() for _ in range(3)] == [0.25, 1.25, 2.25]
+
+
+def test_the_client_allows_the_scenario_burst_for_requests_and_none_for_launches() -> None:
+    """The SDK's default allowance is the mock scenario's inferred burst of 5 (default_scenario.toml
+    [lambda.rate_limit]); launches keep one per 12 s."""
+    from lambda_sdk import RateLimit
+
+    limiter = RateLimiter(RateLimit())
+    assert (limiter.general.interval, limiter.general.burst) == (1.0, 5)
+    assert (limiter.launch.interval, limiter.launch.burst) == (12.0, 1)
+    with pytest.raises(ValueError, match="request_burst must be at least 1"):
+        RateLimit(request_burst=0)
 
 
 def test_disabled_bucket_never_waits() -> None:
@@ -109,6 +145,13 @@ def test_restart_counts_the_next_slot_from_now() -> None:
     assert bucket.reserve() == 12.0
     bucket.restart(0.5)  # refused: the slot was not used
     assert bucket.reserve() == 0.5
+
+
+def test_restart_leaves_no_burst() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(1.0, burst=5, clock=clock, sleep=clock.sleep)
+    bucket.restart(2.0)
+    assert [bucket.reserve() for _ in range(2)] == [2.0, 3.0]
 
 
 class _AdvancingClock(FakeClock):

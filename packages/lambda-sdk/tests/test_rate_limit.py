@@ -130,3 +130,34 @@ def _caught(call) -> list[BaseException]:
     except BaseException as exc:  # handed to the test's thread
         return [exc]
     return []
+
+
+def test_back_to_back_calls_within_the_burst_go_at_once_without_429(mock_clouds_factory, make_client) -> None:
+    """Lambda's "generally one request per second" (spec 1.10 info) is an average: gpuhunt reads GET /images
+    then GET /instance-types (gpuhunt providers/lambdalabs.py:37-39) and dstack's create sends three calls in a
+    row (backends/lambdalabs/compute.py:65-69), both without 429 handling (research real-clouds.md Part 2, D2).
+    The client spends the same inferred burst (5) as the mock: at time scale 30 a token takes 45 s here, so five
+    calls answered 200 with no 429 and no retry (one attempt) went out back to back."""
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=30.0)
+    statuses: list[int] = []
+    client = make_client(clouds, time_scale=30.0, session=_logged_session(statuses),
+                         retry=RetryPolicy(max_attempts=1))
+    list(client.list_images())
+    client.instance_types()
+    list(client.list_ssh_keys())
+    list(client.list_regions())
+    list(client.list_instances())
+    assert statuses == [200] * 5
+
+
+def test_two_unpaced_calls_as_gpuhunt_makes_them_both_succeed(mock_clouds_factory, make_client) -> None:
+    """gpuhunt's catalog (GET /images, then GET /instance-types, no retry: gpuhunt providers/lambdalabs.py:37-39)
+    is built this way against the live API, so the mock's default scenario must answer both (research
+    real-clouds.md Part 2, D2: a burst of 1 answered the second with 429)."""
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=30.0)
+    statuses: list[int] = []
+    client = make_client(clouds, rate_limit=None, session=_logged_session(statuses),
+                         retry=RetryPolicy(max_attempts=1))
+    list(client.list_images())
+    client.instance_types()
+    assert statuses == [200, 200]

@@ -120,7 +120,7 @@ def test_a_missing_api_key_is_a_config_error_naming_the_variable(settings: dict[
     assert "LAMBDA_API_KEY" in err.value.message
 
 
-@pytest.mark.parametrize(("key", "value"), [("request_interval", "fast"), ("launch_interval", -1),
+@pytest.mark.parametrize(("key", "value"), [("request_interval", "fast"), ("launch_interval", -1), ("request_burst", 0),
                                             ("time_scale", 0), ("time_scale", True)])
 def test_malformed_numbers_are_config_errors_that_never_echo_the_key(key: str, value: Any) -> None:
     secret = "secret_vm_test_0123456789abcdef"

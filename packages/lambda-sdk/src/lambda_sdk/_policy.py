@@ -50,35 +50,52 @@ class PollPolicy(cloud_sdk_core.PollPolicy):
 class RateLimit:
     """Client-side spacing of requests, per client and shared by its threads.
 
-    Lambda documents "one request per second" generally and "one request per 12 seconds" for launch
-    (research lambda.md section 7). An interval of 0 disables that bucket.
+    Lambda documents "generally one request per second" and "one request per 12 seconds" for launch (research
+    lambda.md section 7). "Generally" is an average, not a bucket of one: dstack and gpuhunt make two or three
+    calls back to back against the live API without handling a 429 (research real-clouds.md Part 2, D2). How
+    many may go back to back is not published: `request_burst` (5) is an inference, the same as the mock
+    clouds' scenario. Launches keep a burst of 1. An interval of 0 disables that bucket. Raises ValueError for
+    a burst below 1.
     """
 
     request_interval: float = 1.0
     launch_interval: float = 12.0
+    request_burst: int = 5
+
+    def __post_init__(self) -> None:
+        if self.request_burst < 1:
+            raise ValueError(f"request_burst must be at least 1, not {self.request_burst}")
 
 
 class TokenBucket:
-    """A thread-safe token bucket of size 1 that hands out one token every `interval` seconds.
+    """A thread-safe token bucket of `burst` tokens that refills one token every `interval` seconds, full at
+    first: `burst` calls may go at once, then one per `interval`; idle time refills it, never beyond `burst`.
 
     `acquire()` reserves the next free slot under the lock and sleeps outside it, so concurrent callers are
-    served in order, each `interval` apart, without holding the lock while they wait.
+    served in order without holding the lock while they wait. The bucket is kept as the time at which it would
+    be full again (`_full_at`, the generic cell rate algorithm), so a reservation is one comparison.
     """
 
-    def __init__(self, interval: float, *, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, interval: float, *, burst: int = 1, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.interval = interval
-        self._next_free = 0.0
+        self.burst = burst
+        self._full_at = 0.0
         self._lock = threading.Lock()
         self._clock = clock
         self._sleep = sleep
 
+    @property
+    def _allowance(self) -> float:
+        """How far ahead of now the bucket may be booked: the burst beyond one token, in seconds."""
+        return (self.burst - 1) * self.interval
+
     def reserve(self) -> float:
-        """Take the next slot; returns how many seconds the caller must wait before using it."""
+        """Take the next token; returns how many seconds the caller must wait before using it."""
         with self._lock:
             now = self._clock()
-            slot = max(now, self._next_free)
-            self._next_free = slot + self.interval
+            slot = max(now, self._full_at - self._allowance)
+            self._full_at = max(self._full_at, slot) + self.interval
             return slot - now
 
     def acquire(self) -> float:
@@ -95,15 +112,17 @@ class TokenBucket:
         return None if abort.wait(wait) else wait
 
     def restart(self, seconds: float) -> None:
-        """Make the next free slot `seconds` from now, whatever was reserved: for a caller that alone uses the
-        bucket, whose last token went out later than its slot (or was refused, so it used none)."""
+        """Make the next free slot `seconds` from now, with no burst left, whatever was reserved: for a caller
+        that alone uses the bucket, whose last token went out later than its slot (or was refused, so it used
+        none)."""
         with self._lock:
-            self._next_free = self._clock() + seconds
+            self._full_at = self._clock() + seconds + self._allowance
 
     def penalize(self, seconds: float) -> None:
-        """Push the next free slot back after the server said 429 with this Retry-After."""
+        """Push the next free slot back after the server said 429 with this Retry-After: the server's bucket is
+        empty, so the burst is spent too."""
         with self._lock:
-            self._next_free = max(self._next_free, self._clock() + seconds)
+            self._full_at = max(self._full_at, self._clock() + seconds + self._allowance)
 
 
 class RateLimiter:
@@ -111,5 +130,5 @@ class RateLimiter:
 
     def __init__(self, limit: RateLimit | None) -> None:
         limit = limit or RateLimit(0.0, 0.0)
-        self.general = TokenBucket(limit.request_interval)
+        self.general = TokenBucket(limit.request_interval, burst=limit.request_burst)
         self.launch = TokenBucket(limit.launch_interval)

@@ -99,6 +99,9 @@ class LambdaSettings:
                                       help="Lambda's limit, seconds per API call (documented: 1)")
     launch_interval: float = setting(default=12.0, parse=seconds,
                                      help="Lambda's limit, seconds per launch (documented: 12)")
+    request_burst: int = setting(default=5, parse=whole_number,
+                                 help="API calls that may go back to back before request_interval applies "
+                                      "(not documented: 5 is inferred)")
     time_scale: float = setting(default=1.0, parse=positive_number,
                                 help="multiplies poll and retry intervals (fast mock clouds)")
     terminate_batch: int = setting(default=BATCH_DESTROY_LIMIT, parse=whole_number,
@@ -141,7 +144,8 @@ class LambdaPlugin:
         try:
             client = LambdaClient(
                 config.api_key, base_url=config.api_endpoint,
-                rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM),
+                rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM,
+                                     request_burst=config.request_burst),
                 retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
             )
         except ValueError as exc:  # the SDK's message never contains the key

@@ -126,3 +126,50 @@ def test_launch_refuses_unknown_rulesets_and_rulesets_of_another_region(api: Lam
     )
     assert (unknown.status_code, unknown.json()) == (404, NOT_FOUND)
     assert api.listed_ids() == []
+
+
+DEFAULT_RULES = [SSH, {"protocol": "icmp", "source_network": "0.0.0.0/0", "description": "Allow ICMP"}]
+WEB = {"protocol": "tcp", "port_range": [8080, 8081], "source_network": "0.0.0.0/0", "description": "web"}
+
+
+def test_put_firewall_rules_replaces_every_rule_and_get_shows_them(api: LambdaApi) -> None:
+    """PUT /firewall-rules (spec 1.10 firewallRulesSet, research lambda.md section 2): the body `{"data":
+    [FirewallRule]}` replaces all rules, the answer is the rules in force, and GET /firewall-rules shows the
+    same. SkyPilot opens ports exactly so: it reads the rules, appends its own and PUTs the whole list
+    (sky/provision/lambda_cloud/lambda_utils.py:329-333, open_ports)."""
+    assert api.get("/firewall-rules").json() == {"data": DEFAULT_RULES}
+    put = api.call("PUT", "/firewall-rules", json={"data": [*DEFAULT_RULES, WEB, PING]})
+    assert put.status_code == 200, put.text
+    expected = [*DEFAULT_RULES, WEB, {**PING, "source_network": "203.0.113.7/32"}]
+    assert put.json() == {"data": expected}
+    assert api.get("/firewall-rules").json() == {"data": expected}
+    assert api.as_account(OTHER_ACCOUNT).get("/firewall-rules").json() == {"data": DEFAULT_RULES}  # per account
+    emptied = api.call("PUT", "/firewall-rules", json={"data": []})
+    assert emptied.json() == {"data": []} and api.get("/firewall-rules").json() == {"data": []}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"data": [{**SSH, "port_range": None}]}, "Error in request body at 'data[0]': port_range is required "
+                                                  "for the tcp protocol."),
+        ({"data": [SSH, {**PING, "port_range": [1, 2]}]}, "Error in request body at 'data[1]': port_range is not "
+                                                         "allowed for the icmp protocol."),
+        ({"data": [{**SSH, "source_network": "office"}]}, "Error in request body at 'data[0]': source_network "
+                                                          "must be an IPv4 network in CIDR notation."),
+    ],
+)
+def test_put_firewall_rules_refuses_a_malformed_rule_and_changes_nothing(api: LambdaApi, body: Any,
+                                                                          message: str) -> None:
+    """The spec's FirewallRule: port_range required but for icmp, where it is not allowed; source_network a
+    CIDR (research lambda.md section 4). A refused PUT leaves the rules as they were."""
+    response = api.call("PUT", "/firewall-rules", json=body)
+    assert (response.status_code, response.json()) == (400, invalid_parameters(message))
+    assert api.get("/firewall-rules").json() == {"data": DEFAULT_RULES}
+
+
+def test_put_firewall_rules_without_data_is_invalid(api: LambdaApi) -> None:
+    """`data` is required (FirewallRulesPutRequest, spec 1.10): the bare list is refused."""
+    response = api.call("PUT", "/firewall-rules", json=[SSH])
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "global/invalid-parameters"

@@ -75,7 +75,8 @@ ROUTES = (
     _route("GET", "/file-systems", resources.list_file_systems),  # the spec's paths differ: hyphen here...
     _route("POST", "/filesystems", resources.create_file_system),  # ...none here
     _route("DELETE", "/filesystems/{id}", resources.delete_file_system),
-    _route("GET", "/firewall-rules", resources.list_firewall_rules),
+    _route("GET", "/firewall-rules", firewalls.list_rules),
+    _route("PUT", "/firewall-rules", firewalls.set_rules),
     _route("GET", "/firewall-rulesets", firewalls.list_rulesets),
     _route("POST", "/firewall-rulesets", firewalls.create_ruleset),
     _route("GET", "/firewall-rulesets/global", firewalls.get_global),  # before {id}: "global" is no id

@@ -1,5 +1,6 @@
 """`/firewall-rulesets[/{id}]` and `/firewall-rulesets/global` (spec 1.10): per-account rulesets that launches
-may name in `firewall_rulesets`, and the account's global rules.
+may name in `firewall_rulesets`, and the account's global rules; `/firewall-rules` (firewallRulesList and
+firewallRulesSet), the account's inbound rules, which "do not apply to the us-south-1 region".
 
 Rulesets are bookkeeping only: the mock has no network, so rules are validated and stored, never enforced.
 """
@@ -16,6 +17,7 @@ from .errors import firewall_ruleset_in_use, firewall_ruleset_not_found, invalid
 from .models import (
     FirewallRule,
     FirewallRulesetCreateRequest,
+    FirewallRulesPutRequest,
     FirewallRulesetPatchRequest,
     GlobalFirewallRulesetPatchRequest,
     decode,
@@ -79,6 +81,19 @@ def update_global(ctx: Ctx) -> dict[str, object]:
     return _render_global(ctx)
 
 
+def list_rules(ctx: Ctx) -> list[dict[str, object]]:
+    """GET /firewall-rules: the account's inbound rules (SSH and ICMP open to everyone until a PUT)."""
+    return [render.firewall_rule(rule) for rule in ctx.resources.firewall_rules]
+
+
+def set_rules(ctx: Ctx) -> list[dict[str, object]]:
+    """PUT /firewall-rules: `{"data": [FirewallRule]}` replaces every rule (an empty list closes every port);
+    answers the rules now in force. A malformed rule is 400 global/invalid-parameters and changes nothing."""
+    body = decode(ctx.request, FirewallRulesPutRequest)
+    ctx.resources.firewall_rules = _rules(body.data, at="data")
+    return list_rules(ctx)
+
+
 def ruleset(ctx: Ctx, raw_id: str) -> FirewallRulesetRecord:
     """The caller's ruleset with the path's id; 400 for a malformed id, 404 for an unknown one."""
     found = find(ctx, parse_path_id(raw_id))
@@ -93,14 +108,14 @@ def find(ctx: Ctx, ruleset_id: str) -> FirewallRulesetRecord | None:
     return next((r for r in ctx.resources.firewall_rulesets if r.id == wanted), None)
 
 
-def _rules(rules: list[FirewallRule]) -> list[FirewallRuleRecord]:
-    return [_rule(rule, index) for index, rule in enumerate(rules)]
+def _rules(rules: list[FirewallRule], at: str = "rules") -> list[FirewallRuleRecord]:
+    return [_rule(rule, f"{at}[{index}]") for index, rule in enumerate(rules)]
 
 
-def _rule(rule: FirewallRule, index: int) -> FirewallRuleRecord:
+def _rule(rule: FirewallRule, at: str) -> FirewallRuleRecord:
     """Checks the spec leaves to prose: port_range [min, max] for every protocol but icmp (where it is not
     allowed), min <= max, and a public IPv4 source network (a bare address means /32)."""
-    where = f"Error in request body at 'rules[{index}]'"
+    where = f"Error in request body at '{at}'"
     if rule.protocol == "icmp" and rule.port_range is not None:
         raise invalid_parameters(f"{where}: port_range is not allowed for the icmp protocol.")
     if rule.protocol != "icmp" and rule.port_range is None:

@@ -105,6 +105,12 @@ class GlobalFirewallRulesetPatchRequest(_Body):
     rules: list[FirewallRule] | None = None
 
 
+class FirewallRulesPutRequest(_Body):
+    """PUT /firewall-rules (firewallRulesSet): `data`, required, replaces every rule."""
+
+    data: list[FirewallRule]
+
+
 class FilesystemCreateRequest(_Body):
     name: FilesystemName
     region: str

@@ -1,5 +1,5 @@
-"""Catalog and account endpoints: instance types, regions, images, SSH keys, file systems, firewall rules, and
-the reservation listing (mock extension)."""
+"""Catalog and account endpoints: instance types, regions, images, SSH keys, file systems, and the reservation
+listing (mock extension). Firewall rules and rulesets are in `firewalls`."""
 
 from __future__ import annotations
 
@@ -46,19 +46,6 @@ def list_regions(ctx: Ctx) -> list[dict[str, str]]:
 def list_images(ctx: Ctx) -> list[dict[str, object]]:
     """One object per (image, region): every seeded image is offered in every region."""
     return [render.image(ctx.world, image, r) for image in ctx.store.seed.images for r in ctx.config.regions]
-
-
-def list_firewall_rules(ctx: Ctx) -> list[dict[str, object]]:
-    """The documented defaults: SSH (port 22) and ICMP open to everyone. The mock keeps no other rules."""
-    return [
-        {
-            "protocol": "tcp",
-            "port_range": [22, 22],
-            "source_network": "0.0.0.0/0",
-            "description": "Allow SSH",
-        },
-        {"protocol": "icmp", "source_network": "0.0.0.0/0", "description": "Allow ICMP"},
-    ]
 
 
 def list_reservations(ctx: Ctx) -> list[dict[str, object]]:

@@ -68,11 +68,21 @@ class FirewallRulesetRecord(msgspec.Struct, kw_only=True):
     created: float = 0.0
 
 
+def default_firewall_rules() -> list[FirewallRuleRecord]:
+    """An account's inbound rules before any PUT /firewall-rules: SSH (port 22) and ICMP open to everyone
+    (research lambda.md section 4, FirewallRule defaults)."""
+    return [
+        FirewallRuleRecord(protocol="tcp", port_range=[22, 22], source_network="0.0.0.0/0", description="Allow SSH"),
+        FirewallRuleRecord(protocol="icmp", source_network="0.0.0.0/0", description="Allow ICMP"),
+    ]
+
+
 class AccountState(msgspec.Struct, kw_only=True):
     ssh_keys: list[SSHKeyRecord] = []
     file_systems: list[FileSystemRecord] = []
     firewall_rulesets: list[FirewallRulesetRecord] = []
     global_firewall_rules: list[FirewallRuleRecord] = []
+    firewall_rules: list[FirewallRuleRecord] = msgspec.field(default_factory=default_firewall_rules)
 
 
 class LambdaState(msgspec.Struct, kw_only=True):

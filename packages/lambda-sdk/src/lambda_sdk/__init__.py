@@ -47,6 +47,8 @@ if TYPE_CHECKING:
         Architecture,
         Filesystem,
         FileSystemMount,
+        FirewallProtocol,
+        FirewallRule,
         GeneratedSSHKey,
         Image,
         ImageSpec,
@@ -64,7 +66,8 @@ if TYPE_CHECKING:
     )
 
 _MODELS = (
-    "ActionAvailability", "Architecture", "FileSystemMount", "Filesystem", "GeneratedSSHKey", "Image",
+    "ActionAvailability", "Architecture", "FileSystemMount", "Filesystem", "FirewallProtocol", "FirewallRule",
+    "GeneratedSSHKey", "Image",
     "ImageSpec", "Instance", "InstanceActions", "InstanceStatus", "InstanceType", "InstanceTypeAvailability",
     "InstanceTypeSpecs", "Region", "Reservation", "SSHKey", "Tag", "User",
 )
@@ -82,7 +85,8 @@ _LAZY = {
 
 __all__ = [
     "APIError", "Aborted", "ActionAvailability", "Architecture", "AuthError", "CapacityError", "Conflict",
-    "ConnectError", "FileSystemMount", "Filesystem", "Forbidden", "GeneratedSSHKey", "Image", "ImageSpec", "Instance",
+    "ConnectError", "FileSystemMount", "Filesystem", "FirewallProtocol", "FirewallRule", "Forbidden",
+    "GeneratedSSHKey", "Image", "ImageSpec", "Instance",
     "InstanceActions", "InstanceStatus", "InstanceType", "InstanceTypeAvailability", "InstanceTypeSpecs",
     "InvalidParameters", "LambdaClient", "LambdaError", "LaunchOperation", "NotFound", "OperationFailed",
     "OperationTimeout", "Page", "Pager", "PaginationLoop", "PagingLoopError", "PollPolicy", "QuotaError",

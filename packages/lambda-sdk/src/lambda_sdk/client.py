@@ -20,7 +20,9 @@ from .models import (
     GONE_STATUSES,
     Filesystem,
     FileSystemMount,
+    FirewallRule,
     FirewallRulesetRef,
+    FirewallRulesPut,
     GeneratedSSHKey,
     Image,
     ImageSpec,
@@ -269,6 +271,20 @@ class LambdaClient:
     def delete_ssh_key(self, key_id: str, *, missing_ok: bool = True) -> None:
         """Delete a key; an unknown id is fine unless `missing_ok=False` (then NotFound)."""
         self._delete(f"/ssh-keys/{_segment(key_id)}", missing_ok)
+
+    # ------------------------------------------------------------------------------------------ firewall
+    def list_firewall_rules(self) -> Pager[FirewallRule]:
+        """The account's inbound firewall rules (GET /firewall-rules, firewallRulesList). Lambda: they "do not
+        apply to the us-south-1 region"."""
+        return single_page(lambda: self._transport.call("GET", "/firewall-rules", list[FirewallRule]))
+
+    def set_firewall_rules(self, rules: Iterable[FirewallRule]) -> list[FirewallRule]:
+        """Replace every inbound rule with `rules` (PUT /firewall-rules, firewallRulesSet) and return the rules
+        now in force; an empty `rules` closes every port, SSH included. To open one more port, list the rules
+        and send them with the new one. Retried like a read: sending the same list twice changes nothing.
+        Raises InvalidParameters for a malformed rule (nothing is changed)."""
+        body = FirewallRulesPut(list(rules))
+        return self._transport.call("PUT", "/firewall-rules", list[FirewallRule], body=body)
 
     # --------------------------------------------------------------------------------------- file systems
     def list_filesystems(self) -> Pager[Filesystem]:

@@ -113,6 +113,25 @@ class FirewallRulesetRef(msgspec.Struct, frozen=True):
     id: str
 
 
+class FirewallProtocol(_Enum):
+    TCP = "tcp"
+    UDP = "udp"
+    ICMP = "icmp"
+    ALL = "all"
+    UNKNOWN = "unknown"
+
+
+class FirewallRule(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One inbound rule (spec 1.10 FirewallRule): `port_range` is `(min, max)` (1..65535; `(22, 22)` for one
+    port), required for every protocol but icmp, where it must be None; `source_network` is an IPv4 CIDR;
+    `description` has at most 128 characters."""
+
+    protocol: FirewallProtocol
+    source_network: str
+    description: str
+    port_range: tuple[int, int] | None = None
+
+
 class Instance(msgspec.Struct, frozen=True):
     """An instance. `ip` is None while booting; `private_ip` may be None even when active.
 
@@ -263,6 +282,12 @@ class ErrorBody(msgspec.Struct):
 
 class ErrorEnvelope(msgspec.Struct):
     error: ErrorBody
+
+
+class FirewallRulesPut(msgspec.Struct):
+    """Body of PUT /firewall-rules: the rules, all of them."""
+
+    data: list[FirewallRule]
 
 
 class LaunchResult(msgspec.Struct):

@@ -73,6 +73,20 @@ def test_contradictory_or_incomplete_pricing_is_invalid(nebius, fields, path) ->
     assert path in str(failed.error.to_dict())
 
 
+def test_a_preemptible_instance_without_a_pricing_model_is_refused(nebius) -> None:
+    """The live API: `INVALID_ARGUMENT: spec.pricing_model - pricing model must be specified for a preemptible
+    instance` (real-clouds.md §2, the spot row; "Preemptible VMs require follows_spot_price or
+    spot_pricing_policy", the `nebius` 0.6.29 field doc). The peers always send one (SkyPilot
+    `sky/provision/nebius/utils.py:709`, dstack `backends/nebius/resources.py:390-391`)."""
+    spec = testkit.instance_spec(preemptible=compute.PreemptibleSpec(on_preemption=STOP))
+    failed = testkit.failure(nebius.client.instances.create, testkit.create_request(nebius.project, "no-model", spec))
+    assert failed.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert failed.message == "spec.pricing_model - pricing model must be specified for a preemptible instance"
+    assert [(v.field, v.message) for v in failed.error.bad_request.violations] == [
+        ("spec.pricing_model", "pricing model must be specified for a preemptible instance")
+    ]
+
+
 def test_a_spot_instance_cannot_become_on_demand(nebius) -> None:
     instance = _created(nebius, "stays-spot", follows_spot_price=compute.FollowsSpotPriceSpec())
     spec = testkit.instance_spec(on_demand=compute.OnDemandSpec())
@@ -83,7 +97,8 @@ def test_a_spot_instance_cannot_become_on_demand(nebius) -> None:
 
 def test_preemption_stops_a_preemptible_instance_which_can_be_started_again(nebius) -> None:
     """`on_preemption: STOP` is the only policy: a preempted VM is STOPPED and holds no capacity."""
-    instance = _created(nebius, "preempted", preemptible=compute.PreemptibleSpec(on_preemption=STOP))
+    instance = _created(nebius, "preempted", preemptible=compute.PreemptibleSpec(on_preemption=STOP),
+                        follows_spot_price=compute.FollowsSpotPriceSpec())
     instance_id = instance.metadata.id
     _running(nebius, instance_id)
     with nebius.world.tx() as world:

@@ -37,6 +37,8 @@ def test_offers_cheapest_first_with_capacity_and_reservations(shared_home: VmHom
 
 
 def test_spot_offers_are_marked_and_create_spot_makes_a_preemptible_vm(shared_home: VmHome) -> None:
+    """`vm create --spot` end to end; the Nebius mock refuses a preemptible create without a pricing model, as the
+    live API does (real-clouds.md §2, the spot row), so the create running proves vm opts into spot pricing."""
     offers = shared_home.ok("offers", "--gpu", "H100:1", "-o", "json").json()
     spot = [o for o in offers if o["spot"]]
     assert {o["provider"] for o in spot} == {"nebius"} and {o["price_per_hour"] for o in spot} == {1.25}

@@ -151,6 +151,24 @@ def test_a_doomed_create_shows_stopped_and_reconciling_until_it_fails(start_mock
     assert (status.state, status.reconciling) == (InstanceState.STOPPED, False)
 
 
+def test_a_preemptible_spec_without_pricing_model_is_invalid_argument(client) -> None:
+    """The live answer `INVALID_ARGUMENT: spec.pricing_model - pricing model must be specified for a preemptible
+    instance` (real-clouds.md §2, the spot row); the SDK's default preemptible spec carries `follows_spot_price`
+    and is accepted."""
+    from nebius_sdk import build_instance_spec
+
+    spec = build_instance_spec(*H100, subnet_id=client.subnet_id, preemptible=True)
+    spec.follows_spot_price = None
+    with pytest.raises(InvalidArgument) as info:
+        client.begin_create_instance_from_spec("vm-no-pricing", spec)
+    [violation] = info.value.violations
+    assert violation.field == "spec.pricing_model"
+    assert violation.message == "pricing model must be specified for a preemptible instance"
+    assert "spec.pricing_model - pricing model must be specified" in info.value.message
+    spot = client.begin_create_instance("vm-spot-default", *H100, preemptible=True).result(timeout=WAIT)
+    assert spot.spec.follows_spot_price is not None and spot.spec.preemptible is not None
+
+
 def test_strict_without_a_usable_block_is_capacity_error(client) -> None:
     op = client.begin_create_instance(
         "vm-strict", *CPU, reservation=ReservationPolicyPolicy.STRICT, reservation_ids=[H100_BLOCK]

@@ -287,6 +287,20 @@ def test_build_instance_spec_preemptible_and_existing_disk() -> None:
     assert spec.network_interfaces[0].public_ip_address is None
 
 
+def test_a_preemptible_spec_opts_into_a_spot_pricing_model() -> None:
+    """The API refuses a preemptible VM without a pricing model (real-clouds.md §2, the spot row: "pricing model
+    must be specified for a preemptible instance"); SkyPilot `sky/provision/nebius/utils.py:709` and dstack
+    `backends/nebius/resources.py:390-391` send `follows_spot_price`. A pricing policy id replaces it."""
+    from nebius_sdk.models import InstanceSpec
+
+    follows = InstanceSpec.parse(bytes(nebius_sdk.build_instance_spec("p", "q", preemptible=True)))
+    assert follows.follows_spot_price is not None and follows.spot_pricing_policy is None
+    capped = nebius_sdk.build_instance_spec("p", "q", preemptible=True, spot_pricing_policy_id="pricingpolicy-e00a")
+    assert capped.spot_pricing_policy.id == "pricingpolicy-e00a" and capped.follows_spot_price is None
+    regular = nebius_sdk.build_instance_spec("p", "q")
+    assert (regular.follows_spot_price, regular.spot_pricing_policy, regular.on_demand) == (None, None, None)
+
+
 # ------------------------------------------------------------------------------------------------ client
 def test_client_reads_token_from_environment_and_hides_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEBIUS_IAM_TOKEN", "env-secret-token")

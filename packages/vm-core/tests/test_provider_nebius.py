@@ -331,7 +331,7 @@ def test_create_in_another_region_uses_that_regions_project(nebius: NebiusProvid
 
 
 def test_without_a_region_the_first_region_selling_the_shape_is_used(nebius: NebiusProvider) -> None:
-    vm = nebius.begin_create(spec("b200", gpu="B200")).wait(WAIT)  # only us-central1 sells B200
+    vm = nebius.begin_create(spec("b200", gpu="B200", gpu_count=8)).wait(WAIT)  # only us-central1 sells B200
     assert (vm.region, vm.shape, vm.gpu_count) == ("us-central1", "gpu-b200-sxm/8gpu-160vcpu-1792gb", 8)
     nebius.begin_destroy(vm.id).wait(WAIT)
 
@@ -532,8 +532,11 @@ def test_spot_offers_are_catalog_shapes_with_a_spot_price_on_preemptible_platfor
 
 
 def test_spot_create_is_a_preemptible_instance_at_the_spot_price(nebius: NebiusProvider) -> None:
+    """A preemptible VM opts into spot pricing (`follows_spot_price`): Nebius refuses one without a pricing model
+    (real-clouds.md §2, the spot row), and so does the mock."""
     vm = nebius.begin_create(spec("spot-1", gpu_count=1, spot=True)).wait(WAIT)
     assert vm.native.spec.preemptible is not None and vm.price_per_hour == 1.25
+    assert vm.native.spec.follows_spot_price is not None
     regular = nebius.begin_create(spec("regular-1", gpu_count=1)).wait(WAIT)
     assert regular.native.spec.preemptible is None and regular.price_per_hour == 2.95
 

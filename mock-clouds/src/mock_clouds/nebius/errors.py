@@ -87,12 +87,14 @@ def _service_error(code: str, service: str = SERVICE, **detail: Unpack[_Detail])
 
 
 def bad_request(violations: list[tuple[str, str]], service: str = SERVICE) -> ApiError:
-    """INVALID_ARGUMENT with one BadRequest violation per (field path, message), at most MAX_VIOLATIONS."""
+    """INVALID_ARGUMENT with one BadRequest violation per (field path, message), at most MAX_VIOLATIONS. The
+    status message is "<field> - <message>" as in a live answer (real-clouds.md §2, the spot row); joining several
+    with "; " is an inference."""
     violations = violations[:MAX_VIOLATIONS]
     items = [common.BadRequestViolation(field=f, message=clip(m)) for f, m in violations]
-    message = "; ".join(f"{f}: {clip(m)}" for f, m in violations)
+    message = "; ".join(f"{f} - {clip(m)}" for f, m in violations)
     error = _service_error("BadRequest", service, bad_request=common.BadRequest(violations=items))
-    return ApiError(grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {message}", error)
+    return ApiError(grpc.StatusCode.INVALID_ARGUMENT, message, error)
 
 
 def not_found(resource_id: str, what: str = "resource") -> ApiError:

@@ -73,11 +73,18 @@ def is_preemptible(value: compute.InstanceSpec) -> bool:
     )
 
 
+PRICING_MODEL_REQUIRED = "pricing model must be specified for a preemptible instance"  # the live API's text
+
+
 def pricing_model(value: compute.InstanceSpec) -> list[Violation]:
-    """`on_demand` is "a regular, non-preemptible VM", so it contradicts `preemptible`; a spot pricing
-    policy needs its id."""
+    """`on_demand` is "a regular, non-preemptible VM", so it contradicts `preemptible`; a preemptible VM needs
+    a spot pricing model ("Preemptible VMs require follows_spot_price or spot_pricing_policy", the field doc of
+    `nebius` 0.6.29; the live answer `INVALID_ARGUMENT: spec.pricing_model - pricing model must be specified for
+    a preemptible instance`, real-clouds.md §2); a spot pricing policy needs its id."""
     if value.on_demand is not None and value.preemptible is not None:
         return [("spec.on_demand", "an on-demand instance cannot be preemptible")]
+    if value.preemptible is not None and value.follows_spot_price is None and value.spot_pricing_policy is None:
+        return [("spec.pricing_model", PRICING_MODEL_REQUIRED)]
     if value.spot_pricing_policy is not None and not value.spot_pricing_policy.id:
         return [("spec.spot_pricing_policy.id", "value is required")]
     return []

@@ -14,6 +14,7 @@ from .models import (
     DiskSpec,
     DiskSpecDiskType,
     ExistingDisk,
+    FollowsSpotPriceSpec,
     InstanceGpuClusterSpec,
     InstanceRecoveryPolicy,
     InstanceSpec,
@@ -110,9 +111,10 @@ def build_instance_spec(
     `reservation` is a full `ReservationPolicy` or just its policy; `reservation_ids` alone implies AUTO.
     No reservation argument leaves the field unset (the server's default, AUTO). A preemptible VM stops on
     preemption and never recovers by itself (recovery policy FAIL), as SkyPilot and dstack configure it.
-    `spot_pricing_policy_id` (preemptible only) caps the spot price: the `pricing_model` becomes
-    `spot_pricing_policy`, and the VM is preempted when the spot price exceeds the policy's maximum; without it
-    `pricing_model` is left unset (the server's default).
+    A preemptible VM needs a spot pricing model (the API refuses one without: "pricing model must be specified for
+    a preemptible instance"): `follows_spot_price` (pay the current spot price) unless `spot_pricing_policy_id`
+    (preemptible only) names a pricing policy that caps the spot price (`spot_pricing_policy`: the VM is preempted
+    when the spot price exceeds the policy's maximum). A regular VM leaves `pricing_model` unset (on-demand).
     """
     if spot_pricing_policy_id and not preemptible:
         raise ValueError("spot_pricing_policy_id needs preemptible=True")
@@ -131,6 +133,8 @@ def build_instance_spec(
         spec.recovery_policy = InstanceRecoveryPolicy.FAIL
     if spot_pricing_policy_id:
         spec.spot_pricing_policy = SpotPricingPolicySpec(id=spot_pricing_policy_id)
+    elif preemptible:
+        spec.follows_spot_price = FollowsSpotPriceSpec()
     if gpu_cluster_id:
         spec.gpu_cluster = InstanceGpuClusterSpec(id=gpu_cluster_id)
     return spec

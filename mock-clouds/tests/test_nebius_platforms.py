@@ -22,7 +22,12 @@ def test_platforms_of_each_region(nebius):
         "gpu-l40s-a",
         "gpu-l40s-d",
     ]
-    assert _names(nebius, nebius.projects["us-central1"]) == ["gpu-b200-sxm", "gpu-h200-sxm"]
+    assert _names(nebius, nebius.projects["us-central1"]) == [
+        "gpu-b200-sxm",
+        "gpu-b200-sxm-a",
+        "gpu-b300-sxm",
+        "gpu-h200-sxm",
+    ]
 
 
 def test_platform_presets_and_resources(nebius):

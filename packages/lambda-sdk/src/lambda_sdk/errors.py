@@ -17,9 +17,9 @@
     │   ├── NotFound                   404 global/object-does-not-exist, global/not-found
     │   ├── Conflict                   409 global/conflict, 400 global/duplicate, ...-in-use
     │   ├── CapacityError              400 instance-operations/launch/insufficient-capacity
-    │   ├── QuotaError                 400 global/quota-exceeded
+    │   ├── QuotaError                 400 global/quota-exceeded, provider/quota-exceeded
     │   ├── RateLimited                429 (carries retry_after seconds)
-    │   └── ServerError                5xx
+    │   └── ServerError                5xx; provider/internal-unavailable whatever its status
     ├── OperationFailed                a launched instance ended unhealthy, terminated or preempted
     ├── OperationTimeout               a wait reached its deadline (the cloud operation goes on)
     └── PaginationLoop                 a server returned the same page token twice (alias PagingLoopError)
@@ -220,6 +220,10 @@ ERRORS_BY_CODE: dict[str, type[APIError]] = {
     "filesystems/filesystem-in-use": Conflict,
     "firewall-rulesets/firewall-ruleset-in-use": Conflict,
     "ssh-keys/key-in-use": Conflict,
+    # `provider/` codes come from Lambda's upstream providers; spec 1.10 names "network outages", "service
+    # unavailability" and "quota limitations or resource exhaustion", gives no HTTP status, and shows one code.
+    "provider/internal-unavailable": ServerError,  # the spec's example: "Provider unavailable", "Try again shortly"
+    "provider/quota-exceeded": QuotaError,  # in a third-party client's error table, not in the spec (inferred)
 }
 
 # HTTP status -> class, for codes the table above does not know.
@@ -236,7 +240,9 @@ def error_class(status: int, code: str) -> type[APIError]:
     """The error class for an HTTP status and a Lambda error code.
 
     429 and 5xx win over the code (they describe the call, not the request); otherwise the code decides,
-    then the status; anything else is a plain APIError.
+    then the status; anything else is a plain APIError. So `provider/internal-unavailable` is a ServerError,
+    retried like one, even when Lambda sends it with a 4xx status (the spec gives none); a `provider/` code that
+    is not in the table is classified by its status alone.
     """
     if status == 429:
         return RateLimited

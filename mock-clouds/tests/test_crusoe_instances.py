@@ -115,7 +115,12 @@ def test_running_vm_has_the_full_instance_shape(crusoe: CrusoeEnv) -> None:
 
 
 def test_infiniband_partition_is_echoed_in_host_channel_adapters(crusoe: CrusoeEnv) -> None:
-    partition = "6f1e2d3c-4b5a-4968-8776-655443322100"
+    """The partition must exist on the location's IB network (POST /networking/ib-partitions, as dstack makes
+    one before an IB create: backends/crusoe/compute.py create_placement_group)."""
+    networks = crusoe.client.get(f"/projects/{crusoe.project}/networking/ib-networks").json()["items"]
+    east = next(n["id"] for n in networks if n["location"] == "us-east1-a")
+    partition = crusoe.client.post(f"/projects/{crusoe.project}/networking/ib-partitions",
+                                   {"name": "echo", "ib_network_id": east}).json()["id"]
     vm = create_vm(
         crusoe.client,
         crusoe.project,

@@ -61,7 +61,7 @@ def list_quotas(call: Call) -> Response:
     and client-go declare integers. `[crusoe.extra] quota_counters = "integer"` makes the mock write integers.
     """
     proj = access.project(call)
-    counter = int if call.world.config(CRUSOE).extra.get("quota_counters", "string") == "integer" else str
+    counter = _counter(call.world)
     quotas = [q for q in call.world.config(CRUSOE).quotas if q.scope == proj.id]
     items = []
     for quota in quotas:
@@ -79,6 +79,29 @@ def list_quotas(call: Call) -> Response:
             }
         )
     return Response(200, {"quotas": items})
+
+
+def _counter(world: World) -> type[int] | type[str]:
+    """How quota counters are written (see `list_quotas`)."""
+    return int if world.config(CRUSOE).extra.get("quota_counters", "string") == "integer" else str
+
+
+# Organisation quotas the mock knows (the swagger's example is ORG_QUOTAS_MAXIMUM_USERS / `users`); the limits
+# are mock choices: the real ones are per contract.
+_ORG_QUOTAS = (("ORG_QUOTAS_MAXIMUM_PROJECTS", "projects", "Projects", 10),
+               ("ORG_QUOTAS_MAXIMUM_USERS", "users", "Users", 10))
+
+
+def list_org_quotas(call: Call) -> Response:
+    """`GET /organizations/{o}/quotas` -> `{"quotas": [OrgQuota]}` (`type`, `programmatic_name`, `description`,
+    `max`, `used`, `available`; counters written as the project quotas' are). Each access key is one user."""
+    access.organization(call)
+    counter = _counter(call.world)
+    used = {"projects": len(access.org_projects(call)), "users": 1}
+    return Response(200, {"quotas": [
+        {"type": kind, "programmatic_name": name, "description": text, "max": counter(limit),
+         "used": counter(used[name]), "available": counter(max(0, limit - used[name]))}
+        for kind, name, text, limit in _ORG_QUOTAS]})
 
 
 def _family_shape(world: World, family: str) -> Shape | None:

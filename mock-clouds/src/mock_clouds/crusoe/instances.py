@@ -14,14 +14,14 @@ from ..core.models import VM, CreateFailure, OpKind, Provider
 from ..core.placement import ReservationChoice
 from ..core.world import World, region_matches
 from ..http import Response
-from . import access, images, paging, render, vmdata
+from . import access, images, networking, paging, render, storage, vmdata
 from .access import Call
 from .errors import bad_request
 from .models import InstancesPostRequest, ReservationSpecification
 
 CRUSOE = Provider.CRUSOE
 DEFAULT_IMAGE = images.DEFAULT_IMAGE
-_SSH_KEY = re.compile(
+SSH_KEY_PATTERN = re.compile(
     r"^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-\S+@openssh\.com) [A-Za-z0-9+/=]+( .*)?$"
 )
 
@@ -79,8 +79,10 @@ def create_instance(call: Call) -> Response:
     proj = access.project(call)
     body: InstancesPostRequest = call.body(InstancesPostRequest)
     _validate_create(call.world, proj.id, body)
+    disks = storage.attach_at_create(call, proj.id, body.location, body.disks)
+    _check_partitions(call, proj.id, body)
     choice = reservation_choice(call.world, body.reservation_specification)
-    _vm, op = call.world.create_vm(
+    vm, op = call.world.create_vm(
         CRUSOE,
         scope=proj.id,
         region=body.location,
@@ -92,7 +94,19 @@ def create_instance(call: Call) -> Response:
         native=_native(call.world, proj.id, body),
         created_by=call.owner,
     )
+    storage.record_attachments(call.world, vm.id, disks)
     return Response(200, {"operation": render.operation(call.world, op)})
+
+
+def _check_partitions(call: Call, project_id: str, body: InstancesPostRequest) -> None:
+    """Each host channel adapter names an IB partition of the project on the location's IB network."""
+    for hca in body.host_channel_adapters:
+        partition_id = hca.transport_partition_id or hca.ib_partition_id
+        partition = networking.partition_of(call.world, project_id, partition_id)
+        if partition is None:
+            raise bad_request(f"ib partition {partition_id!r} not found")
+        if partition["ib_network_id"] != vmdata.ib_network_id(body.location):
+            raise bad_request(f"ib partition {partition_id} is not on the ib network of {body.location}")
 
 
 def reservation_choice(world: World, spec: ReservationSpecification | None) -> ReservationChoice:
@@ -120,11 +134,9 @@ def _validate_create(world: World, project_id: str, body: InstancesPostRequest) 
         raise bad_request(f"invalid vm type {body.type_!r}")
     if body.location not in config.regions:
         raise bad_request(f"invalid location {body.location!r}")
-    if not _SSH_KEY.match(body.ssh_public_key.strip()):
+    if not SSH_KEY_PATTERN.match(body.ssh_public_key.strip()):
         raise bad_request("invalid ssh_public_key")
     _validate_image(world, body)
-    if body.disks:
-        raise bad_request(f"disk {body.disks[0].disk_id} not found")  # the mock has no disks API
     if len(body.network_interfaces) > 1:
         raise bad_request("at most one network interface is supported")  # mock limitation
     for nic in body.network_interfaces:

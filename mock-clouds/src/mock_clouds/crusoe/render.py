@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from ..core.models import VM, Operation, OpError, OpKind, Project, Provider, Reservation, Shape, VMState
 from ..core.world import World
-from . import vmdata
+from . import storage, vmdata
 
 CRUSOE = Provider.CRUSOE
 
@@ -59,7 +59,7 @@ def instance(world: World, vm: VM) -> dict[str, object]:
         "billing_type": "On-demand",  # the enum's other values (Spot, PoC) do not apply to API-created VMs
         "reservation_id": vm.reservation_id,
         "maintenance_policy": extras.maintenance_policy,
-        "disks": [_os_disk(vm, extras.os_disk)],
+        "disks": [_os_disk(vm, extras.os_disk), *storage.vm_data_disks(world, vm.id)],
         "network_interfaces": [_network_interface(vm, extras.nic)],
         "host_channel_adapters": _slice(world, [_host_channel_adapter(h) for h in extras.host_channel_adapters]),
         "instance_group_id": "",

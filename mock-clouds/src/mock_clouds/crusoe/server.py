@@ -15,7 +15,7 @@ from ..core.models import Provider
 from ..core.world import World
 from ..http import HttpServer, Request, Response, Router
 from ..tls import ServerTls
-from . import actions, catalog, images, instances, operations, projects, reservations
+from . import actions, catalog, images, instances, networking, operations, projects, reservations, storage, users
 from .access import Call
 from .auth import authenticate
 from .errors import ApiError, bad_request, error_body, method_not_allowed, not_found, too_many_requests
@@ -23,6 +23,8 @@ from .errors import ApiError, bad_request, error_body, method_not_allowed, not_f
 CRUSOE = Provider.CRUSOE
 _VERSIONED_PATH = re.compile(r"^/(?:v1alpha5|v1)(/.*)$")
 _VMS = "/projects/{project_id}/compute/vms"
+_DISKS = "/projects/{project_id}/storage/disks"
+_NET = "/projects/{project_id}/networking"
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,24 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{_VMS}/instances/{{vm_id}}", instances.get_instance),
     Route("PATCH", f"{_VMS}/instances/{{vm_id}}", actions.patch_instance),
     Route("DELETE", f"{_VMS}/instances/{{vm_id}}", instances.delete_instance),
+    Route("GET", "/organizations/{organization_id}/quotas", catalog.list_org_quotas),
+    Route("GET", f"{_DISKS}/operations", storage.list_operations),
+    Route("GET", f"{_DISKS}/operations/{{operation_id}}", storage.get_operation),
+    Route("GET", _DISKS, storage.list_disks),
+    Route("POST", _DISKS, storage.create_disk),
+    Route("GET", f"{_DISKS}/{{disk_id}}", storage.get_disk),
+    Route("DELETE", f"{_DISKS}/{{disk_id}}", storage.delete_disk),
+    Route("GET", f"{_NET}/ib-networks", networking.list_ib_networks),
+    Route("GET", f"{_NET}/ib-networks/{{ib_network_id}}", networking.get_ib_network),
+    Route("GET", f"{_NET}/ib-partitions", networking.list_ib_partitions),
+    Route("POST", f"{_NET}/ib-partitions", networking.create_ib_partition),
+    Route("GET", f"{_NET}/ib-partitions/{{ib_partition_id}}", networking.get_ib_partition),
+    Route("DELETE", f"{_NET}/ib-partitions/{{ib_partition_id}}", networking.delete_ib_partition),
+    Route("GET", f"{_NET}/vpc-subnets", networking.list_vpc_subnets),
+    Route("GET", f"{_NET}/vpc-subnets/{{vpc_subnet_id}}", networking.get_vpc_subnet),
+    Route("GET", "/users/ssh-keys", users.list_ssh_keys),
+    Route("POST", "/users/ssh-keys", users.create_ssh_key),
+    Route("DELETE", "/users/ssh-keys", users.delete_ssh_key),
 )
 
 # Injected faults. 503 reuses the documented `internal_error` slug: no other 5xx slug of Crusoe is known.

@@ -152,11 +152,16 @@ def public_address(world: World) -> str:
     return str(_PUBLIC_BASE + 1 + _next(world, "public") % (_PUBLIC_SIZE - 2))
 
 
-def _private_address(world: World, location: str) -> str:
+def subnet_base(world: World, location: str) -> ipaddress.IPv4Address:
+    """The network address of a location's default subnet (a /20, in location order)."""
     locations = list(world.config(Provider.CRUSOE).regions)
     subnet_index = locations.index(location) if location in locations else 0
+    return _PRIVATE_BASE + subnet_index * _SUBNET_SIZE
+
+
+def _private_address(world: World, location: str) -> str:
     host = 2 + _next(world, f"private:{location}") % (_SUBNET_SIZE - 4)
-    return str(_PRIVATE_BASE + subnet_index * _SUBNET_SIZE + host)
+    return str(subnet_base(world, location) + host)
 
 
 def _next(world: World, counter: str) -> int:

@@ -72,3 +72,19 @@ def test_platforms_page(nebius):
         "gpu-l40s-a",
     ]
     assert second.next_page_token != ""
+
+
+def test_gpu_platforms_state_the_memory_of_one_gpu_in_gigabytes(nebius):
+    """`PlatformSpec.gpu_memory_gigabytes` (field 12) is set: gpuhunt keeps a platform's GPU presets only when it
+    equals the GPU's known memory (gpuhunt `src/gpuhunt/providers/nebius.py:168-179`, its live-catalog integrity
+    tests `src/integrity_tests/test_nebius.py` find H100, H200, B200, L40S and RTXPRO6000), and SkyPilot writes it
+    into its catalog (`sky/catalog/data_fetchers/fetch_nebius.py`); real-clouds.md Part 2 D5."""
+    expected = {"gpu-h100-sxm": 80, "gpu-h200-sxm": 141, "gpu-l40s-a": 48, "gpu-l40s-d": 48, "cpu-d3": 0,
+                "gpu-b200-sxm": 180, "gpu-b200-sxm-a": 180, "gpu-b300-sxm": 288}
+    seen = {}
+    for region in ("eu-north1", "us-central1"):
+        listed = nebius.client.platforms.list(compute.ListPlatformsRequest(parent_id=nebius.projects[region]))
+        for platform in listed.items:
+            seen[platform.metadata.name] = platform.spec.gpu_memory_gigabytes
+            assert platform.spec.gpu_memory_gibibytes == platform.spec.gpu_memory_gigabytes  # deprecated twin
+    assert seen == expected

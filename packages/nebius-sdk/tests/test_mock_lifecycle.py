@@ -105,6 +105,13 @@ def test_platforms(client) -> None:
         client.get_platform("gpu-z999")
 
 
+def test_platforms_state_the_memory_of_one_gpu(client) -> None:
+    """`PlatformSpec.gpu_memory_gigabytes` is what gpuhunt matches against the GPU's known memory
+    (gpuhunt `src/gpuhunt/providers/nebius.py:168-179`; real-clouds.md Part 2 D5): 80 GB for an H100."""
+    memory = {p.metadata.name: p.spec.gpu_memory_gigabytes for p in client.list_platforms()}
+    assert (memory["gpu-h100-sxm"], memory["gpu-h200-sxm"], memory["gpu-l40s-d"], memory["cpu-d3"]) == (80, 141, 48, 0)
+
+
 @pytest.mark.parametrize(
     ("reservation", "ids", "expected_block"),
     [

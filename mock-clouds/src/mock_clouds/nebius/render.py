@@ -249,7 +249,8 @@ def _failure(op: Operation, record: OperationRecord) -> errors.ApiError:
 
 # ------------------------------------------------------------------------------------------------ platforms
 def platform(project_id: str, name: str, shapes: list[Shape]) -> compute.Platform:
-    """mock extension: platform ids are derived from the name; gpu_count_quota_type uses the quota name."""
+    """mock extension: platform ids are derived from the name; gpu_count_quota_type uses the quota name. The GPU
+    memory (catalog.gpu_memory_gigabytes) is per GPU, as the clients read it."""
     gpus = shapes[0].gpus > 0
     presets = [_preset(s) for s in shapes]
     spec = compute.PlatformSpec(
@@ -258,6 +259,9 @@ def platform(project_id: str, name: str, shapes: list[Shape]) -> compute.Platfor
         human_readable_name=shapes[0].description or name,
         allow_preset_change=True,
         short_human_readable_name=name,
+        # field 11 is deprecated but still read (SkyPilot 0.14's catalog fetcher); the same number is an inference
+        gpu_memory_gibibytes=catalog.gpu_memory_gigabytes(name),
+        gpu_memory_gigabytes=catalog.gpu_memory_gigabytes(name),
     )
     return compute.Platform(
         metadata=common.ResourceMetadata(

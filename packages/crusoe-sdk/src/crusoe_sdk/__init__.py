@@ -38,19 +38,26 @@ _EXPORTS: dict[str, str] = {
             "Instance", "InstanceState", "InstanceAction", "OperationRecord", "OperationState", "Project",
             "VMType", "Image", "Capacity", "Quota", "Reservation", "LowestCost", "OnDemand", "ById",
             "ReservationSpecification", "DiskAttachment", "NetworkInterface", "AttachedDisk", "ErrorBody",
+            "HostChannelAdapterRequest",
         )
+    },
+    **{
+        name: "resources"
+        for name in ("Disk", "DiskVMAttachment", "IBNetwork", "IBNetworkCapacity", "IBPartition", "VPCSubnet",
+                     "SSHKey", "OrgQuota")
     },
 }
 
 # Written out (the keys of _EXPORTS, sorted) so that type checkers see the re-exports.
 __all__ = [
     "APIError", "AttachedDisk", "AuthError", "BadRequest", "ById", "Capacity", "CapacityError", "Conflict",
-    "ConnectError", "CrusoeClient", "CrusoeError", "DiskAttachment", "ErrorBody", "Image", "Instance", "InstanceAction",
-    "InstanceState", "LowestCost", "NetworkInterface", "NoResponse", "NotFound", "OnDemand", "Operation",
-    "OperationFailed", "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable", "Page",
-    "Pager", "PaginationLoop", "PermissionDenied", "PollPolicy", "Project", "ProjectUnavailable",
-    "ProjectUnresolved", "Quota", "QuotaError", "RateLimited", "RequestNotSent", "Reservation",
-    "ReservationSpecification", "RetryPolicy", "ServerError", "VMType",
+    "ConnectError", "CrusoeClient", "CrusoeError", "Disk", "DiskAttachment", "DiskVMAttachment", "ErrorBody",
+    "HostChannelAdapterRequest", "IBNetwork", "IBNetworkCapacity", "IBPartition", "Image", "Instance",
+    "InstanceAction", "InstanceState", "LowestCost", "NetworkInterface", "NoResponse", "NotFound", "OnDemand",
+    "Operation", "OperationFailed", "OperationRecord", "OperationState", "OperationTimeout", "OperationUnavailable",
+    "OrgQuota", "Page", "Pager", "PaginationLoop", "PermissionDenied", "PollPolicy", "Project",
+    "ProjectUnavailable", "ProjectUnresolved", "Quota", "QuotaError", "RateLimited", "RequestNotSent",
+    "Reservation", "ReservationSpecification", "RetryPolicy", "SSHKey", "ServerError", "VMType", "VPCSubnet",
 ]
 
 
@@ -100,6 +107,7 @@ if TYPE_CHECKING:  # static view of the lazy names above
         Capacity,
         DiskAttachment,
         ErrorBody,
+        HostChannelAdapterRequest,
         Image,
         Instance,
         InstanceAction,
@@ -114,4 +122,14 @@ if TYPE_CHECKING:  # static view of the lazy names above
         Reservation,
         ReservationSpecification,
         VMType,
+    )
+    from .resources import (  # noqa: F401
+        Disk,
+        DiskVMAttachment,
+        IBNetwork,
+        IBNetworkCapacity,
+        IBPartition,
+        OrgQuota,
+        SSHKey,
+        VPCSubnet,
     )

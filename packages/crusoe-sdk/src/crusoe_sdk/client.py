@@ -31,6 +31,7 @@ from .models import (
     Capacity,
     CreateInstanceRequest,
     DiskAttachment,
+    HostChannelAdapterRequest,
     Image,
     Instance,
     InstanceAction,
@@ -46,6 +47,17 @@ from .models import (
     ReservationSpecification,
     VMType,
 )
+from .resources import (
+    CreateDiskRequest,
+    Disk,
+    IBNetwork,
+    IBPartition,
+    OrgQuota,
+    OrgQuotasResponse,
+    SSHKey,
+    SSHKeyEnvelope,
+    VPCSubnet,
+)
 
 if TYPE_CHECKING:
     import requests
@@ -55,6 +67,8 @@ T = TypeVar("T")
 DEFAULT_BASE_URL = "https://api.cloud.crusoe.ai/v1alpha5"
 # A project given as a canonical UUID is used as is; anything else is a name (Terraform: uuid.Parse, else by name).
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_VM_OPERATIONS = "compute/vms/instances/operations"
+_DISK_OPERATIONS = "storage/disks/operations"
 DEFAULT_SORT = "created_at"  # the API has no deterministic default order: pages would skip or repeat VMs
 
 
@@ -303,6 +317,7 @@ class CrusoeClient:
         startup_script: str = "",
         shutdown_script: str = "",
         disks: Iterable[DiskAttachment] = (),
+        host_channel_adapters: Iterable[HostChannelAdapterRequest] = (),
         maintenance_policy: str = "",
         project_id: str | None = None,
     ) -> Operation[Instance]:
@@ -310,14 +325,16 @@ class CrusoeClient:
 
         Without `reservation_specification` the server's default (`lowest_cost`) applies. Never retried after
         it may have reached the server (see the module docstring). `result()` raises CapacityError when the
-        cloud is out of stock; the VM then does not exist.
+        cloud is out of stock; the VM then does not exist. `disks` attaches data disks (`attachment_type` data);
+        `host_channel_adapters` puts an InfiniBand type on an IB partition (`HostChannelAdapterRequest(id)`).
         """
         project, path = self._vms(project_id, "instances")
         reservation = reservation_specification.to_wire() if reservation_specification else {}
         request = CreateInstanceRequest(
             name=name, type=type, location=location, ssh_public_key=ssh_public_key, image=image,
             custom_image=custom_image, startup_script=startup_script, shutdown_script=shutdown_script,
-            disks=list(disks), maintenance_policy=maintenance_policy,
+            disks=list(disks), host_channel_adapters=list(host_channel_adapters),
+            maintenance_policy=maintenance_policy,
             reservation_specification=reservation,
         )
         envelope = self._transport.request(
@@ -393,8 +410,9 @@ class CrusoeClient:
         """
         return self._read_operation(operation_id, self._project_of(project_id), None)
 
-    def _read_operation(self, operation_id: str, project: str, deadline: float | None) -> OperationRecord:
-        path = self._vms(project, "instances", "operations", operation_id)[1]
+    def _read_operation(self, operation_id: str, project: str, deadline: float | None,
+                        where: str = _VM_OPERATIONS) -> OperationRecord:
+        path = f"/projects/{_segment(project)}/{where}/{_segment(operation_id)}"
         try:
             return self._transport.request(
                 "GET", path, idempotent=True, into=OperationRecord, deadline=deadline
@@ -431,23 +449,20 @@ class CrusoeClient:
         return self._operation(record, project, _instance_or_none)
 
     def _operation(self, record: OperationRecord, project: str,
-                   resolve: Callable[[OperationRecord], T]) -> Operation[T]:
+                   resolve: Callable[[OperationRecord], T], where: str = _VM_OPERATIONS) -> Operation[T]:
         op_id = record.operation_id
         return Operation(
             record,
             project_id=project,
-            refresh=lambda deadline: self._read_operation(op_id, project, deadline),
+            refresh=lambda deadline: self._read_operation(op_id, project, deadline, where),
             resolve=resolve,
             fail=lambda final: _errormap.from_operation(
-                final, method="GET", url=self._operation_url(op_id, project)
+                final, method="GET", url=f"{self.base_url}/projects/{_segment(project)}/{where}/{_segment(op_id)}"
             ),
             policy=self._poll,
             sleep=self._sleep,
             rng=self._rng,
         )
-
-    def _operation_url(self, operation_id: str, project: str) -> str:
-        return self.base_url + self._vms(project, "instances", "operations", operation_id)[1]
 
     def _instance_result(self, project: str) -> Callable[[OperationRecord], Instance]:
         """The VM an operation produced: from its result, else read by the operation's resource id."""
@@ -475,6 +490,127 @@ class CrusoeClient:
             raise errors.NotFound(f"reservation {reservation_id} not in the response", status=200,
                                   code="not_found", method="GET", url=self.base_url + path)
         return found[0]
+
+
+    # ------------------------------------------------------------------------------------------ disks
+    def _project_path(self, project_id: str | None, *parts: str) -> tuple[str, str]:
+        """(project id, path) of `/projects/{p}/<parts...>` (the project resolved now)."""
+        project = self._project_of(project_id)
+        return project, f"/projects/{_segment(project)}" + "".join(f"/{_segment(part)}" for part in parts)
+
+    def list_disks(self, *, ids: Iterable[str] = (), names: Iterable[str] = (), location: str = "",
+                   project_id: str | None = None) -> Pager[Disk]:
+        """Disks of the project (data disks; OS disks come with their VMs), optionally filtered. Lazy; one page."""
+        query = _drop_empty({"disk_ids": _csv(ids), "disk_names": _csv(names), "location": location})
+        return self._single_page(lambda: self._project_path(project_id, "storage", "disks"), ItemsPage[Disk], query)
+
+    def get_disk(self, disk_id: str, *, project_id: str | None = None) -> Disk:
+        """Raises NotFound when the disk does not exist."""
+        project, path = self._project_path(project_id, "storage", "disks", disk_id)
+        return self._get(path, Disk, project=project)
+
+    def begin_create_disk(self, *, name: str, size: str, location: str, type: str = "persistent-ssd",
+                          block_size: int = 4096, project_id: str | None = None) -> Operation[Disk]:
+        """Ask for a disk (`size` like "100GiB"); returns at once with an Operation whose `resource_id` is the
+        disk's id. Never retried after it may have been handled (like a VM create)."""
+        project, path = self._project_path(project_id, "storage", "disks")
+        body = CreateDiskRequest(name=name, size=size, location=location, type=type, block_size=block_size)
+        envelope = self._transport.request("POST", path, body=body, idempotent=False, into=OperationEnvelope,
+                                           project=project)
+        return self._operation(envelope.operation, project, self._disk_result(project), _DISK_OPERATIONS)
+
+    def begin_delete_disk(self, disk_id: str, *, missing_ok: bool = True,
+                          project_id: str | None = None) -> Operation[None]:
+        """Ask to delete a disk (it must not be attached: BadRequest). A missing disk gives an already finished
+        Operation (`missing_ok`, the default) or NotFound."""
+        project, path = self._project_path(project_id, "storage", "disks", disk_id)
+        try:
+            envelope = self._transport.request("DELETE", path, idempotent=True, into=OperationEnvelope,
+                                               project=project)
+        except errors.NotFound:
+            if not missing_ok:
+                raise
+            return Operation.finished(disk_id, None, project_id=project)
+        return self._operation(envelope.operation, project, lambda _record: None, _DISK_OPERATIONS)
+
+    def delete_disk(self, disk_id: str, *, missing_ok: bool = True, timeout: float | None = None,
+                    project_id: str | None = None) -> None:
+        """Delete a disk and block until it is gone (OperationTimeout after `timeout`)."""
+        self.begin_delete_disk(disk_id, missing_ok=missing_ok, project_id=project_id).result(timeout)
+
+    def _disk_result(self, project: str) -> Callable[[OperationRecord], Disk]:
+        def resolve(record: OperationRecord) -> Disk:
+            if isinstance(record.result, dict) and record.result.get("id"):
+                return msgspec.convert(record.result, Disk, strict=False)
+            return self.get_disk(record.resource_id, project_id=project)
+
+        return resolve
+
+    # ------------------------------------------------------------------------------------------ networking
+    def list_ib_networks(self, *, project_id: str | None = None) -> Pager[IBNetwork]:
+        """The InfiniBand networks the project can use, one per location, with the VM types each hosts."""
+        return self._single_page(lambda: self._project_path(project_id, "networking", "ib-networks"),
+                                 ItemsPage[IBNetwork])
+
+    def list_ib_partitions(self, *, project_id: str | None = None) -> Pager[IBPartition]:
+        return self._single_page(lambda: self._project_path(project_id, "networking", "ib-partitions"),
+                                 ItemsPage[IBPartition])
+
+    def get_ib_partition(self, partition_id: str, *, project_id: str | None = None) -> IBPartition:
+        """Raises NotFound when the partition does not exist."""
+        project, path = self._project_path(project_id, "networking", "ib-partitions", partition_id)
+        return self._get(path, IBPartition, project=project)
+
+    def create_ib_partition(self, *, name: str, ib_network_id: str, project_id: str | None = None) -> IBPartition:
+        """Make an IB partition on a network (synchronous: the answer is the partition). Names are unique in a
+        project (BadRequest otherwise). Never retried after it may have been handled: on NoResponse, look for
+        the name in `list_ib_partitions`."""
+        project, path = self._project_path(project_id, "networking", "ib-partitions")
+        body = {"name": name, "ib_network_id": ib_network_id}
+        return self._transport.request("POST", path, body=body, idempotent=False, into=IBPartition, project=project)
+
+    def delete_ib_partition(self, partition_id: str, *, missing_ok: bool = True,
+                            project_id: str | None = None) -> None:
+        """Delete an IB partition (synchronous). BadRequest while a VM uses it; a missing one is fine unless
+        `missing_ok=False` (NotFound)."""
+        project, path = self._project_path(project_id, "networking", "ib-partitions", partition_id)
+        try:
+            self._transport.request("DELETE", path, idempotent=True, into=dict, project=project)
+        except errors.NotFound:
+            if not missing_ok:
+                raise
+
+    def list_vpc_subnets(self, *, project_id: str | None = None) -> Pager[VPCSubnet]:
+        """The project's VPC subnets (each location has a default one)."""
+        return self._single_page(lambda: self._project_path(project_id, "networking", "vpc-subnets"),
+                                 ItemsPage[VPCSubnet])
+
+    # ------------------------------------------------------------------------------------------ account
+    def list_ssh_keys(self) -> Pager[SSHKey]:
+        """The caller's SSH keys (not project-scoped)."""
+        return self._single_page("/users/ssh-keys", ItemsPage[SSHKey])
+
+    def create_ssh_key(self, *, name: str, public_key: str) -> SSHKey:
+        """Register a public key (BadRequest for a malformed key or a name in use)."""
+        body = {"name": name, "public_key": public_key}
+        return self._transport.request("POST", "/users/ssh-keys", body=body, idempotent=False,
+                                       into=SSHKeyEnvelope).ssh_key
+
+    def delete_ssh_key(self, key_id: str, *, missing_ok: bool = True) -> None:
+        """Remove a key; a missing one is fine unless `missing_ok=False` (NotFound)."""
+        try:
+            self._transport.request("DELETE", "/users/ssh-keys", query={"id": key_id}, idempotent=True, into=dict)
+        except errors.NotFound:
+            if not missing_ok:
+                raise
+
+    def list_org_quotas(self, *, organization_id: str | None = None) -> Pager[OrgQuota]:
+        """The organisation's quotas (default: the client's organisation)."""
+        def fetch(_token: str | None) -> Page[OrgQuota]:
+            org = organization_id or self.organization_id()
+            return Page(self._get(f"/organizations/{_segment(org)}/quotas", OrgQuotasResponse).quotas)
+
+        return Pager(fetch, description="organisation quotas")
 
 
 # ---------------------------------------------------------------------------------------------- helpers

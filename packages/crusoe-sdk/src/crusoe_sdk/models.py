@@ -358,6 +358,12 @@ class DiskAttachment(msgspec.Struct, frozen=True, kw_only=True):
     attachment_type: str = "data"  # os | data
 
 
+class HostChannelAdapterRequest(msgspec.Struct, frozen=True):
+    """A create's host channel adapter: the IB partition an InfiniBand type joins."""
+
+    ib_partition_id: str
+
+
 class CreateInstanceRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The body of POST /instances (`InstancesPostRequest`). Empty fields are not sent."""
 
@@ -370,6 +376,7 @@ class CreateInstanceRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     startup_script: str = ""
     shutdown_script: str = ""
     disks: list[DiskAttachment] = []
+    host_channel_adapters: list[HostChannelAdapterRequest] = []
     reservation_specification: dict[str, str] = {}
     maintenance_policy: str = ""
 

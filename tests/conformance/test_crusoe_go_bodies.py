@@ -156,3 +156,37 @@ def test_reservation_by_id_and_reserve_unreserve(crusoe: CrusoeEnv) -> None:
         response = crusoe.client.request("PATCH", vm_path(crusoe.project, vm["id"]), data=go_json(patch))
         assert response.status_code == 200, response.text
         assert get_vm(crusoe.client, crusoe.project, vm["id"])["reservation_id"] == expected
+
+
+# ------------------------------------------------------------------------------------------ disks, IB, SSH keys
+# Struct tags of client-go swagger/v1alpha5 @e23c062: DisksPostRequestV1Alpha5 (only `name` without omitempty),
+# DiskAttachment (none omitempty), IbPartitionsPostRequestV1Alpha5, PartialHostChannelAdapter (both omitempty),
+# CreateSshKeyRequest.
+def send(crusoe: CrusoeEnv, method: str, path: str, body: dict[str, Any]) -> Any:
+    response = crusoe.client.request(method, path, data=go_json(body))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_disk_post_and_attachment_as_the_go_client_sends_them(crusoe: CrusoeEnv) -> None:
+    disks = f"/projects/{crusoe.project}/storage/disks"
+    op = send(crusoe, "POST", disks, {"block_size": 4096, "location": LOCATION, "name": "go-disk", "size": "10GiB",
+                                      "type": "persistent-ssd"})["operation"]
+    disk_id = op["metadata"]["id"]
+    attachment = {"attachment_type": "data", "disk_id": disk_id, "mode": "read-write"}
+    vm = create(crusoe, post_body("go-disk-vm", [], disks=[attachment]))
+    assert disk_id in [d["id"] for d in vm["disks"]]
+
+
+def test_ib_partition_and_hca_as_the_go_client_sends_them(crusoe: CrusoeEnv) -> None:
+    net = f"/projects/{crusoe.project}/networking"
+    network = next(n for n in crusoe.client.get(f"{net}/ib-networks").json()["items"] if n["location"] == "us-east1-a")
+    partition = send(crusoe, "POST", f"{net}/ib-partitions", {"ib_network_id": network["id"], "name": "go-fabric"})
+    vm = create(crusoe, post_body("go-ib", [], location="us-east1-a", type_=H100,
+                                  host_channel_adapters=[{"ib_partition_id": partition["id"]}]))
+    assert [h["ib_partition_id"] for h in vm["host_channel_adapters"]] == [partition["id"]]
+
+
+def test_ssh_key_post_as_the_go_client_sends_it(crusoe: CrusoeEnv) -> None:
+    created = send(crusoe, "POST", "/users/ssh-keys", {"name": "go-key", "public_key": SSH_KEY})["ssh_key"]
+    assert created["public_key"] == SSH_KEY

@@ -201,7 +201,8 @@ def test_every_crusoe_catalog_shape_has_a_product_line_of_its_gpu() -> None:
     assert _crusoe_map.product_line("a100-80gb.8x") == "a100-80gb"
     assert _crusoe_map.product_line("c1a.2x") == ""
     assert _crusoe_map.reservation_gpu("h200", default_catalog()) == "H200"
-    assert _crusoe_map.reservation_gpu("gb200", default_catalog()) == ""
+    assert _crusoe_map.reservation_gpu("gb200", default_catalog()) == "GB200"
+    assert _crusoe_map.reservation_gpu("mi355x", default_catalog()) == ""  # a line vm's catalog has no shape of
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle

@@ -1,4 +1,8 @@
-"""The GPU catalog: canonical GPU names (catalog.toml) and each provider's shapes for them (its plugin's `shapes`).
+"""The GPU catalog: GPU types (the shared ones in catalog.toml, each provider plugin's own in its `gpus`) and each
+provider's shapes of them (its plugin's `shapes`).
+
+A plugin's `gpus` declaration is checked once, when the plugin is loaded (`declaration_problem`): a malformed one
+makes the plugin broken, with the reason, as a plugin that fails to import.
 
 `--gpu TYPE[:N]` is parsed here; N is GPUs per VM. `TYPE` alone means `TYPE:1` (the convention of SkyPilot's
 `--gpus H100` and dstack's `gpu: H100`), except where a command asks for every size (`vm offers`).
@@ -23,9 +27,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class GpuType:
-    name: str
-    aliases: tuple[str, ...]
-    memory_gb: int
+    name: str  # canonical: what `--gpu`, shapes and offers say
+    aliases: tuple[str, ...]  # other names `--gpu` accepts (case-insensitive, as the name)
+    memory_gb: int  # memory of one GPU
+    vendor: str = "NVIDIA"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,20 +117,125 @@ def read_shapes(provider: str, source: Traversable) -> tuple[ShapeEntry, ...]:
     return tuple(ShapeEntry(provider, **row) for row in tomllib.loads(source.read_text())["shape"])
 
 
-@functools.cache
-def default_catalog() -> Catalog:
-    """The catalog's GPUs with the shapes of every installed provider plugin (also disabled ones, so the catalog
-    is the same whatever VM_DISABLE_PROVIDERS says), parsed once per process on first use (commands that need no
-    shape skip it)."""
+class MalformedDeclaration(ValueError):
+    """A plugin's (or catalog.toml's) GPU types are not what the catalog needs; the message says which and why."""
+
+
+def read_gpus(source: Traversable) -> tuple[GpuType, ...]:
+    """The `[[gpu]]` tables of a TOML file (keys: name, memory_gb, optional aliases and vendor; none: no GPUs) as
+    GPU types: what a plugin may return as its `gpus`. Raises MalformedDeclaration for a table missing a key or
+    with an unknown one (the values are checked by `check_gpus`)."""
     import tomllib
+
+    found = []
+    for i, row in enumerate(tomllib.loads(source.read_text()).get("gpu", ())):
+        unknown = sorted(set(row) - {"name", "aliases", "memory_gb", "vendor"})
+        if unknown or not {"name", "memory_gb"} <= set(row):
+            raise MalformedDeclaration(f"{source.name}: [[gpu]] #{i + 1} needs name and memory_gb (and may have "
+                                       f"aliases and vendor){'; unknown: ' + ', '.join(unknown) if unknown else ''}")
+        aliases = row.get("aliases", ())
+        found.append(GpuType(row["name"], tuple(aliases) if isinstance(aliases, list) else aliases,
+                             row["memory_gb"], row.get("vendor", "NVIDIA")))
+    return tuple(found)
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,39}")
+
+
+def check_gpus(declared: object, shared: Iterable[GpuType] = ()) -> tuple[GpuType, ...]:
+    """`declared` as GPU types, if it is a tuple or list of GpuType with names (and aliases) of letters, digits,
+    `.`, `+`, `_` or `-`, a whole number of GB of memory and a vendor, no two naming the same GPU and none naming
+    one of `shared` (the catalog's own types, which a plugin sells without declaring). Raises
+    MalformedDeclaration saying which entry is wrong and why."""
+    if not isinstance(declared, tuple | list):
+        raise MalformedDeclaration(f"gpus must be a tuple of GpuType, not {type(declared).__name__}")
+    taken = {n.upper(): g.name for g in shared for n in (g.name, *g.aliases)}
+    for i, gpu in enumerate(declared):
+        where = f"gpus[{i}]"
+        _check_gpu(where, gpu)
+        for name in (gpu.name, *gpu.aliases):
+            if name.upper() in taken:
+                raise MalformedDeclaration(f"{where} ({gpu.name}): {name!r} already names the catalog's GPU type "
+                                           f"{taken[name.upper()]}")
+            taken[name.upper()] = gpu.name
+    return tuple(declared)
+
+
+def _check_gpu(where: str, gpu: object) -> None:
+    if not isinstance(gpu, GpuType):
+        raise MalformedDeclaration(f"{where} is a {type(gpu).__name__}, not a GpuType")
+    names = (gpu.name, *gpu.aliases) if isinstance(gpu.aliases, tuple) else None
+    if names is None or not all(isinstance(n, str) and _NAME.fullmatch(n) for n in names):
+        raise MalformedDeclaration(f"{where} ({gpu.name!r}): the name and each alias (a tuple) must be 1 to 40 "
+                                   "letters, digits, '.', '+', '_' or '-' (no spaces, no ':'), e.g. RTX4090")
+    if isinstance(gpu.memory_gb, bool) or not isinstance(gpu.memory_gb, int) or gpu.memory_gb <= 0:
+        raise MalformedDeclaration(f"{where} ({gpu.name}): memory_gb must be a whole number of GB above 0, "
+                                   f"not {gpu.memory_gb!r}")
+    if not isinstance(gpu.vendor, str) or not gpu.vendor.strip():
+        raise MalformedDeclaration(f"{where} ({gpu.name}): vendor must be a name such as NVIDIA or AMD")
+
+
+def declared_gpus(plugin: Any) -> tuple[GpuType, ...]:
+    """The GPU types a provider plugin declares in its optional `gpus` (absent or None: none), checked against
+    the shared ones (catalog.toml). Raises MalformedDeclaration when the declaration is malformed or reading it
+    fails (third-party code)."""
+    try:
+        declared = getattr(plugin, "gpus", None)
+    except MalformedDeclaration:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of third-party code is a malformed declaration
+        raise MalformedDeclaration(f"reading gpus failed: {type(exc).__name__}: {exc}") from None
+    return () if declared is None else check_gpus(declared, shared_gpus())
+
+
+def declaration_problem(plugin: Any) -> str | None:
+    """Why a provider plugin's GPU declaration is malformed (None: it is not): the check plugins.py makes once,
+    when it loads the plugin."""
+    try:
+        declared_gpus(plugin)
+    except MalformedDeclaration as exc:
+        return f"malformed GPU types: {exc}"
+    return None
+
+
+@functools.cache
+def shared_gpus() -> tuple[GpuType, ...]:
+    """catalog.toml's GPU types: those more than one provider may sell (read once per process)."""
     from importlib import resources
 
-    from .plugins import PROVIDER_ATTRIBUTES, PROVIDERS_GROUP, PluginSet
+    return check_gpus(read_gpus(resources.files("vm_core").joinpath("catalog.toml")))
 
-    data = tomllib.loads(resources.files("vm_core").joinpath("catalog.toml").read_text())
-    gpus = [GpuType(g["name"], tuple(g.get("aliases", ())), int(g["memory_gb"])) for g in data["gpu"]]
-    plugins = PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES).load_all().values()
+
+@functools.cache
+def default_catalog() -> Catalog:
+    """The shared GPU types and those of every installed provider plugin, with the shapes of every plugin (also
+    disabled ones, so the catalog is the same whatever VM_DISABLE_PROVIDERS says), built once per process on first
+    use (commands that need no shape skip it). A broken plugin (one whose GPU declaration is malformed among
+    them) adds nothing."""
+    from .plugins import provider_set
+
+    plugins = provider_set().load_all().values()
+    gpus = merged_gpus(shared_gpus(), {plugin.name: declared_gpus(plugin) for plugin in plugins})
     return Catalog(gpus, [s for plugin in plugins for s in plugin_shapes(plugin, {g.name for g in gpus})])
+
+
+def merged_gpus(shared: Iterable[GpuType], declared: dict[str, tuple[GpuType, ...]]) -> list[GpuType]:
+    """The shared GPU types, then each plugin's (in the order of their names). Two plugins may declare the same
+    GPU type alike; a later declaration naming a known GPU type differently is left out and logged."""
+    gpus = list(shared)
+    taken = {n.upper(): g for g in gpus for n in (g.name, *g.aliases)}
+    for provider in sorted(declared):
+        for gpu in declared[provider]:
+            clashing = {taken[n.upper()] for n in (gpu.name, *gpu.aliases) if n.upper() in taken}
+            if clashing == {gpu}:
+                continue
+            if clashing:
+                log.warning("provider %s: GPU type %s left out: it names %s, declared otherwise by another provider",
+                            provider, gpu.name, ", ".join(sorted(g.name for g in clashing)))
+                continue
+            gpus.append(gpu)
+            taken.update({n.upper(): gpu for n in (gpu.name, *gpu.aliases)})
+    return gpus
 
 
 def plugin_shapes(plugin: Any, gpus: Iterable[str]) -> list[ShapeEntry]:

@@ -9,7 +9,7 @@ what it claims to be, is reported and skipped, never fatal. `VM_DISABLE_PROVIDER
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +29,13 @@ class PluginProblem:
 
 @dataclass
 class PluginSet:
-    """The plugins of one group: names known without importing, loaded on first use."""
+    """The plugins of one group: names known without importing, loaded on first use. `check` (if any) is made
+    once per loaded plugin: the problem it names (None: none) makes the plugin broken."""
 
     group: str
     required_attributes: tuple[str, ...]
     disabled: frozenset[str] = frozenset()
+    check: Callable[[Any], str | None] | None = None
     _entry_points: dict[str, Any] = field(default_factory=dict)
     _loaded: dict[str, Any] = field(default_factory=dict)
     problems: list[PluginProblem] = field(default_factory=list)
@@ -78,6 +80,10 @@ class PluginSet:
         if getattr(plugin, "name", name) != name:
             self._problem(name, f"{ep.value} calls itself {plugin.name!r}, registered as {name!r}")
             return None
+        problem = self.check(plugin) if self.check is not None else None
+        if problem:
+            self._problem(name, f"{ep.value} declares {problem}")
+            return None
         return plugin
 
     def _problem(self, name: str, reason: str) -> None:
@@ -106,7 +112,7 @@ DEFAULT_CREATE_CONCURRENCY = 4
 def create_concurrency(names: Iterable[str]) -> dict[str, int]:
     """Concurrent create calls a fleet makes per provider: its plugin's optional `create_concurrency`
     (DEFAULT_CREATE_CONCURRENCY when it declares none or is not installed)."""
-    plugins = PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES)
+    plugins = provider_set()
     return {name: max(1, optional(plugins.get(name), "create_concurrency", DEFAULT_CREATE_CONCURRENCY))
             for name in names}
 
@@ -115,5 +121,13 @@ def disabled_from_env(variable: str = "VM_DISABLE_PROVIDERS") -> frozenset[str]:
     return frozenset(n.strip() for n in os.environ.get(variable, "").split(",") if n.strip())
 
 
+def provider_set(disabled: frozenset[str] = frozenset()) -> PluginSet:
+    """The provider plugins but `disabled`, each checked once, when loaded: one whose GPU declaration (its `gpus`)
+    is malformed is broken (vm_core.catalog.declaration_problem says why)."""
+    from .catalog import declaration_problem
+
+    return PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES, disabled, check=declaration_problem)
+
+
 def provider_plugins() -> PluginSet:
-    return PluginSet(PROVIDERS_GROUP, PROVIDER_ATTRIBUTES, disabled_from_env())
+    return provider_set(disabled_from_env())

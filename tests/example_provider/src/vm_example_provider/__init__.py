@@ -3,8 +3,9 @@
 Every action records the state it is in, the state it goes to and when; reading the file applies what is due. So
 an action started by one `vm` process can be followed by another, as with a real cloud.
 
-Everything vm knows of this cloud comes from `plugin` (ExamplePlugin): its settings, its shapes in vm's GPU catalog
-(SHAPES, which its offers sell), the pattern of its instance ids and how many creates a fleet sends it at once.
+Everything vm knows of this cloud comes from `plugin` (ExamplePlugin): its settings, the GPU type it sells that
+vm's catalog does not have (GPUS: RTX4090), its shapes in that catalog (SHAPES, which its offers sell), the pattern
+of its instance ids and how many creates a fleet sends it at once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from vm_core.catalog import ShapeEntry
+from vm_core.catalog import GpuType, ShapeEntry
 from vm_core.errors import AuthError, CapacityError, ConfigError, NotFound, Scope, Timeout, UsageError, VmError
 from vm_core.model import CreateSpec, Instance, InstanceState, Offer
 from vm_core.provider import Setting
@@ -28,10 +29,13 @@ from vm_core.provider import Setting
 T = TypeVar("T")
 NAME = "example"
 REGION = "local"
-# What the example cloud sells, one GPU per VM: its rows of vm's GPU catalog (GPU names are the catalog's).
+# The GPU type the example cloud sells that vm's catalog does not have: `vm create --gpu RTX4090` (or rtx-4090).
+GPUS = (GpuType("RTX4090", aliases=("RTX-4090", "RTX4090-24GB"), memory_gb=24, vendor="NVIDIA"),)
+# What the example cloud sells, one GPU per VM: its rows of vm's GPU catalog (GPU names are the catalog's or GPUS').
 SHAPES = (
     ShapeEntry(NAME, "H100", "ex-h100.1x", 1, price_per_hour=1.25),
     ShapeEntry(NAME, "A10", "ex-a10.1x", 1, price_per_hour=0.45),
+    ShapeEntry(NAME, "RTX4090", "ex-rtx4090.1x", 1, price_per_hour=0.35),
 )
 
 
@@ -180,6 +184,7 @@ class ExamplePlugin:
     )
     instance_id_pattern = r"ex-[0-9a-f]{8}"  # `vm get/stop/destroy ID` refuse other ids before any call
     instance_id_example = "ex-0123abcd"
+    gpus = GPUS  # GPU types vm's catalog gains from this plugin (vm checks them when it loads the plugin)
     shapes = SHAPES  # its rows of vm's GPU catalog: `vm create --gpu H100:2 -p example` is refused up front
     create_concurrency = 2  # creates a fleet sends it at once (vm's default: 4)
     provider_class = ExampleProvider  # capabilities `vm providers` shows without connecting

@@ -12,8 +12,9 @@
 - `Memo`: a lookup made once (or once per time-to-live) per key, one at a time (kit.memo);
 - `follow`, `still_running`, `gave_up`: the hints and Timeouts of an action that goes on in the cloud (kit.hints);
 - `scaled`: an SDK backoff policy times a plugin's time_scale (kit.polling);
-- `ShapesFile`: a plugin's catalog rows from a TOML file next to it, read on first use; `offer` (the Offer of
-  one row) and `GivenCatalog` (the catalog a provider was given, or the default one) (kit.shapes);
+- `ShapesFile`, `GpusFile`: a plugin's catalog rows and GPU types from a TOML file next to it, read on first
+  use; `offer` (the Offer of one row) and `GivenCatalog` (the catalog a provider was given, or the default one)
+  (kit.shapes);
 - `id_check`: the check of an instance id against the plugin's pattern, before any call (kit.ids).
 
 Importing the kit imports no SDK.
@@ -38,11 +39,11 @@ from .settings import (
     text,
     texts,
 )
-from .shapes import GivenCatalog, ShapesFile, offer
+from .shapes import GivenCatalog, GpusFile, ShapesFile, offer
 from .watch import ENDED, create_round
 
 __all__ = [
-    "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "Memo", "Noted",
+    "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "GpusFile", "Memo", "Noted",
     "OperationPending", "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks", "create_round",
     "destroy_many", "follow", "gave_up", "id_check", "key_fingerprint", "offer", "optional_text", "parse_settings",
     "poll_until", "positive_number", "rate_limited", "read_many", "rule", "scaled", "seconds", "setting",

@@ -1,12 +1,12 @@
-"""A plugin's `shapes` (its rows of the GPU catalog) from a TOML file next to its module, read on first use, and
-the offers of those rows."""
+"""A plugin's `shapes` (its rows of the GPU catalog) and `gpus` (the GPU types only it declares) from a TOML file
+next to its module, read on first use, and the offers of those rows."""
 
 from __future__ import annotations
 
 import threading
 from importlib import resources
 
-from ..catalog import Catalog, ShapeEntry, default_catalog, read_shapes
+from ..catalog import Catalog, GpuType, ShapeEntry, default_catalog, read_gpus, read_shapes
 from ..model import Offer
 
 
@@ -27,6 +27,23 @@ class ShapesFile:
                 source = resources.files(self._package).joinpath(self._filename)
                 self._shapes = read_shapes(self._provider, source)
             return self._shapes
+
+
+class GpusFile:
+    """The plugin attribute `gpus`: the `[[gpu]]` tables of `filename` in `package` (vm_core.catalog.read_gpus:
+    name, memory_gb, optional aliases and vendor), read once, when first asked for (the plugin loader checks them)."""
+
+    def __init__(self, package: str, filename: str) -> None:
+        self._package = package
+        self._filename = filename
+        self._gpus: tuple[GpuType, ...] | None = None
+        self._lock = threading.Lock()
+
+    def __get__(self, plugin: object, owner: type | None = None) -> tuple[GpuType, ...]:
+        with self._lock:
+            if self._gpus is None:
+                self._gpus = read_gpus(resources.files(self._package).joinpath(self._filename))
+            return self._gpus
 
 
 class GivenCatalog:

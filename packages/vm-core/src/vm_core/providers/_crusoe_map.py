@@ -60,6 +60,8 @@ PRODUCT_LINES: dict[str, str] = {
     "a100-80gb": "A100-80GB",
     "a100-80gb-sxm": "A100-80GB",
     "l40s": "L40S",
+    "mi300x": "MI300X",
+    "gb200": "GB200",
 }
 
 

@@ -56,6 +56,7 @@ from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, U
 from ..hints import Command, Hint
 from ..kit import GivenCatalog, Noted, OperationPending, ShapesFile, chunks, create_round, id_check, offer, scaled
 from ..kit.settings import optional_text, parse_settings, positive_number, setting, settings_of
+from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
@@ -120,6 +121,7 @@ class CrusoePlugin:
     debug_loggers = ("crusoe_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "crusoe_shapes.toml")  # its rows of the GPU catalog
+    gpus = GpusFile(__package__, "crusoe_shapes.toml")  # the GPU types only it sells
 
     def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
         """ReadsNativeCredentials: the cloud's own variables and files (crusoe_native.py)."""

@@ -41,6 +41,7 @@ from ..kit.ids import id_check
 from ..kit.keys import key_fingerprint
 from ..kit.polling import scaled
 from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of, whole_number
+from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import CreateRound, Pending, ReservationInfo
@@ -121,6 +122,7 @@ class LambdaPlugin:
     debug_loggers = ("lambda_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "lambda_shapes.toml")  # its rows of the GPU catalog
+    gpus = GpusFile(__package__, "lambda_shapes.toml")  # the GPU types only it sells
 
     def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
         """ReadsNativeCredentials: the cloud's own variables and files (lambda_native.py)."""

@@ -81,6 +81,7 @@ from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError,
 from ..hints import MARK, Command, Hint
 from ..kit import Finished, GivenCatalog, Memo, Noted, OperationPending, ShapesFile, offer, read_many, scaled
 from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
+from ..kit.shapes import GpusFile
 from ..kit.watch import ENDED
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
@@ -293,6 +294,7 @@ class NebiusPlugin:
     debug_loggers = ("nebius_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "nebius_shapes.toml")  # its rows of the GPU catalog
+    gpus = GpusFile(__package__, "nebius_shapes.toml")  # the GPU types only it sells
 
     def native_credentials(self, environ: Mapping[str, str], home: Path) -> NativeCredentials:
         """ReadsNativeCredentials: the cloud's own variables and files (nebius_native.py)."""

@@ -72,7 +72,10 @@ class Abort(Exception):
 
 
 def status_details(code: grpc.StatusCode, message: str, service_error: Any) -> bytes:
-    details = [AnyMessage.pack(service_error)] if service_error is not None else []
+    if service_error is None:
+        details = []
+    else:  # an Any as it is (any type URL), or a message packed under type.googleapis.com
+        details = [service_error if isinstance(service_error, AnyMessage) else AnyMessage.pack(service_error)]
     return bytes(Status(code=code.value[0], message=message, details=details))
 
 
@@ -205,6 +208,7 @@ def pb() -> Any:
     class _PB:
         common_ = common
         compute_ = compute
+        Any_ = AnyMessage
         iam_ = iam
         Status = Status
         Abort = Abort

@@ -379,3 +379,30 @@ def test_borrowed_channel_is_used_and_left_open(fake, pb) -> None:
     InstanceServiceStub(channel).get(GetInstanceRequest(id="x"))  # still open after client.close()
     channel.close()
     assert len(fake.calls) == 2
+
+
+@pytest.mark.parametrize("prefix", ["type.googleapis.com/", "types.nebius.example/", "example.org/a/b/"])
+def test_a_service_error_is_recognised_under_any_type_url_prefix(fake, fake_client, pb, prefix) -> None:
+    """A detail's type is the last '/'-separated part of its type URL, as protobuf defines it and as the vendor's
+    SDK resolves it (pysdk `nebius/base/protos/registry.py`; real-clouds.md Part 3 R2): a QuotaFailure under another
+    prefix is a QuotaError, not a RateLimited retry."""
+    quota = pb.common_.ServiceError(
+        service="compute", code="QuotaFailure", quota_failure=pb.common_.QuotaFailure(
+            violations=[pb.common_.QuotaFailureViolation(quota="compute.instance.gpu.h100", limit="0", requested="1")]
+        ),
+    )
+    detail = pb.Any_(type_url=f"{prefix}nebius.common.v1.ServiceError", value=bytes(quota))
+    fake.on("InstanceService/Create", _flaky(99, None, pb.Abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "quota", detail)))
+    with pytest.raises(QuotaError) as info:
+        fake_client.begin_create_instance("vm", "gpu-h100-sxm", "1gpu-16vcpu-200gb", subnet_id="vpcsubnet-e00a")
+    assert info.value.violations[0].quota == "compute.instance.gpu.h100"
+    assert len(fake.calls_to("InstanceService/Create")) == 1  # refused for quota: not retried
+
+
+def test_a_detail_of_an_unknown_type_is_skipped(fake, fake_client, pb) -> None:
+    """Whatever its prefix, a type the SDK does not know leaves the code alone to decide (RESOURCE_EXHAUSTED on an
+    RPC: rate limited)."""
+    detail = pb.Any_(type_url="type.googleapis.com/example.v1.Unknown", value=b"\x08\x01")
+    fake.on("InstanceService/Get", _flaky(99, None, pb.Abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow", detail)))
+    with pytest.raises(RateLimited):
+        fake_client.get_instance("computeinstance-e00vm1")

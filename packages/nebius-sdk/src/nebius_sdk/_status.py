@@ -14,6 +14,7 @@ import betterproto2
 
 from . import errors
 from ._pb.google.rpc import Status
+from ._pb.message_pool import default_message_pool
 from ._pb.nebius.common import v1 as common  # registers ServiceError in the message pool for Any.unpack()
 from .errors import Code
 
@@ -66,12 +67,20 @@ _BY_CODE_FOR_OPERATION: dict[Code, type[errors.APIError]] = {
 def decode_service_error(details: Iterable[Any]) -> common.ServiceError | None:
     """The first `ServiceError` among a Status's `details` (Any messages); unknown types are skipped."""
     for detail in details:
-        try:
-            message = detail.unpack()
-        except TypeError:  # a detail type this SDK does not know
-            continue
+        message = unpack(detail)
         if isinstance(message, common.ServiceError):
             return message
+    return None
+
+
+def unpack(detail: Any) -> betterproto2.Message | None:
+    """The message packed in an `Any`, or None for a type this SDK does not know. The type is the last
+    '/'-separated part of the type URL, whatever comes before it (protobuf's rule for `Any`, and how the vendor's
+    SDK resolves details: pysdk `nebius/base/protos/registry.py`), not only `type.googleapis.com/...`."""
+    name = detail.type_url.rpartition("/")[2]
+    for url, message_type in default_message_pool.url_to_type.items():
+        if name and url.rpartition("/")[2] == name:
+            return message_type.parse(detail.value)
     return None
 
 

@@ -235,3 +235,29 @@ def test_a_preempted_instance_reports_preempted_and_can_be_terminated(api: Lambd
     assert restart.status_code == 409 and "status preempted" in restart.json()["error"]["message"]
     assert api.post("/instance-operations/terminate", {"instance_ids": [instance_id]}).status_code == 200
     api.wait_status(instance_id, "terminated")
+
+
+def _visible_after(seconds: float):
+    def configure(state) -> None:
+        state.providers["lambda"].extra["visibility_delay"] = seconds
+
+    return configure
+
+
+def test_a_new_instance_is_invisible_for_the_visibility_delay(mock_clouds_factory) -> None:
+    """`visibility_delay` (scenario [lambda.extra]): a new instance is 404 `global/object-does-not-exist` by id
+    and absent from the listing until the delay has passed; dstack waits through this, treating an instance its
+    listing does not show as not ready yet (backends/lambdalabs/compute.py, _get_instance_info; research
+    lambda.md section 7). At time scale 1 a 3600 s delay cannot pass during the test; a delay of 0 shows it at
+    once."""
+    from mock_clouds.lambda_cloud.testing import INSTANCE_NOT_FOUND
+
+    hidden = LambdaApi.start(mock_clouds_factory, time_scale=1.0, configure=_visible_after(3600.0))
+    instance_id = hidden.launch()
+    response = hidden.get(f"/instances/{instance_id}")
+    assert (response.status_code, response.json()) == (404, INSTANCE_NOT_FOUND)
+    assert hidden.listed_ids() == []
+
+    shown = LambdaApi.start(mock_clouds_factory, time_scale=1.0, configure=_visible_after(0.0))
+    launched = shown.launch()
+    assert shown.instance(launched)["status"] == "booting" and shown.listed_ids() == [launched]

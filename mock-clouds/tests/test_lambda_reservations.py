@@ -6,6 +6,7 @@ import pytest
 from mock_clouds.lambda_cloud.testing import (
     OTHER_ACCOUNT,
     RESERVATION_ID,
+    NOT_FOUND,
     LambdaApi,
     error,
     invalid_parameters,
@@ -125,3 +126,19 @@ def test_unknown_or_mismatched_reservations(api: LambdaApi) -> None:
         ),
     )
     assert reservation(api)["used_quantity"] == 0
+
+
+def _without_reservations_api(state) -> None:
+    state.providers["lambda"].extra["reservations_api"] = False
+
+
+def test_without_the_extension_reservations_are_not_served_as_on_the_real_api(mock_clouds_factory) -> None:
+    """No Lambda spec (1.5.1 to 1.10) has /reservations or a launch `reservation_id` (research lambda.md
+    sections 3 and 5). With `reservations_api = false` the mock answers as the real API: GET /reservations is
+    the 404 of an unknown path, and `reservation_id` is an ignored unknown field, so the launch is on-demand
+    (the danger a client must guard against)."""
+    api = LambdaApi.start(mock_clouds_factory, configure=_without_reservations_api)
+    listed = api.get("/reservations")
+    assert (listed.status_code, listed.json()) == (404, NOT_FOUND)
+    instance = api.instance(api.launch(instance_type_name="gpu_1x_h100_sxm5", **ON_RESERVATION))
+    assert instance["is_reserved"] is False

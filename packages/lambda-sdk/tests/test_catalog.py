@@ -94,3 +94,18 @@ def test_reservations_launch_and_terminate_refused(client: LambdaClient, launch)
     assert error.status == 403 and error.code == "global/forbidden" and error.suggestion
     assert error.instance_ids == (instance.id,) and "keep running" in str(error)
     assert client.get_instance(instance.id).status is InstanceStatus.ACTIVE  # nothing was terminated
+
+
+def test_an_endpoint_without_reservations_answers_not_found(mock_clouds_factory, make_client) -> None:
+    """The real API has no GET /reservations (research lambda.md section 5): with the mock's extension off it is
+    the 404 `global/not-found` of an unknown path, a NotFound callers can tell from an empty listing."""
+    import pytest
+    from lambda_sdk import NotFound
+
+    def real_api(state) -> None:
+        state.providers["lambda"].extra["reservations_api"] = False
+
+    client = make_client(mock_clouds_factory(providers=("lambda",), configure=real_api))
+    with pytest.raises(NotFound) as err:
+        list(client.list_reservations())
+    assert (err.value.status, err.value.code) == (404, "global/not-found")

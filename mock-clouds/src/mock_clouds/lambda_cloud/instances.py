@@ -24,6 +24,7 @@ from .errors import (
     file_system_in_wrong_region,
     firewall_ruleset_not_found,
     forbidden,
+    instance_not_found,
     insufficient_capacity,
     internal_error,
     invalid_parameters,
@@ -58,13 +59,21 @@ def list_instances(ctx: Ctx) -> list[dict[str, object]]:
     """The caller's instances that are not terminated (oldest first)."""
     if ctx.request.query_one("cluster_id"):
         return []  # the mock has no 1-Click Clusters, so no instance belongs to one
-    return [render.instance(ctx.world, vm) for vm in ctx.world.vms(LAMBDA, ctx.scope)]
+    return [render.instance(ctx.world, vm) for vm in ctx.world.vms(LAMBDA, ctx.scope) if _visible(ctx, vm)]
 
 
 def get_instance(ctx: Ctx) -> dict[str, object]:
-    """One instance; a terminated one is still shown until the core purges its record (then 404)."""
+    """One instance; a terminated one is still shown until the core purges its record (then 404), and a new one
+    is 404 until the scenario's `visibility_delay` has passed."""
     vm = ctx.instance(parse_path_id(ctx.request.params["id"]), include_terminated=True)
+    if not _visible(ctx, vm):
+        raise instance_not_found()
     return render.instance(ctx.world, vm)
+
+
+def _visible(ctx: Ctx, vm: VM) -> bool:
+    """Whether reads show the instance yet: `visibility_delay` (time-scaled) after its launch."""
+    return ctx.world.now() - vm.created_at >= ctx.world.scaled(ctx.store.seed.visibility_delay)
 
 
 def rename_instance(ctx: Ctx) -> dict[str, object]:
@@ -197,8 +206,8 @@ def _image_id(ctx: Ctx, spec: ImageSpecification | None) -> str:
 
 def _reservation_choice(ctx: Ctx, body: InstanceLaunchRequest, shape: Shape) -> ReservationChoice:
     """Mock extension: `reservation_id` places the instance on that reservation only; without it Lambda
-    launches on on-demand capacity only."""
-    if body.reservation_id is None:
+    launches on on-demand capacity only. Without the extension `reservation_id` is an unknown field, ignored."""
+    if body.reservation_id is None or not ctx.store.seed.reservations_api:
         return ON_DEMAND_ONLY
     res = ctx.world.reservation(LAMBDA, body.reservation_id)
     if res is None or (res.scopes and ctx.scope not in res.scopes):

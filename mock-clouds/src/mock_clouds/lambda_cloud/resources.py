@@ -49,7 +49,10 @@ def list_images(ctx: Ctx) -> list[dict[str, object]]:
 
 
 def list_reservations(ctx: Ctx) -> list[dict[str, object]]:
-    """Mock extension (product brief): the reservations the caller's account may launch on."""
+    """Mock extension (product brief): the reservations the caller's account may launch on. Not served (404
+    global/not-found, as the real API answers) when the scenario turns the extension off."""
+    if not ctx.store.seed.reservations_api:
+        raise not_found()
     visible = [r for r in ctx.config.reservations if not r.scopes or ctx.scope in r.scopes]
     return [render.reservation(ctx.world, r, ctx.scope) for r in visible]
 

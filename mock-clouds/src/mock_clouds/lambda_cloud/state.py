@@ -46,11 +46,23 @@ class ImageRecord(msgspec.Struct, kw_only=True):
 
 
 class Seed(msgspec.Struct, kw_only=True):
-    """The `[lambda.extra]` section of a scenario."""
+    """The `[lambda.extra]` section of a scenario.
+
+    `reservations_api`: whether the mock extension for reservations is served (GET /reservations and the launch
+    field `reservation_id`). False behaves as the real API: GET /reservations is 404 `global/not-found` like any
+    unknown path, and `reservation_id` is ignored like any unknown field (inferred: the spec's request schemas
+    do not forbid extra fields), so such a launch runs on-demand.
+    `visibility_delay`: seconds (time-scaled) after a launch during which the new instance is not visible yet:
+    GET /instances leaves it out and GET /instances/{id} is 404 `global/object-does-not-exist`. Lambda does not
+    document a delay; clients wait through one (dstack treats an instance missing from the listing as not ready
+    yet), so its length is an inference. 0 (the default): visible at once.
+    """
 
     ssh_keys: list[SSHKeyRecord] = []
     file_systems: list[FileSystemRecord] = []
     images: list[ImageRecord] = []
+    reservations_api: bool = True
+    visibility_delay: float = 0.0
 
 
 class FirewallRuleRecord(msgspec.Struct, kw_only=True):

@@ -13,7 +13,8 @@ How Lambda differs, and what this adapter does about it:
   refuses for capacity drops it, and `offers` always reads afresh.
 - Reservations: `--reservation ID` launches on that reservation only; `auto` and `none` launch on-demand (Lambda
   cannot pick a reservation itself). Instances on a reservation cannot be terminated through the API.
-  GET /reservations is a mock extension; where it does not exist, reserved instances show no reservation id.
+  GET /reservations is a mock extension; where it is 404 (the real API), `--reservation ID` is refused before
+  any launch (the API would ignore the id and launch on-demand).
 - Terminate takes a list of ids: `begin_destroy_many` sends up to `terminate_batch` (default 1000) per call.
   Lambda refuses the whole call when one id is reserved; the adapter then finds the reserved ids in one listing
   and sends the others again.
@@ -257,6 +258,8 @@ class LambdaProvider:
             raise _no_disk_size()
         name = _checked_name(spec.name)
         reservation_id = lm.launch_reservation_id(spec.reservation, spec.gpu)
+        if reservation_id and not self._serves_reservations():
+            raise self._no_reservations(reservation_id)
         shape = spec.shape or lm.smallest_shape(spec.gpu, spec.gpu_count)
         if spec.ssh_public_key == NO_KEY:
             raise UsageError("--no-ssh-key: a Lambda launch names one of the account's SSH keys, so every VM has "
@@ -468,15 +471,28 @@ class LambdaProvider:
         return [lm.to_instance(n, held) for n in natives]
 
     def _reservations(self) -> list[Reservation]:
-        """GET /reservations, or the read of it younger than RESERVATIONS_TTL (scaled)."""
-        return self._held(self._account)
+        """GET /reservations, or the read of it younger than RESERVATIONS_TTL (scaled); [] where not served."""
+        return self._held(self._account) or []
 
-    def _read_reservations(self, _account: str) -> list[Reservation]:
+    def _serves_reservations(self) -> bool:
+        """Whether the endpoint serves the reservations extension (GET /reservations is not a 404)."""
+        return self._held(self._account) is not None
+
+    def _read_reservations(self, _account: str) -> list[Reservation] | None:
+        """GET /reservations; None when the endpoint answers 404: the real API has no reservations (the listing
+        and the launch's `reservation_id` are a mock extension), so it would ignore a reservation id."""
         try:
             with translated():
                 return list(self._client.list_reservations())
-        except NotFound:  # the real API has no GET /reservations (a mock extension): nothing to list
-            return []
+        except NotFound:
+            return None
+
+    def _no_reservations(self, reservation_id: str) -> Unsupported:
+        return Unsupported(
+            f"--reservation {reservation_id}: the Lambda Cloud API at {self._client.base_url} has no reservations "
+            "(GET /reservations is not served), so it cannot launch on one and would launch on-demand instead; "
+            "nothing was launched", provider=NAME,
+            suggestion="launch reserved capacity from the Lambda console, or leave out --reservation (on-demand)")
 
     def _read_types(self, _account: str) -> dict[str, InstanceTypeAvailability]:
         with translated():

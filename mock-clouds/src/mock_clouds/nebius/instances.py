@@ -16,7 +16,7 @@ import msgspec
 from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project, Provider, VMState
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
-from . import auth, catalog, errors, fieldmask, images, paging, render, updates, validate, wire
+from . import auth, catalog, errors, fieldmask, images, paging, references, render, updates, validate, wire
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -28,10 +28,6 @@ Policy = compute.ReservationPolicyPolicy
 
 def _vm_key(vm: VM) -> paging.SortKey:
     return vm.created_at, vm.id
-
-
-def _op_key(op: Operation) -> paging.SortKey:
-    return op.created_at, op.id
 
 
 def _raise_if(violations: list[validate.Violation]) -> None:
@@ -113,13 +109,20 @@ def list_by_nvl_instance_group(
         )
 
 
+def _newest_first(op: Operation) -> paging.SortKey:
+    return -op.created_at, op.id
+
+
 def list_operations_by_parent(
     call: Call, request: compute.ListOperationsByParentRequest
 ) -> common.ListOperationsResponse:
+    """The project's operations, newest first. The proto states no order; SkyPilot takes the first one listed for
+    an instance as its most recent (`sky/provision/nebius/utils.py:741`), which it learned on the live API (an
+    inference)."""
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
-        ops = world.operations(NEBIUS, scope=project.id)
-        chosen, token = paging.page(ops, _op_key, request.page_size, request.page_token)
+        ops = sorted(world.operations(NEBIUS, scope=project.id), key=_newest_first)
+        chosen, token = paging.page(ops, _newest_first, request.page_size, request.page_token)
         return common.ListOperationsResponse(
             operations=[render.operation(op) for op in chosen], next_page_token=token
         )
@@ -185,6 +188,7 @@ def _checked_create(
     _raise_if(validate.create_metadata(metadata) + validate.spec(spec))
     assert project is not None and metadata is not None and spec is not None and spec.resources is not None
     _raise_if(validate.shape(world, project.region, spec.resources) + images.boot_disk(world, project.region, spec))
+    references.check(world, project, spec)
     existing = world.vm_by_name(NEBIUS, project.id, metadata.name)
     if existing is not None:
         raise errors.already_exists(existing.id, metadata.name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.models import Operation, Provider
-from . import auth, errors, paging, render
+from . import auth, errors, paging, render, stored
 from ._pb.nebius.common import v1 as common
 from .call import Call
 
@@ -11,8 +11,10 @@ NEBIUS = Provider.NEBIUS
 
 
 def get(call: Call, request: common.GetOperationRequest) -> common.Operation:
+    """An instance's operation, or one on a disk, GPU cluster, security group or rule, or pricing policy."""
     with call.world.read() as world:
-        return render.operation(auth.operation(world, call.owner, request.id))
+        other = stored.find_operation(world, call.owner, request.id) if request.id else None
+        return other if other is not None else render.operation(auth.operation(world, call.owner, request.id))
 
 
 def list_operations(call: Call, request: common.ListOperationsRequest) -> common.ListOperationsResponse:

@@ -30,7 +30,26 @@ import grpc
 
 from ..core.models import Provider
 from ..core.world import World
-from . import auth, errors, iam_projects, images, instances, operations, platforms, render, tokens, vpc, wire
+from . import (
+    auth,
+    billing,
+    disks,
+    errors,
+    gpu_clusters,
+    iam_projects,
+    iam_tenants,
+    images,
+    instances,
+    operations,
+    platforms,
+    render,
+    tokens,
+    vpc,
+    vpc_security,
+    wire,
+)
+from ._pb.nebius.billing import v1 as billing_v1
+from ._pb.nebius.billing import v1alpha1 as billing_v1alpha1
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from ._pb.nebius.iam import v1 as iam
@@ -100,6 +119,56 @@ SERVICES: dict[str, dict[str, Rpc]] = {
         "Get": Rpc(vpc_v1.GetSubnetRequest, vpc.get),
         "GetByName": Rpc(vpc_v1.GetSubnetByNameRequest, vpc.get_by_name),
         "List": Rpc(vpc_v1.ListSubnetsRequest, vpc.list_subnets),
+    },
+    "nebius.iam.v1.TenantService": {
+        "Get": Rpc(iam.GetTenantRequest, iam_tenants.get),
+        "List": Rpc(iam.ListTenantsRequest, iam_tenants.list_tenants),
+    },
+    "nebius.compute.v1.DiskService": {
+        "Get": Rpc(compute.GetDiskRequest, disks.get),
+        "GetByName": Rpc(common.GetByNameRequest, disks.get_by_name),
+        "List": Rpc(compute.ListDisksRequest, disks.list_disks),
+        "Create": Rpc(compute.CreateDiskRequest, disks.create),
+        "Delete": Rpc(compute.DeleteDiskRequest, disks.delete),
+        "ListOperationsByParent": Rpc(compute.ListOperationsByParentRequest, disks.list_operations_by_parent),
+    },
+    "nebius.compute.v1.GpuClusterService": {
+        "Get": Rpc(compute.GetGpuClusterRequest, gpu_clusters.get),
+        "GetByName": Rpc(common.GetByNameRequest, gpu_clusters.get_by_name),
+        "List": Rpc(compute.ListGpuClustersRequest, gpu_clusters.list_clusters),
+        "Create": Rpc(compute.CreateGpuClusterRequest, gpu_clusters.create),
+        "Delete": Rpc(compute.DeleteGpuClusterRequest, gpu_clusters.delete),
+        "ListOperationsByParent": Rpc(
+            compute.ListOperationsByParentRequest, gpu_clusters.list_operations_by_parent
+        ),
+    },
+    "nebius.vpc.v1.SecurityGroupService": {
+        "Get": Rpc(vpc_v1.GetSecurityGroupRequest, vpc_security.get_group),
+        "GetByName": Rpc(vpc_v1.GetSecurityGroupByNameRequest, vpc_security.get_group_by_name),
+        "List": Rpc(vpc_v1.ListSecurityGroupsRequest, vpc_security.list_groups),
+        "ListByNetwork": Rpc(vpc_v1.ListSecurityGroupsByNetworkRequest, vpc_security.list_groups_by_network),
+        "Create": Rpc(vpc_v1.CreateSecurityGroupRequest, vpc_security.create_group),
+        "Delete": Rpc(vpc_v1.DeleteSecurityGroupRequest, vpc_security.delete_group),
+    },
+    "nebius.vpc.v1.SecurityRuleService": {
+        "Get": Rpc(vpc_v1.GetSecurityRuleRequest, vpc_security.get_rule),
+        "GetByName": Rpc(vpc_v1.GetSecurityRuleByNameRequest, vpc_security.get_rule_by_name),
+        "List": Rpc(vpc_v1.ListSecurityRulesRequest, vpc_security.list_rules),
+        "Create": Rpc(vpc_v1.CreateSecurityRuleRequest, vpc_security.create_rule),
+        "Delete": Rpc(vpc_v1.DeleteSecurityRuleRequest, vpc_security.delete_rule),
+    },
+    "nebius.billing.v1alpha1.CalculatorService": {
+        "Estimate": Rpc(billing_v1alpha1.EstimateRequest, billing.estimate),
+        "EstimateBatch": Rpc(billing_v1alpha1.EstimateBatchRequest, billing.estimate_batch_v1alpha1),
+    },
+    "nebius.billing.v1.CalculatorService": {
+        "EstimateBatch": Rpc(billing_v1.EstimateBatchRequest, billing.estimate_batch),
+    },
+    "nebius.billing.v1.PricingPolicyService": {
+        "Create": Rpc(billing_v1.CreatePricingPolicyRequest, billing.create_policy),
+        "Get": Rpc(billing_v1.GetPricingPolicyRequest, billing.get_policy),
+        "List": Rpc(billing_v1.ListPricingPoliciesRequest, billing.list_policies),
+        "Delete": Rpc(billing_v1.DeletePricingPolicyRequest, billing.delete_policy),
     },
 }
 

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import grpc
 
 from ._pb.google.rpc import Status
+from ._pb.nebius.billing import v1 as billing_v1
+from ._pb.nebius.billing import v1alpha1 as billing_v1alpha1
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from ._pb.nebius.iam import v1 as iam
@@ -82,6 +84,14 @@ class Client:
         self.tokens = iam.TokenExchangeServiceStub(intercepted)
         self.projects = iam.ProjectServiceStub(intercepted)
         self.subnets = vpc.SubnetServiceStub(intercepted)
+        self.tenants = iam.TenantServiceStub(intercepted)
+        self.disks = compute.DiskServiceStub(intercepted)
+        self.gpu_clusters = compute.GpuClusterServiceStub(intercepted)
+        self.security_groups = vpc.SecurityGroupServiceStub(intercepted)
+        self.security_rules = vpc.SecurityRuleServiceStub(intercepted)
+        self.calculator_v1alpha1 = billing_v1alpha1.CalculatorServiceStub(intercepted)
+        self.calculator = billing_v1.CalculatorServiceStub(intercepted)
+        self.pricing_policies = billing_v1.PricingPolicyServiceStub(intercepted)
 
     def with_metadata(self, *pairs: tuple[str, str]) -> Client:
         """The same channel with more metadata (e.g. `("x-idempotency-key", key)`)."""

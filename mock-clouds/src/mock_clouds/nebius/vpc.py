@@ -92,7 +92,7 @@ def subnets_of(world: World, project: Project) -> list[SubnetRecord]:
 
 def subnet(record: SubnetRecord) -> vpc.Subnet:
     """The Subnet message of a record: READY, in its network, using the network's address pools."""
-    network = record.network or _derived_id("vpcnetwork", record.project, "default-network")
+    network = network_of(record)
     return vpc.Subnet(
         metadata=common.ResourceMetadata(id=record.id, parent_id=record.project, name=record.name,
                                          resource_version=1),
@@ -108,6 +108,16 @@ def subnet(record: SubnetRecord) -> vpc.Subnet:
             ipv4_private_pools=[vpc.SubnetStatusPool(pool_id=_derived_id("vpcpool", network), cidrs=[record.cidr])],
         ),
     )
+
+
+def network_of(record: SubnetRecord) -> str:
+    """The network of a subnet: the entry's, else its project's default network."""
+    return record.network or _derived_id("vpcnetwork", record.project, "default-network")
+
+
+def derived_id(kind: str, near: str, *parts: str) -> str:
+    """A stable Nebius-style id of `kind` in the region of the id `near` (`_derived_id`)."""
+    return _derived_id(kind, near, *parts)
 
 
 def _project(world: World, owner: str, project_id: str) -> Project:

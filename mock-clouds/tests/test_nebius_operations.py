@@ -57,6 +57,8 @@ def test_operation_records_its_request(nebius):
 
 
 def test_list_operations_by_parent_and_by_resource(nebius):
+    """ListOperationsByParent lists newest first: SkyPilot reads the first one listed for an instance as its most
+    recent (`sky/provision/nebius/utils.py:741`, real-clouds.md Part 2 D10; the proto states no order)."""
     client = nebius.client
     first = client.wait(nebius.create("a", CPU_STOPPED))
     second = client.wait(nebius.create("b", CPU_STOPPED))
@@ -64,7 +66,7 @@ def test_list_operations_by_parent_and_by_resource(nebius):
     by_parent = client.instances.list_operations_by_parent(
         compute.ListOperationsByParentRequest(parent_id=nebius.project)
     )
-    assert [op.id for op in by_parent.operations] == [first.id, second.id, start.id]
+    assert [op.id for op in by_parent.operations] == [start.id, second.id, first.id]
     assert all(op.status is not None and op.status.code == 0 for op in by_parent.operations)
     assert by_parent.next_page_token == ""
     by_resource = client.operations.list(common.ListOperationsRequest(resource_id=first.resource_id))
@@ -110,7 +112,8 @@ def test_operations_page(nebius):
         response = nebius.client.instances.list_operations_by_parent(request)
         return [op.id for op in response.operations], response.next_page_token
 
-    assert _pages(fetch, 2) == [ids[:2], ids[2:]]
+    newest_first = ids[::-1]
+    assert _pages(fetch, 2) == [newest_first[:2], newest_first[2:]]
 
 
 @pytest.mark.parametrize(

@@ -85,12 +85,14 @@ def test_list_instances_pages(client) -> None:
 
 
 def test_operations_are_listed_by_parent_and_by_resource(client) -> None:
+    """By parent newest first, as SkyPilot reads them (`sky/provision/nebius/utils.py:741`: the first listed for an
+    instance is its most recent; real-clouds.md Part 2 D10), across pages."""
     op = client.begin_create_instance("vm-ops", *CPU)
     op.wait(timeout=WAIT)
     stop = client.begin_stop_instance(op.resource_id)
     stop.wait(timeout=WAIT)
     by_parent = list(client.list_operations_by_parent(page_size=1))
-    assert [o.id for o in by_parent] == [op.id, stop.id]
+    assert [o.id for o in by_parent] == [stop.id, op.id]
     assert all(o.done() for o in by_parent)
     assert [o.id for o in client.list_operations(op.resource_id)] == [op.id, stop.id]
 

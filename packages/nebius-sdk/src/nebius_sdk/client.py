@@ -392,7 +392,8 @@ class NebiusClient:
     def list_operations_by_parent(
         self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE
     ) -> Pager[Operation[Instance | None]]:
-        """A lazy pager over the compute operations of a project (InstanceService.ListOperationsByParent)."""
+        """A lazy pager over the compute operations of a project (InstanceService.ListOperationsByParent), newest
+        first as the service lists them."""
         parent = self._parent(parent_id)
 
         def fetch(token: str) -> tuple[list[Operation[Instance | None]], str]:

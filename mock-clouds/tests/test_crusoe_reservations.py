@@ -257,3 +257,18 @@ def test_reservation_status_is_a_free_string(mock_clouds) -> None:
     other = env.client.get(path, params={"status": "expired"})
     assert effective.status_code == other.status_code == 200
     assert effective.json()["items"] and other.json()["items"] == []
+
+
+def test_a_key_that_may_not_read_reservations(mock_clouds_factory) -> None:
+    """Whether a project member's key may read the organisation's reservations is undocumented (research
+    real-clouds.md 3.2 "Organisation reservations read"): `reservations_readable = false` answers the swagger's
+    403; creates still work, and lowest_cost may still place the VM in a reservation."""
+
+    def unreadable(state: WorldState) -> None:
+        state.providers["crusoe"].extra["reservations_readable"] = False
+
+    env = start_env(mock_clouds_factory, unreadable)
+    denied = env.client.get(f"/organizations/{env.org_id}/reservations")
+    assert (denied.status_code, denied.json()["code"]) == (403, "unauthorized")
+    assert env.client.get(f"/organizations/{env.org_id}/reservations/{CHEAP_RESERVATION}").status_code == 403
+    assert h100(env, "still-placed")["reservation_id"] == CHEAP_RESERVATION

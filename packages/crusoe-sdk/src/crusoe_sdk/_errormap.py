@@ -6,6 +6,7 @@ Codes are the slugs Crusoe puts in `code` (research crusoe.md section 7); text i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TypedDict
 
@@ -14,6 +15,8 @@ from cloud_sdk_core import parse_retry_after
 
 from . import errors
 from .models import ErrorBody, OperationRecord
+
+log = logging.getLogger("crusoe_sdk")
 
 
 class _ErrorFields(TypedDict):
@@ -110,9 +113,14 @@ def _redirected(status: int, headers: Mapping[str, str], *, method: str, url: st
 def from_operation(
     record: OperationRecord, *, method: str, url: str, status: int = 200
 ) -> errors.OperationFailed:
-    """The typed error of a FAILED operation, from its result code."""
+    """The typed error of a FAILED operation, from its result code. A code this table does not know is logged
+    (debug, logger `crusoe_sdk`) with the operation's body, so that real codes (quota ones are undocumented)
+    can be learned."""
     failure = record.error
     cls = OPERATION_FAILURES.get(failure.code, errors.OperationFailed)
+    if failure.code not in OPERATION_FAILURES:
+        log.debug("operation %s failed with a code this SDK does not know (%r): %s", record.operation_id,
+                  failure.code, msgspec.json.encode(record).decode())
     return cls(
         failure.message or "the operation failed without a message",
         operation_id=record.operation_id,

@@ -46,6 +46,7 @@ sends a fresh random ed25519 public key whose private half never existed, so nob
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,11 @@ if TYPE_CHECKING:
     from ..native import NativeCredentials
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+RESERVATIONS_UNREADABLE = ("Crusoe: this key may not read the reservations of organisation {organization} (403); "
+                           "going on without them: offers show no reserved capacity and creates name no "
+                           "reservation")
 
 SSH_USER = "ubuntu"  # the login of Crusoe's ubuntu22.04 images, which VMs boot by default
 SPOT_BILLING = "Spot"  # `billing_type` of a spot VM (the API's enum: On-demand | Spot | PoC)
@@ -191,6 +197,7 @@ class CrusoeProvider:
         self._ssh_public_key = ssh_public_key
         self._given_catalog = catalog
         self._prices: dict[str, float | None] = {}  # reservation id -> $/GPU-h (contract prices do not move)
+        self._reservations_unreadable = False  # the key got 403 on the organisation's reservations
 
     def __repr__(self) -> str:
         return f"CrusoeProvider({self._client!r})"
@@ -446,8 +453,22 @@ class CrusoeProvider:
 
     # ------------------------------------------------------------------------------------------ helpers
     def _reservations(self) -> list[Any]:
-        """Effective reservations of the organisation (fresh usage); refreshes the price cache."""
-        reservations = list(self._client.list_reservations(status="effective"))
+        """Effective reservations of the organisation (fresh usage); refreshes the price cache. A key that may
+        not read them (403 on the organisation's reservations) gets none, and one warning on stderr: creates and
+        offers go on without reservations (the cloud's lowest_cost may still place a VM in one)."""
+        if self._reservations_unreadable:
+            return []
+        from crusoe_sdk import PermissionDenied, ProjectUnavailable
+
+        organization = self._client.organization_id()
+        try:
+            reservations = list(self._client.list_reservations(status="effective", organization_id=organization))
+        except PermissionDenied as exc:
+            if isinstance(exc, ProjectUnavailable):
+                raise
+            self._reservations_unreadable = True
+            log.warning("vm: warning: %s", RESERVATIONS_UNREADABLE.format(organization=organization))
+            return []
         self._prices.update({r.id: _price(r.price) for r in reservations})
         return reservations
 

@@ -119,3 +119,39 @@ def test_get_unknown_and_malformed_ids(client: LambdaClient) -> None:
     assert malformed.value.status == 400 and malformed.value.suggestion
     with pytest.raises(ValueError):
         client.get_instance("")
+
+
+def _visible_after(seconds: float):
+    def configure(state) -> None:
+        state.providers["lambda"].extra["visibility_delay"] = seconds
+
+    return configure
+
+
+def test_a_launch_waits_through_the_first_404s_of_an_instance_not_visible_yet(mock_clouds_factory,
+                                                                             make_client) -> None:
+    """A GET /instances/{id} 404 just after a launch means "not visible yet": dstack keeps waiting for an instance
+    its listing does not show (backends/lambdalabs/compute.py, _get_instance_info). The mock hides the new
+    instance for 20 s (time scale 0.05: 1 s) and the grace here is 30 s; the launch ends active, not gone."""
+    from lambda_sdk import PollPolicy
+
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=0.05, configure=_visible_after(20.0))
+    client = make_client(clouds, time_scale=0.05, poll=PollPolicy(initial=0.01, maximum=0.05, visibility_grace=30.0))
+    operation = client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10",
+                                       ssh_key_names=["default"], name="late")
+    instance = operation.result(timeout=120)
+    assert (instance.id, instance.status.value, instance.name) == (operation.instance_id, "active", "late")
+
+
+def test_a_launch_whose_instance_never_shows_fails_once_the_grace_is_over(mock_clouds_factory, make_client) -> None:
+    """After the grace, a 404 for an instance never seen is "gone": OperationFailed without an instance. The
+    mock hides it for an hour at time scale 1; the grace here is 0."""
+    from lambda_sdk import OperationFailed, PollPolicy
+
+    clouds = mock_clouds_factory(providers=("lambda",), time_scale=1.0, configure=_visible_after(3600.0))
+    client = make_client(clouds, time_scale=1.0, poll=PollPolicy(initial=0.01, maximum=0.05, visibility_grace=0.0))
+    operation = client.launch_instance(region_name="us-east-1", instance_type_name="gpu_1x_a10",
+                                       ssh_key_names=["default"])
+    with pytest.raises(OperationFailed) as err:
+        operation.result(timeout=120)
+    assert (err.value.instance_id, err.value.status, err.value.instance) == (operation.instance_id, None, None)

@@ -4,11 +4,14 @@ It is `cloud_sdk_core.Operation` (README "Operations, pagers, retries"; checked 
 is the instance id, so it is resumable anywhere: `client.resume_operation(instance_id)`. It is done when the
 instance is active with an IP, or can no longer become so; `wait`/`result` raise OperationFailed when the
 instance ends unhealthy, terminating, terminated, preempted or disappears, and OperationTimeout at the deadline.
+A 404 before the instance was ever read, within `PollPolicy.visibility_grace` of the launch (or the resume), is
+"not visible yet": polling goes on.
 Waiting only reads; interrupting a wait (timeout, KeyboardInterrupt) never touches the instance.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import cloud_sdk_core
@@ -33,6 +36,7 @@ class LaunchOperation(cloud_sdk_core.Operation[Instance]):
         self.instance_id = instance_id
         self.instance: Instance | None = None  # the last snapshot read, None before the first poll
         self._gone = False  # the instance disappeared while being polled
+        self._invisible_until = time.monotonic() + poll.visibility_grace  # a 404 before then: not visible yet
 
     @classmethod
     def finished(cls, instance: Instance) -> LaunchOperation:
@@ -71,6 +75,8 @@ class LaunchOperation(cloud_sdk_core.Operation[Instance]):
         try:
             self.instance = self._client._get_instance(self.instance_id, deadline=deadline)
         except errors.NotFound:
+            if self.instance is None and time.monotonic() < self._invisible_until:
+                return  # launched moments ago: Lambda may not show it yet
             self._gone = True
 
     def _timeout_error(self, timeout: float) -> errors.OperationTimeout:

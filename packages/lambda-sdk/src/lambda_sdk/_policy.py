@@ -38,12 +38,18 @@ class RetryPolicy(cloud_sdk_core.RetryPolicy):
 class PollPolicy(cloud_sdk_core.PollPolicy):
     """Intervals between polls of a launching instance, and `timeout`, a wait's default deadline (30 minutes: 8-GPU
     instances take 15 to 20+ minutes to boot, research lambda.md section 8). What is retried: a poll that fails
-    with a 5xx, a 429 or a lost connection is polled again until the deadline."""
+    with a 5xx, a 429 or a lost connection is polled again until the deadline.
+
+    `visibility_grace`: seconds after a launch (or a resume) during which a 404 for an instance never seen yet
+    means "not visible yet", not "gone": the poll goes on. Lambda documents no such delay; dstack waits through
+    an instance its listing does not show yet (backends/lambdalabs/compute.py, _get_instance_info), and calling
+    it gone would have a caller launch it again. A minute is an inference."""
 
     initial: float = 5.0
     maximum: float = 30.0
     multiplier: float = 2.0
     jitter: float = 0.5
+    visibility_grace: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -144,12 +144,14 @@ class LambdaPlugin:
         from lambda_sdk import LambdaClient, PollPolicy, RateLimit, RetryPolicy
 
         scale = config.time_scale
+        poll = scaled(PollPolicy(), scale)
+        poll = replace(poll, visibility_grace=poll.visibility_grace * scale)
         try:
             client = LambdaClient(
                 config.api_key, base_url=config.api_endpoint,
                 rate_limit=RateLimit(config.request_interval * _HEADROOM, config.launch_interval * _HEADROOM,
                                      request_burst=config.request_burst),
-                retry=scaled(RetryPolicy(), scale), poll=scaled(PollPolicy(), scale),
+                retry=scaled(RetryPolicy(), scale), poll=poll,
             )
         except ValueError as exc:  # the SDK's message never contains the key
             raise ConfigError(f"Lambda Cloud settings are not usable: {exc}", provider=NAME) from None

@@ -29,8 +29,11 @@ from nebius.api.nebius.compute.v1 import (
     IPAddress,
     ListInstancesRequest,
     ListOperationsByParentRequest,
+    ListPlatformsRequest,
     NetworkInterfaceSpec,
+    PlatformServiceClient,
     PreemptibleSpec,
+    PublicIPAddress,
     ReservationPolicy,
     ResourcesSpec,
     StartInstanceRequest,
@@ -122,7 +125,9 @@ def test_full_lifecycle(nebius: Nebius) -> None:
     operations = nebius.instances.list_operations_by_parent(
         ListOperationsByParentRequest(parent_id=nebius.project)
     ).wait()
-    assert {o.resource_id for o in operations.operations} == {op.resource_id} and len(operations.operations) == 3
+    assert {o.resource_id for o in operations.operations} == {op.resource_id}
+    # newest first: SkyPilot takes the first listed as the most recent (sky/provision/nebius/utils.py:741)
+    assert [o.description for o in operations.operations] == ["Start instance", "Stop instance", "Create instance"]
 
     nebius.instances.delete(DeleteInstanceRequest(id=op.resource_id)).wait().sync_wait()
     with pytest.raises(RequestError) as missing:
@@ -153,6 +158,24 @@ def test_update_resets_the_fields_the_sdk_names_in_its_reset_mask(nebius: Nebius
     assert cleared.spec.resources.preset == H100[1]  # untouched fields keep their value
 
 
+def test_update_that_clears_the_public_address_removes_it(nebius: Nebius) -> None:
+    """The SDK's grouped X-ResetMask names `spec.(...network_interfaces.*.(aliases,public_ip_address,...))`; lists
+    are replaced whole, so an interface sent without `public_ip_address` loses its address (research nebius.md §7:
+    "lists/maps replaced wholesale")."""
+    nic = NetworkInterfaceSpec(
+        subnet_id=SUBNET, name="eth0", ip_address=IPAddress(), public_ip_address=PublicIPAddress()
+    )
+    op = nebius.create("public", network_interfaces=[nic])
+    op.sync_wait()
+    instance = nebius.wait_state(op.resource_id, State.RUNNING)
+    assert instance.status.network_interfaces[0].public_ip_address.address
+    instance.spec.network_interfaces[0].public_ip_address = None
+    nebius.instances.update(UpdateInstanceRequest(metadata=instance.metadata, spec=instance.spec)).wait().sync_wait()
+    updated = nebius.get(op.resource_id)
+    assert "public_ip_address" not in str(updated.spec.network_interfaces[0])
+    assert updated.status.network_interfaces[0].public_ip_address.address == ""
+
+
 def test_stale_resource_version_is_refused(nebius: Nebius) -> None:
     op = nebius.create("versioned")
     op.sync_wait()
@@ -180,6 +203,23 @@ def test_preemptible_pricing_model_round_trips(nebius: Nebius) -> None:
     instance = nebius.get(op.resource_id)
     assert instance.spec.follows_spot_price is not None and instance.spec.on_demand is None
     assert instance.spec.preemptible.on_preemption == PreemptibleSpec.PreemptionPolicy.STOP
+
+
+def test_a_preemptible_instance_without_pricing_model_is_refused(nebius: Nebius) -> None:
+    """Live: `INVALID_ARGUMENT: spec.pricing_model - pricing model must be specified for a preemptible instance`
+    (real-clouds.md §2, the spot row)."""
+    with pytest.raises(RequestError) as refused:
+        nebius.create("no-model", preemptible=PreemptibleSpec(on_preemption=PreemptibleSpec.PreemptionPolicy.STOP))
+    assert refused.value.status.code.name == "INVALID_ARGUMENT"
+    assert "spec.pricing_model - pricing model must be specified for a preemptible instance" in str(refused.value)
+
+
+def test_platforms_state_the_memory_of_one_gpu_as_gpuhunt_matches_it(nebius: Nebius) -> None:
+    """gpuhunt keeps a platform's GPUs only when `spec.gpu_memory_gigabytes` equals the GPU's memory
+    (gpuhunt `src/gpuhunt/providers/nebius.py:168-179`, which reads it through this SDK; real-clouds.md D5)."""
+    listed = PlatformServiceClient(nebius.sdk).list(ListPlatformsRequest(parent_id=nebius.project, page_size=999))
+    memory = {p.metadata.name: p.spec.gpu_memory_gigabytes for p in listed.wait().items}
+    assert (memory["gpu-h100-sxm"], memory["gpu-h200-sxm"], memory["gpu-l40s-a"], memory["cpu-d3"]) == (80, 141, 48, 0)
 
 
 def test_strict_reservation_places_the_instance_in_the_capacity_block(nebius: Nebius) -> None:

@@ -58,6 +58,32 @@ def test_grouped_reset_mask_as_the_official_sdk_writes_it(nebius):
     assert updated.spec.network_interfaces == instance.spec.network_interfaces  # only inner fields named
 
 
+# The X-ResetMask the official SDK (`nebius` 0.6.29, `get_full_update_reset_mask().marshal()`) sends for an update
+# of a fetched instance whose interface no longer has a public address.
+_PYSDK_MASK = (
+    "metadata.(created_at,labels,updated_at),spec.(boot_disk.(device_id,existing_disk,managed_disk),"
+    "cloud_init_user_data,filesystems,follows_spot_price,hostname,local_disks,"
+    "network_interfaces.*.(aliases,public_ip_address,security_groups),nvl_instance_group_id,on_demand,preemptible,"
+    "reservation_policy,resources,secondary_disks,spot_pricing_policy,stopped)"
+)
+
+
+def test_clearing_the_public_address_under_the_official_sdks_mask_removes_it(nebius):
+    """Lists are replaced whole (research nebius.md §7), so an interface sent without `public_ip_address`, under
+    the grouped mask pysdk writes, has no public address afterwards, in its spec and its status."""
+    instance = _created(nebius, "public-ip")
+    assert instance.spec.network_interfaces[0].public_ip_address is not None
+    spec = compute.InstanceSpec.FromString(bytes(instance.spec))
+    spec.network_interfaces[0].public_ip_address = None
+    resetting = nebius.client.with_metadata(("x-resetmask", _PYSDK_MASK))
+    op = resetting.instances.update(_update(instance.metadata.id, spec=spec))
+    assert op.status.code == 0
+    updated = nebius.get(instance.metadata.id)
+    assert updated.spec.network_interfaces[0].public_ip_address is None
+    assert updated.status.network_interfaces[0].public_ip_address is None
+    assert updated.spec.resources == instance.spec.resources
+
+
 def test_malformed_reset_mask_is_invalid_argument(nebius):
     instance = _created(nebius, "badmask", hostname="box-3")
     resetting = nebius.client.with_metadata(("x-resetmask", "spec.(hostname"))

@@ -1,6 +1,9 @@
 """`NebiusClient`: a typed client of the Nebius AI Cloud compute API (InstanceService, OperationService,
-PlatformService) over gRPC, with the reads that find where to create: IAM's ProjectService (a tenant's projects and
-their regions) and VPC's SubnetService (a project's subnets).
+PlatformService, DiskService, GpuClusterService) over gRPC, with the reads that find where to create: IAM's
+TenantService and ProjectService (a tenant's projects and their regions) and VPC's SubnetService (a project's
+subnets); VPC's security groups and rules; and billing: the price calculators (list and spot prices of instances)
+and spot pricing policies. Each service is called at its own address (`endpoints`); every list is a lazy pager,
+every create and delete returns an `Operation` (deletes of what is already gone are finished operations).
 
 Every call has a deadline, carries `authorization: Bearer <token>` from the client's `TokenSource`
 (`nebius_sdk.auth`: a token, a token file, a token command or a service account), and is retried on UNAVAILABLE,
@@ -15,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import betterproto2
@@ -24,7 +28,27 @@ from . import specs
 from ._backoff import PollPolicy, RetryPolicy
 from ._operation import Operation
 from ._pager import Pager
+from ._pb.google.protobuf import Any as AnyMessage
 from ._pb.google.rpc import Status
+from ._pb.nebius.billing.v1 import (
+    CalculatorServiceStub,
+    ComputeInstanceSpec,
+    ComputeInstanceSpecV1,
+    CreatePricingPolicyRequest,
+    DeletePricingPolicyRequest,
+    EstimateBatchRequest,
+    GetPricingPolicyRequest,
+    ListPricingPoliciesRequest,
+    MaxPriceV1,
+    PricingMethod,
+    PricingPolicy,
+    PricingPolicyServiceStub,
+    PricingPolicySpec,
+)
+from ._pb.nebius.billing.v1 import ResourceSpec as ResourceSpecV1
+from ._pb.nebius.billing.v1alpha1 import CalculatorServiceStub as CalculatorServiceV1Alpha1Stub
+from ._pb.nebius.billing.v1alpha1 import EstimateRequest
+from ._pb.nebius.billing.v1alpha1 import ResourceSpec as ResourceSpecV1Alpha1
 from ._pb.nebius.common.v1 import (
     GetByNameRequest,
     GetOperationRequest,
@@ -35,36 +59,88 @@ from ._pb.nebius.common.v1 import (
 from ._pb.nebius.common.v1 import Operation as RawOperation
 from ._pb.nebius.compute.v1 import (
     BatchGetRequest,
+    CreateDiskRequest,
+    CreateGpuClusterRequest,
     CreateInstanceRequest,
+    DeleteDiskRequest,
+    DeleteGpuClusterRequest,
     DeleteInstanceRequest,
+    Disk,
+    DiskServiceStub,
+    DiskSpec,
+    DiskSpecDiskType,
+    GetDiskRequest,
+    GetGpuClusterRequest,
     GetImageLatestByFamilyRequest,
     GetImageRequest,
     GetInstanceRequest,
+    GpuCluster,
+    GpuClusterServiceStub,
+    GpuClusterSpec,
     Image,
     ImageServiceStub,
     Instance,
     InstanceServiceStub,
     InstanceSpec,
     InstanceStatusInstanceState,
+    ListDisksRequest,
+    ListGpuClustersRequest,
     ListImagesRequest,
     ListInstancesRequest,
     ListOperationsByParentRequest,
     ListPlatformsRequest,
     Platform,
     PlatformServiceStub,
+    PreemptibleSpec,
+    PreemptibleSpecPreemptionPolicy,
     ReservationPolicy,
     ReservationPolicyPolicy,
+    ResourcesSpec,
+    SourceImageFamily,
     StartInstanceRequest,
     StopInstanceRequest,
 )
-from ._pb.nebius.iam.v1 import GetProjectRequest, ListProjectsRequest, ProjectServiceStub
-from ._pb.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceStub
+from ._pb.nebius.iam.v1 import (
+    GetProjectRequest,
+    ListProjectsRequest,
+    ListTenantsRequest,
+    ProjectServiceStub,
+    TenantServiceStub,
+)
+from ._pb.nebius.vpc.v1 import (
+    CreateSecurityGroupRequest,
+    CreateSecurityRuleRequest,
+    DeleteSecurityGroupRequest,
+    DeleteSecurityRuleRequest,
+    GetSecurityGroupRequest,
+    GetSecurityRuleRequest,
+    ListSecurityGroupsRequest,
+    ListSecurityRulesRequest,
+    ListSubnetsRequest,
+    SecurityGroup,
+    SecurityGroupServiceStub,
+    SecurityGroupSpec,
+    SecurityRule,
+    SecurityRuleServiceStub,
+    SecurityRuleSpec,
+    SubnetServiceStub,
+)
 from ._status import status_error
 from ._transport import Transport
 from .auth import StaticToken, TokenSource
-from .endpoints import COMPUTE, DEFAULT_DOMAIN, IAM, VPC, serves_everything, service_address, split_host_port
-from .errors import APIError, NotFound
-from .models import Project, Subnet
+from .endpoints import (
+    CALCULATOR,
+    COMPUTE,
+    DEFAULT_DOMAIN,
+    IAM,
+    PRICING_POLICIES,
+    VPC,
+    serves_everything,
+    service_address,
+    split_host_port,
+)
+from .errors import APIError, Code, NotFound
+from .models import Project, Subnet, Tenant
 
 DEFAULT_TIMEOUT = 20.0  # seconds per call attempt, as in pysdk/gosdk
 DEFAULT_PAGE_SIZE = 100
@@ -186,6 +262,8 @@ class NebiusClient:
         self._operations = OperationServiceStub(self._transport.channel)
         self._platforms = PlatformServiceStub(self._transport.channel)
         self._images = ImageServiceStub(self._transport.channel)
+        self._disks = DiskServiceStub(self._transport.channel)
+        self._gpu_clusters = GpuClusterServiceStub(self._transport.channel)
         # service address -> its transport, opened on first use (`_transport_of`); compute's is there from the start
         self._transports = {self._transport.target: self._transport}
         self._transports_lock = threading.Lock()
@@ -489,6 +567,255 @@ class NebiusClient:
 
         return Pager(fetch)
 
+    # ------------------------------------------------------------------ tenants
+    def list_tenants(self, *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Tenant]:
+        """A lazy pager over the tenants the credentials belong to (IAM `TenantService.List`, at `cpl.iam.<domain>`):
+        one for a user's or service account's token; `list_projects(tenant.id)` lists its projects."""
+
+        def fetch(token: str) -> tuple[list[Tenant], str]:
+            transport = self._transport_of(IAM)
+            request = ListTenantsRequest(page_size=page_size, page_token=token)
+            response = transport.call(TenantServiceStub(transport.channel).list, request)
+            return [Tenant.of(item) for item in response.items], response.next_page_token
+
+        return Pager(fetch)
+
+    # ------------------------------------------------------------------ disks
+    def begin_create_disk(
+        self, name: str, size_gib: int, *, image_family: str = "", image_id: str = "", parent_id: str = "",
+        disk_type: DiskSpecDiskType = DiskSpecDiskType.NETWORK_SSD, labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Operation[Disk]:
+        """Start creating a disk (`DiskService.Create`), empty or from an image (`image_id`, else the newest of
+        `image_family` in the project's region); boot an instance from it with `specs.existing_boot_disk`. Raises
+        `AlreadyExists` for a taken name, `InvalidArgument` for a bad spec."""
+        spec = DiskSpec(size_gibibytes=size_gib, type=disk_type)
+        if image_id:
+            spec.source_image_id = image_id
+        elif image_family:
+            spec.source_image_family = SourceImageFamily(image_family=image_family)
+        request = CreateDiskRequest(metadata=self._metadata(name, parent_id, labels), spec=spec)
+        raw = self._transport.call(self._disks.create, request, mutating=True, timeout=timeout)
+        return self._operation(raw, self.get_disk)
+
+    def get_disk(self, disk_id: str, *, timeout: float | None = None) -> Disk:
+        """The disk with this id. Raises `NotFound` if it does not exist (or was deleted)."""
+        return self._transport.call(self._disks.get, GetDiskRequest(id=disk_id), timeout=timeout)
+
+    def list_disks(self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[Disk]:
+        """A lazy pager over the project's disks."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[Disk], str]:
+            request = ListDisksRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = self._transport.call(self._disks.list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def begin_delete_disk(self, disk_id: str, *, missing_ok: bool = True,
+                          timeout: float | None = None) -> Operation[None]:
+        """Start deleting a disk; a missing disk is `Operation.finished(None)` unless `missing_ok` is False (then
+        `NotFound`). Raises `Conflict` while an instance uses it."""
+        return self._delete(self._disks.delete, DeleteDiskRequest(id=disk_id), disk_id, missing_ok, timeout)
+
+    # ------------------------------------------------------------------ GPU clusters
+    def begin_create_gpu_cluster(
+        self, name: str, infiniband_fabric: str, *, parent_id: str = "", labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Operation[GpuCluster]:
+        """Start creating a GPU cluster on an InfiniBand fabric (`GpuClusterService.Create`); 8-GPU instances of the
+        fabric's platform join it with `gpu_cluster_id`. Raises `InvalidArgument` for a fabric the project's region
+        does not have."""
+        spec = GpuClusterSpec(infiniband_fabric=infiniband_fabric)
+        request = CreateGpuClusterRequest(metadata=self._metadata(name, parent_id, labels), spec=spec)
+        raw = self._transport.call(self._gpu_clusters.create, request, mutating=True, timeout=timeout)
+        return self._operation(raw, self.get_gpu_cluster)
+
+    def get_gpu_cluster(self, cluster_id: str, *, timeout: float | None = None) -> GpuCluster:
+        """The GPU cluster with this id (its `status.instances`). Raises `NotFound` if there is none."""
+        return self._transport.call(self._gpu_clusters.get, GetGpuClusterRequest(id=cluster_id), timeout=timeout)
+
+    def list_gpu_clusters(self, parent_id: str = "", *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[GpuCluster]:
+        """A lazy pager over the project's GPU clusters."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[GpuCluster], str]:
+            request = ListGpuClustersRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = self._transport.call(self._gpu_clusters.list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def begin_delete_gpu_cluster(self, cluster_id: str, *, missing_ok: bool = True,
+                                 timeout: float | None = None) -> Operation[None]:
+        """Start deleting a GPU cluster; a missing one is `Operation.finished(None)` unless `missing_ok` is False.
+        Raises `Conflict` while instances are in it."""
+        request = DeleteGpuClusterRequest(id=cluster_id)
+        return self._delete(self._gpu_clusters.delete, request, cluster_id, missing_ok, timeout)
+
+    # ------------------------------------------------------------------ security groups and rules
+    def begin_create_security_group(
+        self, name: str, network_id: str, *, parent_id: str = "", labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Operation[SecurityGroup]:
+        """Start creating a security group in one of the project's networks (`SecurityGroupService.Create`, at
+        `vpc.<domain>`; a subnet's `network_id`)."""
+        transport = self._transport_of(VPC)
+        request = CreateSecurityGroupRequest(metadata=self._metadata(name, parent_id, labels),
+                                             spec=SecurityGroupSpec(network_id=network_id))
+        raw = transport.call(SecurityGroupServiceStub(transport.channel).create, request, mutating=True,
+                             timeout=timeout)
+        return self._operation(raw, self.get_security_group, VPC)
+
+    def get_security_group(self, group_id: str, *, timeout: float | None = None) -> SecurityGroup:
+        """The security group with this id. Raises `NotFound` if there is none."""
+        transport = self._transport_of(VPC)
+        stub = SecurityGroupServiceStub(transport.channel)
+        return transport.call(stub.get, GetSecurityGroupRequest(id=group_id), timeout=timeout)
+
+    def list_security_groups(self, parent_id: str = "", *,
+                             page_size: int = DEFAULT_PAGE_SIZE) -> Pager[SecurityGroup]:
+        """A lazy pager over the project's security groups (each network's default one among them)."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[SecurityGroup], str]:
+            transport = self._transport_of(VPC)
+            request = ListSecurityGroupsRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = transport.call(SecurityGroupServiceStub(transport.channel).list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def begin_delete_security_group(self, group_id: str, *, missing_ok: bool = True,
+                                    timeout: float | None = None) -> Operation[None]:
+        """Start deleting a security group; a missing one is `Operation.finished(None)` unless `missing_ok` is
+        False."""
+        transport = self._transport_of(VPC)
+        stub = SecurityGroupServiceStub(transport.channel)
+        request = DeleteSecurityGroupRequest(id=group_id)
+        return self._delete(stub.delete, request, group_id, missing_ok, timeout, VPC)
+
+    def begin_create_security_rule(
+        self, group_id: str, name: str, spec: SecurityRuleSpec, *, timeout: float | None = None
+    ) -> Operation[SecurityRule]:
+        """Start creating a rule of a security group (`SecurityRuleService.Create`): at most 8 ports and 8 CIDRs
+        per match, else `InvalidArgument`."""
+        transport = self._transport_of(VPC)
+        request = CreateSecurityRuleRequest(metadata=ResourceMetadata(parent_id=group_id, name=name), spec=spec)
+        raw = transport.call(SecurityRuleServiceStub(transport.channel).create, request, mutating=True,
+                             timeout=timeout)
+        return self._operation(raw, self.get_security_rule, VPC)
+
+    def get_security_rule(self, rule_id: str, *, timeout: float | None = None) -> SecurityRule:
+        """The security rule with this id. Raises `NotFound` if there is none."""
+        transport = self._transport_of(VPC)
+        stub = SecurityRuleServiceStub(transport.channel)
+        return transport.call(stub.get, GetSecurityRuleRequest(id=rule_id), timeout=timeout)
+
+    def list_security_rules(self, group_id: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> Pager[SecurityRule]:
+        """A lazy pager over a security group's rules."""
+
+        def fetch(token: str) -> tuple[list[SecurityRule], str]:
+            transport = self._transport_of(VPC)
+            request = ListSecurityRulesRequest(parent_id=group_id, page_size=page_size, page_token=token)
+            response = transport.call(SecurityRuleServiceStub(transport.channel).list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def begin_delete_security_rule(self, rule_id: str, *, missing_ok: bool = True,
+                                   timeout: float | None = None) -> Operation[None]:
+        """Start deleting a security rule; a missing one is `Operation.finished(None)` unless `missing_ok` is
+        False."""
+        transport = self._transport_of(VPC)
+        stub = SecurityRuleServiceStub(transport.channel)
+        return self._delete(stub.delete, DeleteSecurityRuleRequest(id=rule_id), rule_id, missing_ok, timeout, VPC)
+
+    # ------------------------------------------------------------------ prices and pricing policies
+    def estimate_instance_price(
+        self, platform: str, preset: str, *, preemptible: bool = False, parent_id: str = "",
+        timeout: float | None = None,
+    ) -> Decimal:
+        """The hourly price in USD of one instance of `platform`/`preset` in the project's region, on-demand or
+        preemptible (billing `v1alpha1.CalculatorService.Estimate`, at `api.calculator.billing-data-plane.<domain>`,
+        as gpuhunt reads it: `hourly_cost.general.total.cost`). Raises `InvalidArgument` for a preset the region
+        does not sell, and `APIError` when the answer holds no cost."""
+        spec = ResourceSpecV1Alpha1(compute_instance_spec=self._price_request(platform, preset, preemptible,
+                                                                              parent_id))
+        transport = self._transport_of(CALCULATOR)
+        response = transport.call(CalculatorServiceV1Alpha1Stub(transport.channel).estimate,
+                                  EstimateRequest(resource_spec=spec), timeout=timeout)
+        group = response.hourly_cost
+        total = group.general.total if group is not None and group.general is not None else None
+        return _decimal(total.cost if total is not None else "", "hourly_cost.general.total.cost")
+
+    def estimate_instance_prices(
+        self, shapes: Sequence[tuple[str, str, bool]], *, parent_id: str = "", timeout: float | None = None
+    ) -> list[Decimal]:
+        """The hourly USD price of each (platform, preset, preemptible), in order, in one call (billing
+        `v1.CalculatorService.EstimateBatch` with Any-packed `CreateInstanceRequest`s, as SkyPilot's catalog
+        fetcher; each `resource_costs[i].general.total.cost`). No shapes, no call. Raises as
+        `estimate_instance_price`."""
+        if not shapes:
+            return []
+        specs_ = [ResourceSpecV1(spec=AnyMessage.pack(self._price_request(p, s, spot, parent_id)))
+                  for p, s, spot in shapes]
+        transport = self._transport_of(CALCULATOR)
+        response = transport.call(CalculatorServiceStub(transport.channel).estimate_batch,
+                                  EstimateBatchRequest(resource_specs=specs_), timeout=timeout)
+        hourly = [c for c in response.resource_costs if c.aggregation_unit is None
+                  or c.aggregation_unit.unit in ("", "hour")]
+        if len(hourly) != len(shapes):
+            raise APIError(Code.INTERNAL, f"EstimateBatch priced {len(hourly)} of {len(shapes)} instances")
+        totals = [c.general.total if c.general is not None else None for c in hourly]
+        return [_decimal(t.cost if t is not None else "", "resource_costs.general.total.cost") for t in totals]
+
+    def begin_create_pricing_policy(
+        self, name: str, platform: str, max_price: Decimal, *, parent_id: str = "", timeout: float | None = None
+    ) -> Operation[PricingPolicy]:
+        """Start creating a spot pricing policy (`PricingPolicyService.Create`, at
+        `pricing-policies.billing-cpl.<domain>`): preemptible instances of `platform` that name it (spec
+        `spot_pricing_policy_id`) pay at most `max_price` USD per GPU-hour. Raises `InvalidArgument`
+        (OUT_OF_RANGE) for a price outside the allowed range; a price below the market is accepted and the policy
+        blocks scheduling."""
+        instance = ComputeInstanceSpec(v1=ComputeInstanceSpecV1(platform=platform))
+        spec = PricingPolicySpec(compute_instance_spec=instance,
+                                 pricing=PricingMethod(max_price_v1=MaxPriceV1(max_price=str(max_price))))
+        transport = self._transport_of(PRICING_POLICIES)
+        request = CreatePricingPolicyRequest(metadata=self._metadata(name, parent_id, None), spec=spec)
+        raw = transport.call(PricingPolicyServiceStub(transport.channel).create, request, mutating=True,
+                             timeout=timeout)
+        return self._operation(raw, self.get_pricing_policy, PRICING_POLICIES)
+
+    def get_pricing_policy(self, policy_id: str, *, timeout: float | None = None) -> PricingPolicy:
+        """The pricing policy with this id. Raises `NotFound` if there is none."""
+        transport = self._transport_of(PRICING_POLICIES)
+        stub = PricingPolicyServiceStub(transport.channel)
+        return transport.call(stub.get, GetPricingPolicyRequest(id=policy_id), timeout=timeout)
+
+    def list_pricing_policies(self, parent_id: str = "", *,
+                              page_size: int = DEFAULT_PAGE_SIZE) -> Pager[PricingPolicy]:
+        """A lazy pager over the project's pricing policies."""
+        parent = self._parent(parent_id)
+
+        def fetch(token: str) -> tuple[list[PricingPolicy], str]:
+            transport = self._transport_of(PRICING_POLICIES)
+            request = ListPricingPoliciesRequest(parent_id=parent, page_size=page_size, page_token=token)
+            response = transport.call(PricingPolicyServiceStub(transport.channel).list, request)
+            return list(response.items), response.next_page_token
+
+        return Pager(fetch)
+
+    def begin_delete_pricing_policy(self, policy_id: str, *, missing_ok: bool = True,
+                                    timeout: float | None = None) -> Operation[None]:
+        """Start deleting a pricing policy; a missing one is `Operation.finished(None)` unless `missing_ok` is
+        False. Raises `Conflict` while instances use it."""
+        transport = self._transport_of(PRICING_POLICIES)
+        stub = PricingPolicyServiceStub(transport.channel)
+        request = DeletePricingPolicyRequest(id=policy_id)
+        return self._delete(stub.delete, request, policy_id, missing_ok, timeout, PRICING_POLICIES)
+
     # ------------------------------------------------------------------ internals
     def _address(self, service: str) -> str:
         """Where `service` is: compute's own target for a borrowed channel or a local server (an IP address or
@@ -517,15 +844,40 @@ class NebiusClient:
             raise ValueError("parent_id is required (pass it, or set NebiusClient(parent_id=...))")
         return parent
 
-    def _operation(self, raw: RawOperation, result_of: Any) -> Operation[Any]:
+    def _operation(self, raw: RawOperation, result_of: Any, service: str = COMPUTE) -> Operation[Any]:
+        """An operation of `service`, polled through that service's OperationService (pysdk routes it alike)."""
+        transport = self._transport if service == COMPUTE else self._transport_of(service)
+        refresh = self._get_raw_operation if service == COMPUTE else _operation_getter(transport)
         return Operation(
             raw,
-            refresh=self._get_raw_operation,
+            refresh=refresh,
             result_of=result_of,
             poll=self.poll,
             call_timeout=self._transport.timeout,
-            target=self._transport.target,
+            target=transport.target,
         )
+
+    def _metadata(self, name: str, parent_id: str, labels: Mapping[str, str] | None) -> ResourceMetadata:
+        return ResourceMetadata(parent_id=self._parent(parent_id), name=name, labels=dict(labels or {}))
+
+    def _delete(self, method: Any, request: betterproto2.Message, resource_id: str, missing_ok: bool,
+                timeout: float | None, service: str = COMPUTE) -> Operation[None]:
+        """A Delete call: its operation, or `Operation.finished(None)` for a missing resource when `missing_ok`."""
+        transport = self._transport if service == COMPUTE else self._transport_of(service)
+        try:
+            raw = transport.call(method, request, mutating=True, timeout=timeout)
+        except NotFound:
+            if missing_ok:
+                return Operation.finished(None, resource_id=resource_id, target=transport.target)
+            raise
+        return self._operation(raw, _no_result, service)
+
+    def _price_request(self, platform: str, preset: str, preemptible: bool,
+                       parent_id: str) -> CreateInstanceRequest:
+        spec = InstanceSpec(resources=ResourcesSpec(platform=platform, preset=preset))
+        if preemptible:
+            spec.preemptible = PreemptibleSpec(on_preemption=PreemptibleSpecPreemptionPolicy.STOP, priority=1)
+        return CreateInstanceRequest(metadata=ResourceMetadata(parent_id=self._parent(parent_id)), spec=spec)
 
     def _operations_of(self, raws: Sequence[RawOperation]) -> list[Operation[Instance | None]]:
         return [self._operation(raw, self._find_instance_by_id) for raw in raws]
@@ -554,6 +906,28 @@ def public_images_parent(project_id: str) -> str:
 
 def _no_result(resource_id: str) -> None:
     return None
+
+
+def _operation_getter(transport: Transport) -> Any:
+    """`refresh` of an operation of `transport`'s service: one OperationService.Get there."""
+    stub = OperationServiceStub(transport.channel)
+
+    def get(operation_id: str, timeout: float | None, max_attempts: int | None) -> RawOperation:
+        request = GetOperationRequest(id=operation_id)
+        return transport.call(stub.get, request, timeout=timeout, max_attempts=max_attempts)
+
+    return get
+
+
+def _decimal(text: str, field: str) -> Decimal:
+    """A cost the calculator sent as a decimal string; raises APIError when it is missing or not a number."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise APIError(Code.INTERNAL, f"the price estimate has no {field} (got {text!r})") from None
+    if not value.is_finite():
+        raise APIError(Code.INTERNAL, f"the price estimate's {field} is {text!r}")
+    return value
 
 
 def _token_source(credentials: TokenSource | str | None) -> TokenSource:

@@ -8,6 +8,9 @@ option, else the second part of its package (`nebius.compute.v1.InstanceService`
     tokens.iam.api.nebius.cloud:443   nebius.iam.v1.TokenExchangeService
     cpl.iam.api.nebius.cloud:443      nebius.iam.v1.ProjectService
     vpc.api.nebius.cloud:443          nebius.vpc.v1.*
+    cpl.iam.api.nebius.cloud:443      nebius.iam.v1.TenantService
+    api.calculator.billing-data-plane.api.nebius.cloud:443   nebius.billing.{v1,v1alpha1}.CalculatorService
+    pricing-policies.billing-cpl.api.nebius.cloud:443        nebius.billing.v1.PricingPolicyService
 
 A domain whose host is an IP address or `localhost` (a local server such as the mock clouds) serves every service
 at that address itself. Standard library only; no network.
@@ -23,11 +26,17 @@ COMPUTE = "compute"
 TOKENS = "tokens.iam"
 IAM = "cpl.iam"
 VPC = "vpc"
+CALCULATOR = "api.calculator.billing-data-plane"
+PRICING_POLICIES = "pricing-policies.billing-cpl"
 
 # The `(api_service_name)` option of the services this SDK may call, where it differs from the package's second part.
 _API_SERVICE_NAMES = {
     "nebius.iam.v1.TokenExchangeService": TOKENS,
     "nebius.iam.v1.ProjectService": IAM,
+    "nebius.iam.v1.TenantService": IAM,
+    "nebius.billing.v1.CalculatorService": CALCULATOR,
+    "nebius.billing.v1alpha1.CalculatorService": CALCULATOR,
+    "nebius.billing.v1.PricingPolicyService": PRICING_POLICIES,
 }
 
 

@@ -2,8 +2,8 @@
 
 Re-exported here so callers never import the generated package directly. Unknown enum values from a newer
 server decode to a placeholder member and unknown fields are kept, so newer servers do not break this SDK.
-`Project` and `Subnet` are small typed views of an IAM `Container` and a VPC `Subnet` message (what discovering a
-tenant's regions and a project's subnet needs), each keeping the message as `raw`.
+`Tenant`, `Project` and `Subnet` are small typed views of IAM `Container`s and a VPC `Subnet` message (what
+discovering a tenant's regions and a project's subnet needs), each keeping the message as `raw`.
 Importing this module loads grpc and the generated code.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._pb.google.rpc import Status
+from ._pb.nebius.billing.v1 import PricingPolicy
 from ._pb.nebius.common.v1 import (
     BadRequestViolation,
     NotEnoughResourcesViolation,
@@ -23,10 +24,13 @@ from ._pb.nebius.common.v1 import Operation as RawOperation
 from ._pb.nebius.compute.v1 import (
     AttachedDiskSpec,
     AttachedDiskSpecAttachMode,
+    Disk,
     DiskSpec,
     DiskSpecDiskType,
     ExistingDisk,
     FollowsSpotPriceSpec,
+    GpuCluster,
+    GpuClusterSpec,
     Image,
     Instance,
     InstanceGpuClusterSpec,
@@ -49,8 +53,19 @@ from ._pb.nebius.compute.v1 import (
     SpotPricingPolicySpec,
 )
 from ._pb.nebius.iam.v1 import Container, ContainerSpec, ContainerStatus
+from ._pb.nebius.vpc.v1 import (
+    RuleAccessAction,
+    RuleEgress,
+    RuleIngress,
+    RuleProtocol,
+    SecurityGroup,
+    SecurityRule,
+    SecurityRuleSpec,
+    SubnetSpec,
+    SubnetStatus,
+    SubnetStatusState,
+)
 from ._pb.nebius.vpc.v1 import Subnet as SubnetMessage
-from ._pb.nebius.vpc.v1 import SubnetSpec, SubnetStatus, SubnetStatusState
 
 InstanceState = InstanceStatusInstanceState
 SubnetState = SubnetStatusState
@@ -62,10 +77,13 @@ __all__ = [
     "Container",
     "ContainerSpec",
     "ContainerStatus",
+    "Disk",
     "DiskSpec",
     "DiskSpecDiskType",
     "ExistingDisk",
     "FollowsSpotPriceSpec",
+    "GpuCluster",
+    "GpuClusterSpec",
     "Image",
     "Instance",
     "InstanceGpuClusterSpec",
@@ -82,6 +100,7 @@ __all__ = [
     "PreemptibleSpec",
     "PreemptibleSpecPreemptionPolicy",
     "Preset",
+    "PricingPolicy",
     "Project",
     "PublicIpAddress",
     "QuotaFailureViolation",
@@ -90,6 +109,13 @@ __all__ = [
     "ReservationPolicyPolicy",
     "ResourceMetadata",
     "ResourcesSpec",
+    "RuleAccessAction",
+    "RuleEgress",
+    "RuleIngress",
+    "RuleProtocol",
+    "SecurityGroup",
+    "SecurityRule",
+    "SecurityRuleSpec",
     "ServiceError",
     "SourceImageFamily",
     "SpotPricingPolicySpec",
@@ -100,6 +126,7 @@ __all__ = [
     "SubnetState",
     "SubnetStatus",
     "SubnetStatusState",
+    "Tenant",
     "instance_state",
     "is_preemptible",
     "private_ip",
@@ -183,3 +210,19 @@ class Subnet:
             state=message.status.state if message.status is not None else SubnetStatusState.STATE_UNSPECIFIED,
             raw=message,
         )
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A tenant: the IAM `Container` (`nebius.iam.v1.TenantService`) at the top of the hierarchy, the parent of
+    projects. A tenant has no region. `raw` is the message as received."""
+
+    id: str  # tenant-e00...
+    name: str
+    raw: Container
+
+    @classmethod
+    def of(cls, container: Container) -> Tenant:
+        metadata = container.metadata
+        return cls(id=metadata.id if metadata is not None else "", name=metadata.name if metadata is not None else "",
+                   raw=container)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from mock_clouds.lambda_cloud.testing import (
+    NOT_FOUND,
     OTHER_ACCOUNT,
     RESERVATION_ID,
-    NOT_FOUND,
     LambdaApi,
     error,
     invalid_parameters,

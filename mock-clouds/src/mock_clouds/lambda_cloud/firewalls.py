@@ -17,8 +17,8 @@ from .errors import firewall_ruleset_in_use, firewall_ruleset_not_found, invalid
 from .models import (
     FirewallRule,
     FirewallRulesetCreateRequest,
-    FirewallRulesPutRequest,
     FirewallRulesetPatchRequest,
+    FirewallRulesPutRequest,
     GlobalFirewallRulesetPatchRequest,
     decode,
     parse_path_id,

@@ -35,13 +35,29 @@ def _hourly(response: v1alpha1.EstimateResponse | v1alpha1.EstimateBatchResponse
 def test_v1alpha1_estimate_gives_list_and_spot_prices_as_gpuhunt_reads_them(nebius):
     """gpuhunt `get_price` (`gpuhunt/providers/nebius.py`) sends Estimate(CreateInstanceRequest(parent_id, platform,
     preset[, preemptible])) and reads `float(hourly_cost.general.total.cost)`. The list price is the catalog's
-    ($2.95 for one H100); the spot price 55 % of it (inference from SkyPilot PR #9829: ~45 % below on-demand)."""
+    ($2.95 for one H100), the spot price the scenario's published one ($1.25), else 55 % of the list price
+    (inference from SkyPilot PR #9829: ~45 % below on-demand): one H200 has no published spot price."""
     on_demand = _estimate(nebius, *testkit.H100)
     assert float(_hourly(on_demand)) == 2.95
     assert on_demand.monthly_cost is not None and on_demand.monthly_cost.general is not None
     assert on_demand.monthly_cost.general.total is not None
     assert float(on_demand.monthly_cost.general.total.cost) == 2.95 * 730
-    assert float(_hourly(_estimate(nebius, *testkit.H100, spot=True))) == round(2.95 * 0.55, 4)
+    assert float(_hourly(_estimate(nebius, *testkit.H100, spot=True))) == 1.25
+    assert float(_hourly(_estimate(nebius, "gpu-h200-sxm", "1gpu-16vcpu-200gb", spot=True))) == 1.925  # 55 % of $3.50
+
+
+def test_the_admin_api_can_deny_prices(nebius):
+    """Credentials without a billing role cannot price (mock control `POST /nebius/calculator`): PERMISSION_DENIED,
+    which a client must survive by falling back to list prices."""
+    from mock_clouds.nebius import billing
+
+    with nebius.world.tx() as world:
+        billing.permit(world, False)
+    denied = testkit.failure(lambda r: _estimate(nebius, *testkit.H100), None)
+    assert denied.code == grpc.StatusCode.PERMISSION_DENIED
+    with nebius.world.tx() as world:
+        billing.permit(world, True)
+    assert float(_hourly(_estimate(nebius, *testkit.H100))) == 2.95
 
 
 def test_v1alpha1_estimate_batch_sums_the_resources(nebius):
@@ -65,10 +81,10 @@ def test_v1_estimate_batch_prices_each_packed_spec_and_the_total(nebius):
         assert cost.aggregation_unit is not None and cost.aggregation_unit.unit == "hour"
         assert cost.general is not None and cost.general.total is not None
         costs.append(float(cost.general.total.cost))
-    assert costs == [2.95, round(2.95 * 0.55, 4)]
+    assert costs == [2.95, 1.25]
     total = response.total_costs[0]
     assert total.general is not None and total.general.total is not None
-    assert float(total.general.total.cost) == round(2.95 * 1.55, 4)
+    assert float(total.general.total.cost) == 2.95 + 1.25
 
 
 def test_calculator_refuses_what_it_cannot_price(nebius):

@@ -97,11 +97,11 @@ def test_a_security_group_opens_ports_with_rules(client: NebiusClient) -> None:
 def test_price_estimates_one_and_in_batch(client: NebiusClient) -> None:
     """gpuhunt prices each preset with v1alpha1 Estimate, on-demand and `preemptible` (`get_price`); SkyPilot prices
     them in one v1 EstimateBatch (`fetch_nebius.py:281-283`). On the mock the list price is the catalog's and the
-    spot price 55 % of it (an inference from SkyPilot PR #9829: spot about 45 % below on-demand)."""
+    spot price the published one (the default scenario's `spot_prices`)."""
     assert client.estimate_instance_price(*H100) == Decimal("2.95")
-    assert client.estimate_instance_price(*H100, preemptible=True) == Decimal("1.6225")
+    assert client.estimate_instance_price(*H100, preemptible=True) == Decimal("1.25")
     assert client.estimate_instance_prices([(*H100, False), (*H100_8, False), (*H100_8, True)]) == [
-        Decimal("2.95"), Decimal("23.6"), Decimal("12.98")]
+        Decimal("2.95"), Decimal("23.6"), Decimal("10")]
     assert client.estimate_instance_prices([]) == []
     with pytest.raises(InvalidArgument):
         client.estimate_instance_price("gpu-h100-sxm", "3gpu")

@@ -11,6 +11,9 @@
     GET  /nebius/service-accounts/{id}/credentials
                                   -> the account's credentials file ({"subject-credentials": {...}}), which
                                      holds its private key: what `mock-clouds credentials` writes
+    GET  /nebius/calculator       -> {"permitted": bool}
+    POST /nebius/calculator       -> body {"permitted": false}: the billing calculators answer PERMISSION_DENIED
+                                     from now on, as for credentials without a billing role (true: they price again)
 
 `E` is what an exchange now answers in `expires_in`: S times the world's time scale, in whole seconds, >= 1.
 """
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ..http import BadRequestBody, Request, Response, Router
-from . import keys
+from . import billing, keys
 
 if TYPE_CHECKING:
     from ..http import Handler
@@ -33,6 +36,10 @@ class LifetimeUpdate(msgspec.Struct, forbid_unknown_fields=True):
     token_lifetime: float
 
 
+class CalculatorUpdate(msgspec.Struct, forbid_unknown_fields=True):
+    permitted: bool
+
+
 def add_routes(router: Router[Handler], clouds: MockClouds) -> None:
     """Serve the routes of the module docstring from `router`."""
     routes = _Routes(clouds)
@@ -41,6 +48,8 @@ def add_routes(router: Router[Handler], clouds: MockClouds) -> None:
     router.add("POST", "/nebius/token-lifetime", routes.set_lifetime)
     router.add("GET", "/nebius/service-accounts", routes.service_accounts)
     router.add("GET", "/nebius/service-accounts/{account_id}/credentials", routes.credentials)
+    router.add("GET", "/nebius/calculator", routes.calculator)
+    router.add("POST", "/nebius/calculator", routes.set_calculator)
 
 
 class _Routes:
@@ -83,6 +92,19 @@ class _Routes:
         if document is None:
             return Response(404, {"error": f"no service account {request.params['account_id']}"})
         return Response(200, document)
+
+    def calculator(self, request: Request) -> Response:
+        with self.clouds.world.tx() as world:
+            return Response(200, {"permitted": billing.permitted(world)})
+
+    def set_calculator(self, request: Request) -> Response:
+        try:
+            update = request.json(CalculatorUpdate)
+        except BadRequestBody as exc:
+            return Response(400, {"error": str(exc)})
+        with self.clouds.world.tx() as world:
+            billing.permit(world, update.permitted)
+            return Response(200, {"permitted": billing.permitted(world)})
 
     def _lifetime(self) -> dict[str, float | int]:
         world = self.clouds.world

@@ -14,7 +14,9 @@ gives one, else 55 % of the list price: an inference from SkyPilot PR #9829, whi
 45 % below on-demand; the real spot price moves with the market. Only instances are priced (the specs vm, gpuhunt
 and SkyPilot send): a disk or filesystem spec answers UNIMPLEMENTED (mock limitation). A preset must be offered in
 the project's region and, for spot, its platform must allow preemptibles (INVALID_ARGUMENT otherwise, inference).
-The monthly cost is 730 hours (inference). Currency: USD only.
+The monthly cost is 730 hours (inference). Currency: USD only. The admin API can take the caller's right to price
+away (`POST /nebius/calculator {"permitted": false}`, a mock control): the calculators then answer PERMISSION_DENIED,
+as for credentials without a billing role.
 
 A pricing policy's `max_price` must be a positive decimal no higher than the platform's on-demand price per GPU
 (OUT_OF_RANGE otherwise: "A max_price outside the allowed price range fails with OUT_OF_RANGE", the service's
@@ -46,7 +48,24 @@ _INSTANCE_URL = "type.googleapis.com/nebius.compute.v1.CreateInstanceRequest"
 Unit = v1.FilterAggregationUnitFilterAggregationUnitValue
 
 
+_FORBIDDEN = "nebius_calculator_forbidden"  # extra_state key: True while the calculators refuse (admin API)
+
+
 # ------------------------------------------------------------------------------------------------ prices
+def permitted(world: World) -> bool:
+    """Whether the calculators price (the admin API's switch)."""
+    return not world.state.extra_state.get(_FORBIDDEN, False)
+
+
+def permit(world: World, allowed: bool) -> None:
+    world.state.extra_state[_FORBIDDEN] = not allowed
+
+
+def _check_permitted(world: World, owner: str) -> None:
+    if not permitted(world):
+        raise errors.permission_denied(owner)
+
+
 def hourly_price(world: World, owner: str, request: compute.CreateInstanceRequest) -> Decimal:
     """The hourly price of the instance `request` would create (on-demand, or spot when preemptible)."""
     metadata = request.metadata or common.ResourceMetadata()
@@ -108,6 +127,7 @@ def _instance_of(spec: v1alpha1.ResourceSpec | None, path: str) -> compute.Creat
 
 def estimate(call: Call, request: v1alpha1.EstimateRequest) -> v1alpha1.EstimateResponse:
     with call.world.read() as world:
+        _check_permitted(world, call.owner)
         hourly = hourly_price(world, call.owner, _instance_of(request.resource_spec, "resource_spec"))
         return v1alpha1.EstimateResponse(hourly_cost=_breakdown_v1alpha1(hourly, 1),
                                          monthly_cost=_breakdown_v1alpha1(hourly, HOURS_PER_MONTH))
@@ -117,6 +137,7 @@ def estimate_batch_v1alpha1(call: Call, request: v1alpha1.EstimateBatchRequest) 
     if not request.resource_specs:
         raise _bad([("resource_specs", "value is required")])
     with call.world.read() as world:
+        _check_permitted(world, call.owner)
         hourly = sum((hourly_price(world, call.owner, _instance_of(s, f"resource_specs[{i}]"))
                       for i, s in enumerate(request.resource_specs)), Decimal(0))
         return v1alpha1.EstimateBatchResponse(hourly_cost=_breakdown_v1alpha1(hourly, 1),
@@ -130,6 +151,7 @@ def estimate_batch(call: Call, request: v1.EstimateBatchRequest) -> v1.EstimateB
         raise _bad([("currency", f"unsupported currency {request.currency}")])
     units = _units(request.filter_aggregation_unit)
     with call.world.read() as world:
+        _check_permitted(world, call.owner)
         instances = [_unpack(s, i) for i, s in enumerate(request.resource_specs)]
         prices = [hourly_price(world, call.owner, r) for r in instances]
         costs = [_resource_cost(r, price, unit, hours) for r, price in zip(instances, prices, strict=True)

@@ -37,7 +37,7 @@ class IBPartitionsPostRequest(_Body):
 def ib_networks(world: World) -> list[dict[str, object]]:
     config = world.config(CRUSOE)
     ib_types = [s.key for s in config.shapes if "-ib" in s.key]
-    networks = []
+    networks: list[dict[str, object]] = []
     for location in config.regions:
         rows = [{"quantity": world.on_demand_free(CRUSOE, location, t), "slice_type": t} for t in ib_types
                 if any(c.shape == t and c.region == location for c in config.capacity)]

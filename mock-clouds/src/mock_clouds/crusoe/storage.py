@@ -115,9 +115,11 @@ def create_disk(call: Call) -> Response:
     if any(d["name"] == body.name and d["project"] == proj.id for d in _table(call.world, _DISKS).values()):
         raise bad_request(f"a disk named {body.name!r} already exists in this project")
     stamp = render.timestamp(call.world.now())
-    disk = {"id": str(uuid.uuid4()), "project": proj.id, "name": body.name, "type": body.type or "persistent-ssd",
-            "size": body.size, "location": body.location, "block_size": body.block_size, "created_at": stamp,
-            "updated_at": stamp, "serial_number": secrets.token_hex(10)[:19].upper(), "attached_to": []}
+    disk: dict[str, Any] = {
+        "id": str(uuid.uuid4()), "project": proj.id, "name": body.name, "type": body.type or "persistent-ssd",
+        "size": body.size, "location": body.location, "block_size": body.block_size, "created_at": stamp,
+        "updated_at": stamp, "serial_number": secrets.token_hex(10)[:19].upper(), "attached_to": [],
+    }
     _table(call.world, _DISKS)[disk["id"]] = disk
     op = _begin(call, proj.id, _render(call.world, disk), "create")
     return Response(200, {"operation": _operation(op)})

@@ -1,10 +1,11 @@
 """A fourth cloud, added without touching vm-core: the example provider package (tests/example_provider).
 
-Everything vm knows of it comes from the package's `vm_core.providers` entry point: its settings, its shapes in
-the GPU catalog, the pattern of its instance ids, how many creates a fleet sends it at once. No file of vm-core
-names it (test_no_core_file_knows_the_fourth_cloud), yet the real `vm` offers, creates, lists, gets and destroys
-its VMs, refuses a size and an id it does not have before any call, and runs a fleet on it, alone and together
-with a built-in cloud.
+Everything vm knows of it comes from the package's `vm_core.providers` entry point: its settings, the GPU type it
+sells that vm-core does not know (RTX4090), its shapes in the GPU catalog, the pattern of its instance ids, how
+many creates a fleet sends it at once. No file of vm-core names it (test_no_core_file_knows_the_fourth_cloud), yet
+the real `vm` offers, creates, lists, gets and destroys its VMs, refuses a size and an id it does not have before
+any call, and runs a fleet on it, alone and together with a built-in cloud. A plugin whose GPU declaration is
+malformed is reported, with the reason and no traceback, and the others keep working.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def test_no_core_file_knows_the_fourth_cloud() -> None:
     core = resources.files("vm_core")
     texts = [p.read_text() for p in Path(str(core)).rglob("*") if p.suffix in (".py", ".toml")]
     assert texts and not [t for t in texts if "vm_example_provider" in t or "ex-h100" in t or '"example"' in t]
+    assert not [t for t in texts if "RTX4090" in t.upper().replace(" ", "")]  # nor the GPU type only it sells
 
 
 def test_catalog_shapes_and_id_pattern_come_from_the_plugin(home: VmHome) -> None:
@@ -106,3 +108,56 @@ def test_fleet_across_the_fourth_cloud_and_a_built_in_one(home: VmHome) -> None:
                                              and i["state"] != "terminated"])
     gone = home.ok("fleet", "destroy", "mix", *mixed, "-o", "json").json()
     assert gone["destroyed"] == 4 and live_in_cloud(home) == []
+
+
+def test_a_gpu_type_only_the_plugin_declares(home: VmHome) -> None:
+    """The example's `gpus` adds RTX4090 (alias RTX-4090, any case) to the catalog: offers, a create, a fleet
+    plan; a built-in cloud is refused it before any call, naming the provider that sells it."""
+    offers = home.ok("offers", "--gpu", "rtx-4090", "-o", "json").json()
+    assert [(o["provider"], o["gpu"], o["shape"], o["price_per_hour"]) for o in offers] == [
+        ("example", "RTX4090", "ex-rtx4090.1x", 0.35)]
+    made = home.ok("create", "-p", "example", "--gpu", "RTX4090", "--name", "ada", "-o", "json").json()
+    assert (made["gpu"], made["state"]) == ("RTX4090", "running")
+    assert [v["shape"] for v in live_in_cloud(home)] == ["ex-rtx4090.1x"]
+    assert [row[4] for row in home.ok("list").rows()[1:]] == ["RTX4090x1"]
+    plan = home.ok("fleet", "create", "--gpu", "Rtx4090", "--count", "2", "--name", "adas", "--dry-run",
+                   "-o", "json").json()
+    assert [(p["provider"], p["shape"]) for p in plan["placements"]] == [("example", "ex-rtx4090.1x")] * 2
+    refused = home("create", "-p", "lambda", "--gpu", "RTX4090", "--name", "no", "--profile", "mixed")
+    assert refused.code == 2 and "lambda does not sell RTX4090; providers that do: example" in refused.err
+    home.ok("destroy", made["id"], "-p", "example")
+    assert live_in_cloud(home) == []
+
+
+def malformed_plugin_site(site: Path) -> Path:
+    """An installed distribution (on PYTHONPATH) whose `vm_core.providers` entry point `badgpus` declares a GPU
+    type named with a space."""
+    info = site / "vm_badgpus-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-badgpus\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vm_core.providers]\nbadgpus = vm_badgpus:plugin\n")
+    (site / "vm_badgpus.py").write_text(
+        "from vm_core.catalog import GpuType\n"
+        "class Plugin:\n"
+        "    name, title, settings = 'badgpus', 'Bad GPUs', ()\n"
+        "    gpus = (GpuType('RTX 5090', (), 32),)\n"
+        "    def connect(self, settings):\n"
+        "        raise RuntimeError('not reached')\n"
+        "plugin = Plugin()\n")
+    return site
+
+
+def test_a_malformed_gpu_declaration_is_reported_without_a_traceback(home: VmHome, tmp_path: Path) -> None:
+    env = {"PYTHONPATH": str(malformed_plugin_site(tmp_path / "site"))}
+    reason = ("vm_badgpus:plugin declares malformed GPU types: gpus[0] ('RTX 5090'): the name and each alias (a "
+              "tuple) must be 1 to 40 letters, digits, '.', '+', '_' or '-' (no spaces, no ':'), e.g. A100-80GB")
+    table = home("providers", env=env)
+    assert table.code == 0 and f"vm: warning: provider badgpus: broken: {reason}" in table.err
+    assert next(r for r in table.rows() if r[0] == "badgpus")[:3] == ["badgpus", "-", "broken"]
+    asked = home("offers", "--gpu", "RTX4090", "-p", "badgpus", env=env)
+    assert asked.code == 2 and f"provider 'badgpus' is installed but broken: {reason}" in asked.err
+    unknown = home("offers", "--gpu", "RTX 5090", env=env)
+    assert unknown.code == 2 and "unknown GPU type 'RTX 5090'" in unknown.err
+    assert "Traceback" not in table.err + asked.err + unknown.err
+    offers = home.ok("offers", "--gpu", "rtx4090", "-o", "json", env=env).json()  # the other plugins still work
+    assert [o["shape"] for o in offers] == ["ex-rtx4090.1x"]

@@ -154,5 +154,5 @@ def test_a_plugin_with_a_malformed_declaration_is_broken_and_adds_nothing(tmp_pa
     [problem] = [p for p in plugins.problems if p.name == "badgpus"]
     assert problem.reason == ("vm_badgpus:plugin declares malformed GPU types: gpus[0] ('RTX 5090'): the name and "
                               "each alias (a tuple) must be 1 to 40 letters, digits, '.', '+', '_' or '-' (no spaces,"
-                              " no ':'), e.g. RTX4090")
+                              " no ':'), e.g. A100-80GB")
     assert plugins.get("example") is not None

@@ -167,7 +167,7 @@ def _check_gpu(where: str, gpu: object) -> None:
     names = (gpu.name, *gpu.aliases) if isinstance(gpu.aliases, tuple) else None
     if names is None or not all(isinstance(n, str) and _NAME.fullmatch(n) for n in names):
         raise MalformedDeclaration(f"{where} ({gpu.name!r}): the name and each alias (a tuple) must be 1 to 40 "
-                                   "letters, digits, '.', '+', '_' or '-' (no spaces, no ':'), e.g. RTX4090")
+                                   "letters, digits, '.', '+', '_' or '-' (no spaces, no ':'), e.g. A100-80GB")
     if isinstance(gpu.memory_gb, bool) or not isinstance(gpu.memory_gb, int) or gpu.memory_gb <= 0:
         raise MalformedDeclaration(f"{where} ({gpu.name}): memory_gb must be a whole number of GB above 0, "
                                    f"not {gpu.memory_gb!r}")

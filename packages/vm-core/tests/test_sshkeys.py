@@ -41,7 +41,7 @@ def test_a_tilde_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     ("ssh-ed25519 !!!notbase64", "not a valid ssh-ed25519 public key"),
     (key_line("ssh-rsa").replace("ssh-rsa ", "ssh-ed25519 ", 1), "not a valid ssh-ed25519 public key"),
     ("---- BEGIN SSH2 PUBLIC KEY ----", "not an OpenSSH public key"),
-])
+], ids=["empty", "two-lines", "no-key", "not-base64", "rsa-body-named-ed25519", "ssh2-format"])
 def test_what_is_not_one_public_key_line_is_refused(text: str, reason: str) -> None:
     with pytest.raises(ValueError, match=reason):
         parse_public_key(text)

@@ -29,7 +29,7 @@ def test_offers_cheapest_first_with_capacity_and_reservations(shared_home: VmHom
     reserved = {o["reservation_id"] for o in offers if o["reserved"]}
     assert "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11" in reserved
     table = shared_home.ok("offers", "--gpu", "H100:8", "--provider", "crusoe")
-    header = ["PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "CAPACITY", "RESERVATION", "SPOT"]
+    header = ["PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "SOURCE", "CAPACITY", "RESERVATION", "SPOT"]
     assert table.rows()[0] == header
     assert {r[3] for r in table.rows()[1:]} == {"H100x8"} and all(r[0] == "crusoe" for r in table.rows()[1:])
     every = shared_home.ok("offers", "--gpu", "H100", "--all", "-o", "json").json()

@@ -201,7 +201,8 @@ def test_offers_and_providers(vm) -> None:
     assert offers.code == 0
     assert offers.json() == [{"provider": "example", "region": "local", "gpu": "H100", "gpu_count": 1,
                               "shape": "ex-h100.1x", "price_per_hour": 1.25, "capacity": 3, "available": True,
-                              "reserved": False, "reservation_id": "", "spot": False}]
+                              "reserved": False, "reservation_id": "", "spot": False,
+                              "price_source": None}]
     providers = {p["name"]: p for p in vm("providers", "-o", "json").json()}
     assert providers["example"]["configured"] is True and providers["example"]["status"] == "ok"
     assert providers["example"]["capabilities"] == {"stop_start": True, "reboot": False,

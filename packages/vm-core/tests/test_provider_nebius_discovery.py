@@ -144,7 +144,9 @@ def test_discovery_is_done_once_and_only_when_needed(mock_clouds: Any) -> None:
         for thread in threads:
             thread.join()
 
-    assert calls_during(mock_clouds, offers_in_threads) == 2 + 3  # once, plus one PlatformService.List per region
+    # once, plus one PlatformService.List per region and one price EstimateBatch per region selling an H100
+    # (eu-north1, eu-west1): the billing calculator prices offers (real-clouds.md Part 2, D4)
+    assert calls_during(mock_clouds, offers_in_threads) == 2 + 3 + 2
     first = calls_during(mock_clouds, lambda: again.begin_create(spec("once-1", region="eu-north1")))
     second = calls_during(mock_clouds, lambda: again.begin_create(spec("once-2", region="eu-north1")))
     assert (first, second) == (3, 1)  # SubnetService.List, ImageService.GetLatestByFamily, Create; then Create

@@ -108,13 +108,22 @@ class Instance:
         }
 
 
+class PriceSource(enum.StrEnum):
+    """Where an offer's price comes from."""
+
+    API = "api"  # the cloud's API priced it just now (a price list or calculator call)
+    CATALOG = "catalog"  # vm's catalog of list prices (the cloud's price page when the catalog was written)
+    CONTRACT = "contract"  # the user's configured contract terms (a reservation's agreed price)
+
+
 @dataclass(frozen=True, slots=True)
 class Offer:
     """Somewhere a VM of one shape could be created now, and at what price.
 
     `capacity` is the number of VMs the cloud says it can place (None when the cloud does not say how many);
     `available` is False when the cloud says there is none. A reserved offer names its reservation. A spot offer
-    is for a preemptible VM (the cloud may stop it to take the capacity back), at the spot price.
+    is for a preemptible VM (the cloud may stop it to take the capacity back), at the spot price. `price_source`
+    says where the price comes from, None when the provider does not say.
     """
 
     provider: str
@@ -127,6 +136,7 @@ class Offer:
     available: bool = True
     reservation_id: str = ""
     spot: bool = False
+    price_source: PriceSource | None = None
 
     @property
     def reserved(self) -> bool:
@@ -137,7 +147,7 @@ class Offer:
             "provider": self.provider, "region": self.region, "gpu": self.gpu, "gpu_count": self.gpu_count,
             "shape": self.shape, "price_per_hour": self.price_per_hour, "capacity": self.capacity,
             "available": self.available, "reserved": self.reserved, "reservation_id": self.reservation_id,
-            "spot": self.spot,
+            "spot": self.spot, "price_source": self.price_source.value if self.price_source else None,
         }
 
 

@@ -87,9 +87,10 @@ def offers(out: Output, items: Sequence[Offer]) -> None:
     if out.json:
         out.data([o.to_json() for o in items])
         return
-    out.table(("PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "CAPACITY", "RESERVATION", "SPOT"),
+    out.table(("PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "SOURCE", "CAPACITY", "RESERVATION", "SPOT"),
               [(o.provider, o.region, o.shape, f"{o.gpu}x{o.gpu_count}", o.price_per_hour,
-                o.price_per_hour / o.gpu_count if o.gpu_count else None, _capacity(o), o.reservation_id,
+                o.price_per_hour / o.gpu_count if o.gpu_count else None,
+                o.price_source.value if o.price_source else None, _capacity(o), o.reservation_id,
                 "spot" if o.spot else "")
                for o in items])
 

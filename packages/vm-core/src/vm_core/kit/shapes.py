@@ -7,7 +7,7 @@ import threading
 from importlib import resources
 
 from ..catalog import Catalog, GpuType, ShapeEntry, default_catalog, read_gpus, read_shapes
-from ..model import Offer
+from ..model import Offer, PriceSource
 
 
 class ShapesFile:
@@ -56,7 +56,7 @@ class GivenCatalog:
 
 
 def offer(shape: ShapeEntry, region: str, price_per_hour: float, capacity: int | None, *, available: bool = True,
-          reservation_id: str = "", spot: bool = False) -> Offer:
+          reservation_id: str = "", spot: bool = False, price_source: PriceSource | None = None) -> Offer:
     """The Offer of a catalog row in `region`: provider, GPU, GPU count and shape are the row's."""
     return Offer(shape.provider, region, shape.gpu, shape.gpu_count, shape.shape, price_per_hour, capacity,
-                 available=available, reservation_id=reservation_id, spot=spot)
+                 available=available, reservation_id=reservation_id, spot=spot, price_source=price_source)

@@ -113,9 +113,9 @@ def shape_of(native: Any) -> str:
 def to_instance(native: Any, region: str, catalog: Catalog, block_prices: Mapping[str, float]) -> Instance:
     """The vm-core Instance of a Nebius instance living in `region`.
 
-    GPU, GPU count and list price come from the catalog (Nebius has no price API); a preemptible instance is
-    `spot` and has the spot list price. An instance placed in a capacity block costs the block's contract price
-    ($/GPU-h in `block_prices`) x its GPUs; None (unknown) for a block not listed there.
+    GPU, GPU count and list price come from the catalog (the billing calculator prices offers); a preemptible
+    instance is `spot` and has the spot list price. An instance placed in a capacity block costs the block's
+    contract price ($/GPU-h in `block_prices`) x its GPUs; None (unknown) for a block not listed there.
     """
     from nebius_sdk.models import is_preemptible
 

@@ -31,11 +31,12 @@ How the Nebius model maps onto vm-core:
   cannot list capacity blocks, so this provider is not `SupportsReservations`; pass
   `--reservation capacityblockgroup-...` to use a block.
 - **Capacity block prices** come from the `capacity_blocks` setting (block id -> region, platform and contract
-  price in $/GPU-h): no Nebius API exposes a price (the Capacity API's CapacityBlockGroupStatus has limits and
-  usage only), so this is the customer's contract. An instance in a listed block costs that price x its GPUs;
-  in a block that is not listed its price is unknown (None). Each listed block is also a reserved offer in its
-  region; an entry may state the block's size (`gpus`, or `vms`), and the offer's capacity is then the VMs of
-  its size the block holds (else unknown). The local profile lists the mock clouds' blocks.
+  price in $/GPU-h): the billing calculator prices on-demand and preemptible VMs, and the Capacity API's
+  CapacityBlockGroupStatus has limits and usage only, so a block's price is the customer's contract. An instance
+  in a listed block costs that price x its GPUs; in a block that is not listed its price is unknown (None). Each
+  listed block is also a reserved offer in its region; an entry may state the block's size (`gpus`, or `vms`), and
+  the offer's capacity is then the VMs of its size the block holds (else unknown). The local profile lists the
+  mock clouds' blocks.
 - **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
@@ -45,12 +46,15 @@ How the Nebius model maps onto vm-core:
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
   both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
-- **Offers**: Nebius exposes neither capacity nor prices: an offer is a region whose PlatformService lists the
-  preset, with `capacity=None`, `available=True` and the catalog's list price, plus the listed capacity blocks.
+- **Offers**: Nebius exposes no capacity: an offer is a region whose PlatformService lists the preset, with
+  `capacity=None` and `available=True`, plus the listed capacity blocks (their contract price, `CONTRACT`). Its
+  price is the billing calculator's (`_nebius_prices`: one `billing.v1.CalculatorService.EstimateBatch` per region
+  and kind, remembered as long as the platforms, `API`), else the catalog's list price when the calculator does
+  not answer (`CATALOG`); each offer says which (`Offer.price_source`).
 - **Spot** (`SupportsSpot`): `spot_offers` are the catalog shapes with a spot list price whose platform
-  PlatformService allows for preemptibles; `CreateSpec.spot` creates a preemptible instance (`on_preemption:
-  STOP`). A preempted instance is STOPPED, as the API shows it. Capacity blocks host regular VMs only, so spot
-  with `--reservation ID` or `--strict` is a UsageError.
+  PlatformService allows for preemptibles, at the calculator's spot price, else the catalog's; `CreateSpec.spot`
+  creates a preemptible instance (`on_preemption: STOP`). A preempted instance is STOPPED, as the API shows it.
+  Capacity blocks host regular VMs only, so spot with `--reservation ID` or `--strict` is a UsageError.
 
 - **Credentials**: exactly one of `token` (NEBIUS_IAM_TOKEN, e.g. `nebius iam get-access-token`'s output, valid for
   12 h), `token_file` (re-read when it changes), `token_command` (run again when its token is refused or 11 h old),
@@ -76,7 +80,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..catalog import Catalog
+from ..catalog import Catalog, ShapeEntry
 from ..errors import CapacityError, ConfigError, Scope, Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint
 from ..kit import Finished, GivenCatalog, Memo, Noted, OperationPending, ShapesFile, offer, read_many, scaled
@@ -84,7 +88,7 @@ from ..kit.settings import number, parse_settings, positive_number, setting, set
 from ..kit.shapes import GpusFile
 from ..kit.watch import ENDED
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
-from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
+from ..model import CreateSpec, Instance, InstanceState, Offer, PriceSource, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import no_key_error, public_key_setting
 from . import _nebius_images as ni
@@ -99,6 +103,7 @@ from ._nebius_map import (
     to_instance,
     translated,
 )
+from ._nebius_prices import read_live
 from ._user_data import merged
 
 REBOOT_NOTE = "rebooting as a stop then a start (Nebius AI Cloud has no reboot)"
@@ -224,7 +229,7 @@ class NebiusSettings:
         default_factory=dict, parse=table("a table mapping each block id to {region, platform, price_per_gpu_hour}",
                                           _block),
         help="capacity block id -> {region, platform, price_per_gpu_hour, and gpus or vms: its size}: the contract "
-             "terms of your blocks (the API has no price)")
+             "terms of your blocks (the billing API prices on-demand and spot VMs, not blocks)")
     ssh_public_key: str | None = setting(default=None, parse=lambda raw: public_key_setting(raw, NAME),
                                          help="public key cloud-init installs for ssh_user on new VMs (default: "
                                               "~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub)")
@@ -367,6 +372,7 @@ class NebiusProvider:
         self._config = config
         self._given_catalog = catalog
         self._sold = Memo(self._read_platforms, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
+        self._prices = Memo(self._read_prices, ttl=PLATFORMS_TTL * config.time_scale)  # (region, preemptible)
         self._discovered = Memo(self._discover_projects)  # default project id -> region -> project
         self._subnets = Memo(self._discover_subnet)  # (region, project) -> subnet id
         self._images = Memo(self._resolve_image)  # (project, --image or default family) -> Image
@@ -547,27 +553,29 @@ class NebiusProvider:
 
     # ------------------------------------------------------------------------------------------ offers
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
-        """One offer per catalog shape of `gpu` and configured region whose PlatformService lists it.
+        """One offer per catalog shape of `gpu` and configured region whose PlatformService lists it, plus the
+        configured capacity blocks there.
 
-        Nebius reports no capacity and no prices: capacity is None and the price is the catalog's list price.
-        Raises UsageError for an unknown GPU.
+        Nebius reports no capacity: capacity is None. The price is the billing calculator's, else (it did not
+        answer) the catalog's list price; a block's is its contract price. Raises UsageError for an unknown GPU.
         """
         entries = self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
         found = []
         for region in self._projects():
             sold = self._shapes_sold(region)
-            found += [offer(e, region, e.price_per_hour, None) for e in entries
+            live = self._prices((region, False)) if any(e.shape in sold for e in entries) else {}
+            found += [_priced(e, region, live, e.price_per_hour) for e in entries
                       if e.shape in sold and e.price_per_hour is not None]  # the catalog prices every Nebius shape
             found += [offer(e, region, round(b.price_per_gpu_hour * e.gpu_count, 4), b.holds(e.gpu_count),
-                            reservation_id=b.id)
+                            reservation_id=b.id, price_source=PriceSource.CONTRACT)
                       for b in self._config.capacity_blocks.values() if b.region == region
                       for e in entries if e.shape in sold and e.shape.split("/")[0] == b.platform]
         return found
 
     def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
         """One spot offer per catalog shape of `gpu` with a spot list price, in each configured region whose
-        PlatformService lists the preset on a platform allowed for preemptibles. Raises UsageError for an
-        unknown GPU."""
+        PlatformService lists the preset on a platform allowed for preemptibles, at the calculator's spot price,
+        else the catalog's. Raises UsageError for an unknown GPU."""
         entries = [
             e for e in self._catalog.shapes_for(NAME, self._catalog.gpu(gpu).name, gpu_count)
             if e.spot_price_per_hour is not None
@@ -575,7 +583,8 @@ class NebiusProvider:
         found = []
         for region in self._projects() if entries else ():
             sold = self._shapes_sold(region, preemptible=True)
-            found += [offer(e, region, e.spot_price_per_hour, None, spot=True) for e in entries
+            live = self._prices((region, True)) if any(e.shape in sold for e in entries) else {}
+            found += [_priced(e, region, live, e.spot_price_per_hour, spot=True) for e in entries
                       if e.shape in sold and e.spot_price_per_hour is not None]
         return found
 
@@ -686,6 +695,16 @@ class NebiusProvider:
         only on platforms allowed for preemptible VMs."""
         return self._sold((region, preemptible))
 
+    def _read_prices(self, key: tuple[str, bool]) -> dict[str, float]:
+        """"platform/preset" -> the calculator's hourly price of every catalog Nebius shape the region sells (on
+        platforms allowed for preemptibles, for spot): one call prices a region for every GPU asked for; {} when
+        the calculator does not answer."""
+        region, preemptible = key
+        sold = self._shapes_sold(region, preemptible=preemptible)
+        shapes = sorted({s.shape for s in self._catalog.shapes if s.provider == NAME and s.shape in sold
+                         and (s.spot_price_per_hour if preemptible else s.price_per_hour) is not None})
+        return read_live(self._client, self._projects()[region], shapes, preemptible=preemptible)
+
     def _read_platforms(self, key: tuple[str, bool]) -> set[str]:
         region, preemptible = key
         project = self._projects()[region]
@@ -766,6 +785,15 @@ class NebiusProvider:
 
 WATCH_INTERVAL = 1.0
 PLATFORMS_TTL = 60.0  # seconds a PlatformService.List answer is reused (times time_scale)
+
+
+def _priced(entry: ShapeEntry, region: str, live: Mapping[str, float], catalog_price: float,
+            *, spot: bool = False) -> Offer:
+    """The offer of a catalog row at its live price when the calculator gave one, else at `catalog_price`."""
+    price = live.get(entry.shape)
+    if price is None:
+        return offer(entry, region, catalog_price, None, spot=spot, price_source=PriceSource.CATALOG)
+    return offer(entry, region, price, None, spot=spot, price_source=PriceSource.API)
 
 
 def _about(instance_id: str) -> ErrorContext:

@@ -1,5 +1,5 @@
-"""Crusoe reservations and capacity: automatic cheapest placement, opt-out, explicit ids, STOP/START,
-synchronous RESERVE/UNRESERVE, fallback to on-demand and out_of_stock failures."""
+"""Crusoe reservations and capacity: automatic cheapest placement, opt-out, a reservation id at create that the
+backend ignores, STOP/START, synchronous RESERVE/UNRESERVE, fallback to on-demand and out_of_stock failures."""
 
 from __future__ import annotations
 
@@ -115,10 +115,21 @@ def test_on_demand_opt_out(crusoe: CrusoeEnv) -> None:
     assert on_demand_free(crusoe) == 3
 
 
-def test_explicit_reservation_id(crusoe: CrusoeEnv) -> None:
+def test_a_reservation_id_at_create_is_ignored_for_the_cheapest_with_room(crusoe: CrusoeEnv) -> None:
+    """`{"id": ...}` is ignored at create: the VM goes where lowest_cost puts it, and `reservation_id` says where.
+    Terraform warns "The requested reservation_id was ignored by the backend" when the VM is not on the id it
+    asked for (terraform-provider-crusoe internal/vm/vm_resource.go:468-476); research crusoe.md section 5."""
     vm = h100(crusoe, "pinned", reservation_specification={"id": PRICEY_RESERVATION})
-    assert vm["reservation_id"] == PRICEY_RESERVATION
-    assert reservation(crusoe, PRICEY_RESERVATION)["vm_ids"] == [vm["id"]]
+    assert vm["reservation_id"] == CHEAP_RESERVATION
+    assert reservation(crusoe, PRICEY_RESERVATION)["vm_ids"] == []
+    assert reservation(crusoe, CHEAP_RESERVATION)["vm_ids"] == [vm["id"]]
+
+
+def test_an_ignored_reservation_id_is_not_checked(crusoe: CrusoeEnv) -> None:
+    """An id that names no reservation is ignored as well (the backend does not use it; that it does not check it
+    either is an inference): the VM is placed by lowest_cost (vm_resource.go:468-476)."""
+    vm = h100(crusoe, "unknown-id", reservation_specification={"id": "00000000-0000-4000-8000-000000000000"})
+    assert vm["reservation_id"] == CHEAP_RESERVATION
 
 
 def test_stop_releases_and_start_reclaims(crusoe: CrusoeEnv) -> None:
@@ -152,36 +163,43 @@ def test_full_reservations_fall_back_to_the_next_then_on_demand(mock_clouds_fact
     assert on_demand_free(env) == 3
 
 
-def test_explicit_full_reservation_fails_out_of_stock_and_leaves_no_vm(mock_clouds_factory) -> None:
+def test_a_full_reservation_named_at_create_goes_to_the_next_with_room(mock_clouds_factory) -> None:
+    """Naming a full reservation does not fail the create: the id is ignored and lowest_cost places the VM in the
+    next reservation with room (terraform-provider-crusoe internal/vm/vm_resource.go:468-476)."""
     env = start_env(mock_clouds_factory, configure=small_reservations)
     h100(env, "first", reservation_specification={"id": CHEAP_RESERVATION})
-    op = start_create(
-        env.client,
-        env.project,
-        "second",
-        type_=H100,
-        location=EAST,
-        reservation_specification={"id": CHEAP_RESERVATION},
-    )
-    failed = wait_operation(env.client, env.project, op["operation_id"])
-    assert failed["state"] == "FAILED"
-    assert failed["result"]["code"] == "out_of_stock" and failed["result"]["message"]
-    assert failed["completed_at"] != ""
-    assert env.client.get(vm_path(env.project, op["metadata"]["id"])).status_code == 404
+    second = h100(env, "second", reservation_specification={"id": CHEAP_RESERVATION})
+    assert second["reservation_id"] == PRICEY_RESERVATION
+    third = h100(env, "third", reservation_specification={"id": CHEAP_RESERVATION})
+    assert third["reservation_id"] == ""  # every reservation full: on-demand
+
+
+def no_on_demand_h100(state: WorldState) -> None:
+    """Small reservations, and no on-demand H100 capacity in us-east1-a."""
+    small_reservations(state)
+    for row in state.providers["crusoe"].capacity:
+        if row.shape == H100:
+            row.quantity = 0
+
+
+def test_start_goes_back_to_its_reservation_or_the_next_with_room(mock_clouds_factory) -> None:
+    """START "will attempt to be placed back in the same reservation" (research crusoe.md section 5); when that
+    one filled up meanwhile, the VM is placed as a create would be: cheapest with room, else on-demand."""
+    env = start_env(mock_clouds_factory, configure=small_reservations)
+    vm = h100(env, "cycled")
+    assert vm["reservation_id"] == CHEAP_RESERVATION
+    act(env.client, env.project, vm["id"], "STOP")
+    assert h100(env, "squatter")["reservation_id"] == CHEAP_RESERVATION
+    started = act(env.client, env.project, vm["id"], "START")
+    assert (started["state"], started["result"]["reservation_id"]) == ("SUCCEEDED", PRICEY_RESERVATION)
 
 
 def test_start_without_room_fails_out_of_stock_and_stays_stopped(mock_clouds_factory) -> None:
-    env = start_env(mock_clouds_factory, configure=small_reservations)
-    vm = create_vm(
-        env.client,
-        env.project,
-        "pinned",
-        type_=H100,
-        location=EAST,
-        reservation_specification={"id": CHEAP_RESERVATION},
-    )
+    env = start_env(mock_clouds_factory, configure=no_on_demand_h100)
+    vm = h100(env, "pinned")
+    assert vm["reservation_id"] == CHEAP_RESERVATION
     act(env.client, env.project, vm["id"], "STOP")
-    h100(env, "squatter", reservation_specification={"id": CHEAP_RESERVATION})
+    assert [h100(env, n)["reservation_id"] for n in ("squatter", "other")] == [CHEAP_RESERVATION, PRICEY_RESERVATION]
     failed = act(env.client, env.project, vm["id"], "START")
     assert (failed["state"], failed["result"]["code"]) == ("FAILED", "out_of_stock")
     assert get_vm(env.client, env.project, vm["id"])["state"] == "STATE_SHUTOFF"

@@ -19,6 +19,7 @@ from mock_clouds.crusoe.testing import (
     CHEAP_RESERVATION,
     H100,
     L40S,
+    PRICEY_RESERVATION,
     SSH_KEY,
     CrusoeEnv,
     env_for,
@@ -145,10 +146,12 @@ def test_stop_and_start_bodies(crusoe: CrusoeEnv) -> None:
 
 
 def test_reservation_by_id_and_reserve_unreserve(crusoe: CrusoeEnv) -> None:
-    """`ReservationSpecification{Id}` on create, then PATCH `{"action":"UNRESERVE"}` and
+    """`ReservationSpecification{Id}` on create is accepted and ignored: the VM lands where lowest_cost puts it
+    (the cheapest with room), as Terraform's warning says ("The requested reservation_id was ignored by the
+    backend", terraform-provider-crusoe internal/vm/vm_resource.go:468-476). Then PATCH `{"action":"UNRESERVE"}` and
     `{"action":"RESERVE","reservation_id":...}` (the patch struct's other fields are omitempty)."""
     body = post_body("go-reserved", [], location="us-east1-a", type_=H100,
-                     reservation_specification={"id": CHEAP_RESERVATION})
+                     reservation_specification={"id": PRICEY_RESERVATION})
     vm = create(crusoe, body)
     assert vm["reservation_id"] == CHEAP_RESERVATION
     for patch, expected in (({"action": "UNRESERVE"}, ""),

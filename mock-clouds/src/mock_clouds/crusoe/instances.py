@@ -81,7 +81,7 @@ def create_instance(call: Call) -> Response:
     _validate_create(call.world, proj.id, body)
     disks = storage.attach_at_create(call, proj.id, body.location, body.disks)
     _check_partitions(call, proj.id, body)
-    choice = reservation_choice(call.world, body.reservation_specification)
+    choice = reservation_choice(body.reservation_specification)
     vm, op = call.world.create_vm(
         CRUSOE,
         scope=proj.id,
@@ -109,18 +109,20 @@ def _check_partitions(call: Call, project_id: str, body: InstancesPostRequest) -
             raise bad_request(f"ib partition {partition_id} is not on the ib network of {body.location}")
 
 
-def reservation_choice(world: World, spec: ReservationSpecification | None) -> ReservationChoice:
-    """`lowest_cost` (also when absent or `{}`): cheapest matching reservation with room, else on-demand;
-    `on_demand`: never a reservation; `{"id"}`: that reservation only, no on-demand fallback."""
+def reservation_choice(spec: ReservationSpecification | None) -> ReservationChoice:
+    """`lowest_cost` (also when absent, `{}` or `{"id"}`): cheapest matching reservation with room, else on-demand;
+    `on_demand`: never a reservation.
+
+    `{"id"}` is ignored, as the real backend has ignored it since early 2026: Terraform's provider warns "The
+    requested reservation_id was ignored by the backend" when the created VM is not on it
+    (terraform-provider-crusoe internal/vm/vm_resource.go:468-476). The mock neither checks nor uses the id (the
+    real backend's checks of an ignored id are not known: an inference); `id` with `selection_strategy` is still
+    refused, as the spec calls them incompatible (client-go swagger model_reservation_specification.go:12).
+    """
     if spec is None:
         return ReservationChoice()
     if spec.id is not None and spec.selection_strategy is not None:
         raise bad_request("reservation_specification: id and selection_strategy are mutually exclusive")
-    if spec.id is not None:
-        access.require_uuid(spec.id, "reservation id")
-        if world.reservation(CRUSOE, spec.id) is None:
-            raise bad_request(f"reservation {spec.id} not found")
-        return ReservationChoice(candidates=[spec.id], on_demand_fallback=False)
     if spec.selection_strategy == "on_demand":
         return ReservationChoice(use_reservations=False)
     return ReservationChoice()

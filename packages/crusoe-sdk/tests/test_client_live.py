@@ -167,11 +167,15 @@ def test_create_takes_the_cheapest_reservation_stop_releases_start_reclaims(clie
 
 
 def test_reservation_specification_on_demand_and_by_id(client: CrusoeClient) -> None:
+    """`ById` is sent and ignored: the VM lands where lowest_cost puts it and `reservation_id` says where, as
+    Terraform reads it (terraform-provider-crusoe internal/vm/vm_resource.go:468-476: "The requested
+    reservation_id was ignored by the backend")."""
     on_demand = create(client, "od-1", type=H100, location="us-east1-a", reservation_specification=OnDemand())
     by_id = create(client, "id-1", type=H100, location="us-east1-a",
                    reservation_specification=ById(OTHER_H100_RESERVATION))
     assert on_demand.result().reservation_id == ""
-    assert by_id.result().reservation_id == OTHER_H100_RESERVATION
+    assert by_id.result().reservation_id == CHEAPEST_H100_RESERVATION
+    assert client.get_reservation(OTHER_H100_RESERVATION).vm_ids == []
 
 
 def test_reserve_and_unreserve_are_synchronous(client: CrusoeClient) -> None:

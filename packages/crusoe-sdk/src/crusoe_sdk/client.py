@@ -323,7 +323,8 @@ class CrusoeClient:
     ) -> Operation[Instance]:
         """Ask for a VM; returns at once with an Operation whose `resource_id` is the new VM's id.
 
-        Without `reservation_specification` the server's default (`lowest_cost`) applies. Never retried after
+        Without `reservation_specification` the server's default (`lowest_cost`) applies; a `ById` is ignored
+        by the real backend (lowest_cost again): the result's `reservation_id` says where the VM is. Never retried after
         it may have reached the server (see the module docstring). `result()` raises CapacityError when the
         cloud is out of stock; the VM then does not exist. `disks` attaches data disks (`attachment_type` data);
         `host_channel_adapters` puts an InfiniBand type on an IB partition (`HostChannelAdapterRequest(id)`).

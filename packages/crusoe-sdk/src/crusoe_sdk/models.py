@@ -341,7 +341,8 @@ class OnDemand(msgspec.Struct, frozen=True):
 
 
 class ById(msgspec.Struct, frozen=True):
-    """Use this reservation. (The real backend has ignored this at create since 2026; RESERVE works.)"""
+    """Ask for this reservation. The real backend has ignored it at create since early 2026 and places the VM as
+    `LowestCost` does: read the created VM's `reservation_id` for where it landed."""
 
     id: str
 

@@ -372,6 +372,7 @@ class NebiusClient:
         preemptible: bool = False,
         spot_pricing_policy_id: str = "",
         cloud_init_user_data: str = "",
+        gpu_cluster_id: str = "",
         timeout: float | None = None,
     ) -> Operation[Instance]:
         """Start creating an instance with a managed boot disk and one network interface; return at once.
@@ -395,6 +396,7 @@ class NebiusClient:
             preemptible=preemptible,
             spot_pricing_policy_id=spot_pricing_policy_id,
             cloud_init_user_data=cloud_init_user_data,
+            gpu_cluster_id=gpu_cluster_id,
         )
         return self.begin_create_instance_from_spec(
             name, spec, parent_id=parent_id, labels=labels, timeout=timeout

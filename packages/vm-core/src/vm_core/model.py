@@ -202,7 +202,8 @@ class CreateSpec:
     `abort` is set when the caller no longer wants the VM (Ctrl-C): an adapter that makes the create wait before
     it is sent (a cloud's pacing of launches) must not send it once `abort` is set, and raises Interrupted
     instead, meaning that nothing was sent. `machine` is the image, boot disk and startup script (None in each:
-    the adapter's default, see vm_core.machine)."""
+    the adapter's default, see vm_core.machine). `placement_group` is a group of the provider's
+    `SupportsPlacementGroups` the VM joins (None: none)."""
 
     name: str
     gpu: str
@@ -215,3 +216,4 @@ class CreateSpec:
     spot: bool = False
     abort: threading.Event | None = field(default=None, compare=False, repr=False)
     machine: MachineOptions = MachineOptions()
+    placement_group: str | None = None

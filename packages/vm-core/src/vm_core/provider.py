@@ -160,6 +160,24 @@ class SupportsSpot(Protocol):
     def spot_offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]: ...
 
 
+@runtime_checkable
+class SupportsPlacementGroups(Protocol):
+    """A cloud object that holds a cluster fleet's VMs together on one interconnect (a Nebius GPU cluster on an
+    InfiniBand fabric), made for `--placement cluster` and deleted with the fleet. Groups carry the fleet's
+    identity labels; a provider never touches a group that does not carry all of them."""
+
+    def placement_group(self, labels: Mapping[str, str], region: str, shape: str) -> str | None:
+        """The id of the group for this fleet's VMs of `shape` in `region`: the one labelled `labels`, else a new
+        one; None when that place needs none (the shape cannot join one, or the region has no fabric for it).
+        Blocks until the group exists; raises VmError."""
+        ...
+
+    def delete_placement_groups(self, labels: Mapping[str, str]) -> list[str]:
+        """Delete every group carrying all of `labels` (and no other), blocking until they are gone; those already
+        gone count as deleted. The ids deleted; raises VmError."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ReservationInfo:
     provider: str

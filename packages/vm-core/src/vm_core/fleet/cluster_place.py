@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import CapacityError
+from ..errors import CapacityError, VmError
 from ..hints import Hint
 from ..model import Instance, Offer
 from .cluster import Fit, Group, cluster_groups, groups, largest_fits, no_place_text
@@ -92,6 +92,12 @@ class ClusterPlacer:
             take = group.take(self.spec.count)
             share = "all" if take == self.spec.count else f"{take} of {self.spec.count}"
             self.creator.progress(f"cluster: {share} VM(s) in {group.where()}")
+            refused = self._join_group(group)
+            if refused:
+                self.notes.append(refused)
+                self.creator.progress(f"cluster: {refused}")
+                blocked = blocked.with_offer(group.offer)
+                continue
             running, blocked = self._fill(group, blocked)
             if self.creator.stop.is_set() or len(running) >= self.spec.min_count:
                 return running
@@ -100,6 +106,26 @@ class ClusterPlacer:
             if not self._abandon(group, len(running)):
                 return {}
         return {}
+
+    def _join_group(self, group: Group) -> str:
+        """Where the provider holds cluster VMs together (`SupportsPlacementGroups`: a Nebius GPU cluster), make or
+        reuse the fleet's group in this place, so every slot created here joins it. A fleet without an id gets
+        none: its group could not be told from another fleet's. Why the place cannot be used when the provider
+        refuses the group ('' otherwise): the fleet then moves on, as after any refusal."""
+        from ..provider import SupportsPlacementGroups
+
+        c, offer = self.creator, group.offer
+        provider = c.providers.get(offer.provider)
+        if not isinstance(provider, SupportsPlacementGroups) or not c.identity.fleet_id:
+            return ""
+        try:
+            found = provider.placement_group(c.identity.labels(), offer.region, offer.shape)
+        except VmError as exc:
+            return f"{group.where()}: no placement group: {exc}"
+        if found is not None:
+            c.placement_groups[(offer.provider, offer.region, offer.shape)] = found
+            c.progress(f"cluster: {offer.provider} {offer.region} placement group {found}")
+        return ""
 
     def _fill(self, group: Group, blocked: Blocked) -> tuple[dict[int, Instance], Blocked]:
         """Create the slots in `group` until they all run, the place is ruled out, or a slot runs out of

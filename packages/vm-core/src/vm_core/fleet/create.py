@@ -148,6 +148,8 @@ class FleetCreator:
         self.stop = threading.Event()
         self._errors: list[VmError] = []
         self._unlisted_reservation = False
+        # (provider, region, shape) -> the placement group a cluster fleet's VMs there join (cluster_place.py)
+        self.placement_groups: dict[tuple[str, str, str], str] = {}
         self._attempts: dict[int, int] = defaultdict(int)
         self._lock = threading.Lock()
         self._booting: set[int] = set()  # slots whose create the cloud accepted: only their boot is awaited
@@ -373,7 +375,8 @@ class FleetCreator:
             reservation = ReservationRequest(ReservationMode.NONE)
         return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
                           shape=offer.shape, reservation=reservation, labels=self.identity.labels(),
-                          ssh_public_key=spec.ssh_public_key, abort=self.stop, machine=spec.machine)
+                          ssh_public_key=spec.ssh_public_key, abort=self.stop, machine=spec.machine,
+                          placement_group=self.placement_groups.get((offer.provider, offer.region, offer.shape)))
 
     def _running(self, member: MemberRecord, instance: Instance) -> _Attempt:
         mem.record(self.store, member, state=MemberState.RUNNING, instance_id=instance.id,

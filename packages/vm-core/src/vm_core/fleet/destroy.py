@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..actions import DEFAULT_TIMEOUT
-from ..errors import NotFound
+from ..errors import NotFound, VmError
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
@@ -100,7 +100,27 @@ class FleetDestroyer:
         for action in found.lookalikes:
             self.progress(action.line())
         report.actions += found.lookalikes
+        if not report.failures and not report.released:
+            report.problems += self._delete_groups(identity)
         return report
+
+    def _delete_groups(self, identity: FleetIdentity) -> list[str]:
+        """Delete the placement groups carrying the fleet's identity (`SupportsPlacementGroups`), once none of its
+        VMs is left; what could not be deleted, one line per provider. A fleet without an id made none."""
+        from ..provider import SupportsPlacementGroups
+
+        problems = []
+        for name, provider in self.providers.items() if identity.fleet_id else ():
+            if not isinstance(provider, SupportsPlacementGroups):
+                continue
+            try:
+                deleted = provider.delete_placement_groups(identity.labels())
+            except VmError as exc:
+                problems.append(f"{name}: placement groups of fleet {identity.fleet} not deleted: {exc}")
+                continue
+            for group in deleted:
+                self.progress(f"{name}: placement group {group} deleted")
+        return problems
 
     def _destroy_all(self, identity: FleetIdentity, targets: list[MemberRecord], found: Scan) -> list[Action]:
         """One action per target, in the targets' order. Members with an instance id on a configured provider

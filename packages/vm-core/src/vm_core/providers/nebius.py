@@ -46,6 +46,10 @@ How the Nebius model maps onto vm-core:
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
   both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
+- **GPU clusters** (`SupportsPlacementGroups`, `_nebius_clusters`): a `--placement cluster` fleet's 8-GPU VMs in
+  a place join the fleet's GPU cluster there (`InstanceSpec.gpu_cluster`), made on the documented InfiniBand
+  fabric of the platform and region and labelled with the fleet's identity; the fleet's destroy deletes the
+  clusters carrying that identity, and no other.
 - **Offers**: Nebius exposes no capacity: an offer is a region whose PlatformService lists the preset, with
   `capacity=None` and `available=True`, plus the listed capacity blocks (their contract price, `CONTRACT`). Its
   price is the billing calculator's (`_nebius_prices`: one `billing.v1.CalculatorService.EstimateBatch` per region
@@ -91,6 +95,7 @@ from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, PriceSource, ReservationMode
 from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import no_key_error, public_key_setting
+from . import _nebius_clusters as nc
 from . import _nebius_images as ni
 from ._chain import StopThenStart
 from ._nebius_discovery import project_subnet, region_projects
@@ -358,7 +363,7 @@ def _credentials(config: NebiusSettings, retry: RetryPolicy) -> TokenSource:
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + SupportsGetStates + Paced + SupportsCreateWatch. Thread-safe.
+    + SupportsGetStates + Paced + SupportsCreateWatch + SupportsPlacementGroups (GPU clusters). Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -508,7 +513,7 @@ class NebiusProvider:
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
                 reservation=policy, cloud_init_user_data=user_data, preemptible=spec.spot,
-                image_id=image_id, boot_disk_gib=disk_gib,
+                image_id=image_id, boot_disk_gib=disk_gib, gpu_cluster_id=spec.placement_group or "",
             )
         context = replace(context, instance_id=operation.resource_id)
         return _OperationPending(operation, self.get_instance, context,
@@ -550,6 +555,23 @@ class NebiusProvider:
             raise Unsupported("Nebius AI Cloud has no hard reset; its only reboot is a stop then a start",
                               provider=NAME, suggestion=Hint.run("reboot", instance_id, "--provider", NAME))
         return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
+
+    # ------------------------------------------------------------------------------------------ GPU clusters
+    def placement_group(self, labels: Mapping[str, str], region: str, shape: str) -> str | None:
+        """The fleet's GPU cluster for 8-GPU `shape` VMs in `region` (`_nebius_clusters`: the one carrying
+        `labels`, else made on the fabric of the platform there); None for a preset of fewer GPUs or a platform
+        with no fabric in the region. Blocks; raises VmError."""
+        platform = shape.partition("/")[0]
+        entry = next((s for s in self._catalog.shapes if s.provider == NAME and s.shape == shape), None)
+        fabric = nc.fabric_for(platform, region, entry.gpu_count if entry is not None else 0)
+        if fabric is None:
+            return None
+        return nc.ensure(self._client, self._projects()[region], region, labels, platform, fabric)
+
+    def delete_placement_groups(self, labels: Mapping[str, str]) -> list[str]:
+        """Delete the GPU clusters carrying all of `labels` in every region's project, blocking until they are
+        gone; the ids deleted. Raises VmError."""
+        return nc.delete_all(self._client, self._projects(), labels)
 
     # ------------------------------------------------------------------------------------------ offers
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:

@@ -90,7 +90,7 @@ def test_crusoe_offers_the_types_with_capacity_where_they_have_it(
     mock_clouds_factory: Callable[..., MockClouds], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """gpuhunt's Crusoe catalog (`providers/crusoe.py`) signs its own requests (HMAC over
-    `/v1alpha5{path}\\n{query}\\n{method}\\n{timestamp}\\n`, research crusoe.md §2), reads GET
+    `/v1alpha5{path}\\n{query}\\n{method}\\n{timestamp}\\n`, research crusoe.md §1), reads GET
     /projects/{p}/compute/vms/types `items[]` {product_name, gpu_type, num_gpu, cpu_cores, memory_gb, disk_gb,
     cpu_type} and GET /capacities `items[]` {type, location, quantity}, and offers a type where a capacity row has
     quantity > 0. Its prices are its own table from crusoe.ai/cloud/pricing (the API has none, gpuhunt PR #211):

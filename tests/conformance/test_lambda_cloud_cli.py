@@ -120,7 +120,7 @@ def test_full_lifecycle_ssh_key_launch_rename_billing_terminate(cli: LambdaCli) 
     GET /instance-types, POST /instance-operations/launch: `cli.py:209-336`), get-instance and list-instances,
     update-instance-name (POST /instances/{id}), billing, terminate-instance (POST .../terminate; the CLI prints
     `data.terminated_instances[]`, `cli.py:852-873`), delete-ssh-key (DELETE /ssh-keys/{id}). Launch answers
-    `data.instance_ids` and the instance goes booting -> active with `ip` (spec 1.10; research lambda.md §2)."""
+    `data.instance_ids` and the instance goes booting -> active with `ip` (spec 1.10; research lambda.md §4, §8)."""
     assert "SSH key added successfully" in cli.run(
         "add-ssh-key", "--name", "laptop", "--public-key", _public_key("me@laptop")
     )
@@ -162,8 +162,8 @@ def test_full_lifecycle_ssh_key_launch_rename_billing_terminate(cli: LambdaCli) 
 
 def test_launch_with_an_unknown_ssh_key_shows_the_api_error(cli: LambdaCli) -> None:
     """The CLI prints `error.message` and `error.suggestion` of a failed launch (`cli.py:314-318`): a launch
-    naming a key the account lacks is refused, and nothing is launched (research lambda.md §4,
-    `global/object-does-not-exist` for an unknown ssh key)."""
+    naming a key the account lacks is refused, and nothing is launched (research lambda.md §6,
+    `LaunchResourceNotFound` for an unknown ssh key)."""
     out = cli.run(
         "launch-instance",
         "--region-name",
@@ -193,7 +193,7 @@ def test_file_system_create_and_delete(cli: LambdaCli) -> None:
 
 
 def test_firewall_rulesets_and_global_rules(cli: LambdaCli) -> None:
-    """The CLI's firewall commands (`commands/firewall_cmds.py`, re-declared in `cli.py:1485-1884`):
+    """The CLI's firewall commands (`cli.py:1485-1884`):
     get-firewall-rules (GET /firewall-rules), create/get/update/delete of a ruleset (/firewall-rulesets{,/id},
     PATCH {name, rules}), and the global ruleset (GET/PATCH /firewall-rulesets/global), spec 1.10's operations."""
     rules = cli.run("get-firewall-rules")

@@ -144,3 +144,17 @@ def test_destroy_retries_deletes_through_transient_errors_and_lost_answers(fresh
     assert {a["action"] for a in report["actions"]} == {"destroyed"} and report["forgotten"], report
     assert fleet_vms(vm, "shaky") == []
     assert vm("fleet", "status", "shaky").code == 3  # the record is gone: nothing of the fleet may run
+
+
+def test_a_strict_crusoe_fleet_keeps_no_vm_the_backend_put_elsewhere(fresh_home: VmHome) -> None:
+    """Crusoe's backend ignores a reservation named at create (terraform-provider-crusoe
+    internal/vm/vm_resource.go:468-476) and puts the VM on the cheapest reservation with room: a fleet on
+    `--reservation ID --strict` whose VM lands on another one destroys it and reports the slot failed (exit 6)."""
+    vm = fresh_home
+    result = vm("fleet", "create", "--gpu", "H100:8", "--count", "1", "--name", "elsewhere", "--providers", "crusoe",
+                "--reservation", "e384a1de-3f2c-4b5a-8d9e-0c1b2a3f4e22", "--strict")
+    assert result.code == 6, result.err
+    assert "landed on reservation 804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11" in result.err
+    assert "Traceback" not in result.err
+    assert fleet_vms(vm, "elsewhere") == []
+    assert vm.ok("list", "-p", "crusoe", "-o", "json").json() == []

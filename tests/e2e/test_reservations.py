@@ -29,7 +29,7 @@ def create(vm: VmHome, provider: str, name: str, reservation: str) -> dict:
 @pytest.mark.parametrize(("provider", "reservation", "expected"), [
     ("crusoe", "auto", CRUSOE_CHEAPEST),     # lowest_cost
     ("crusoe", "none", ""),                  # on_demand
-    ("crusoe", CRUSOE_OTHER, CRUSOE_OTHER),  # that reservation
+    ("crusoe", CRUSOE_OTHER, CRUSOE_CHEAPEST),  # the id is ignored at create: lowest_cost
     ("lambda", "auto", ""),                  # Lambda cannot pick a reservation itself: on-demand
     ("lambda", "none", ""),
     ("nebius", "auto", NEBIUS_BLOCK),        # AUTO
@@ -49,6 +49,37 @@ def test_reserved_vm_shows_its_reservation_in_the_table(shared_home: VmHome) -> 
     _, vm_id, _, _, gpu, _, reserved, price = made.rows()[1]
     assert (gpu, reserved, price) == ("H100x8", CRUSOE_CHEAPEST, "21.20")  # 8 GPUs at 2.65
     shared_home.ok("destroy", vm_id, "-p", "crusoe")
+
+
+def test_crusoe_reports_where_a_named_reservation_vm_landed(shared_home: VmHome) -> None:
+    """Crusoe's backend ignores a reservation named at create (terraform-provider-crusoe
+    internal/vm/vm_resource.go:468-476 warns "The requested reservation_id was ignored by the backend"): vm keeps
+    the VM where lowest_cost put it and says so on stderr, with the reservation's price and the on-demand one."""
+    made = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "res-landed", "--reservation",
+                          CRUSOE_OTHER, "-o", "json")
+    doc = made.json()
+    assert (doc["reservation_id"], doc["price_per_hour"]) == (CRUSOE_CHEAPEST, 21.2)
+    assert (f"vm: warning: crusoe: res-landed: on reservation {CRUSOE_CHEAPEST} at $21.20/h (on-demand $31.20/h), "
+            f"not on reservation {CRUSOE_OTHER}") in made.err
+    shared_home.ok("destroy", doc["id"], "-p", "crusoe")
+
+
+def test_crusoe_strict_reservation_never_ends_with_a_vm_elsewhere(shared_home: VmHome) -> None:
+    """`--reservation ID --strict` on Crusoe: the VM the backend put on another reservation (the id is ignored at
+    create, vm_resource.go:468-476) is destroyed and the create fails with exit 6, without a traceback."""
+    result = shared_home("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "res-strict-crusoe",
+                         "--reservation", CRUSOE_OTHER, "--strict")
+    assert result.code == 6, result.err
+    assert f"res-strict-crusoe landed on reservation {CRUSOE_CHEAPEST} at $21.20/h" in result.err
+    assert "--strict: it was destroyed" in result.err and "Traceback" not in result.err
+    assert shared_home.live("res-strict-crusoe") == []
+    as_json = shared_home("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "res-strict-json",
+                          "--reservation", CRUSOE_OTHER, "--strict", "-o", "json")
+    assert as_json.code == 6 and as_json.error()["code"] == "capacity" and as_json.error()["scope"] == "reservation"
+    kept = shared_home.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "res-strict-ok", "--reservation",
+                          CRUSOE_CHEAPEST, "--strict", "-o", "json").json()
+    assert kept["reservation_id"] == CRUSOE_CHEAPEST  # the one lowest_cost picks is kept
+    shared_home.ok("destroy", kept["id"], "-p", "crusoe")
 
 
 def test_lambda_reserved_instance_cannot_be_destroyed(shared_home: VmHome) -> None:

@@ -154,10 +154,52 @@ def test_a_vm_billed_spot_is_a_spot_vm_without_the_on_demand_price(crusoe: Cruso
     assert spot.to_json()["spot"] is True
 
 
-def test_explicit_reservation_id_is_used(crusoe: CrusoeProvider) -> None:
-    vm = crusoe.begin_create(h100("named", by_id(PRICEY, strict=True))).wait(WAIT)
-    assert (vm.reservation_id, vm.region) == (PRICEY, "us-east1-a")
-    assert vm.price_per_hour == pytest.approx(2.90 * 8)
+def test_every_create_says_where_it_landed_with_both_prices(crusoe: CrusoeProvider) -> None:
+    """After a create vm reads the VM's `reservation_id` (Terraform reads it the same way to tell whether the
+    backend ignored a named reservation: terraform-provider-crusoe internal/vm/vm_resource.go:468-476) and says
+    where it runs: the reservation's price against the on-demand one."""
+    pending = crusoe.begin_create(h100("auto-landed"))
+    vm = pending.wait(WAIT)
+    assert isinstance(pending, Explained) and vm.reservation_id == CHEAP
+    assert pending.note == f"on reservation {CHEAP} at $21.20/h (on-demand $31.20/h)"
+    on_demand = crusoe.begin_create(h100("od-landed", NONE))
+    on_demand.wait(WAIT)
+    assert isinstance(on_demand, Explained) and on_demand.note == ""  # asked for on-demand: nothing to say
+
+
+def test_a_named_reservation_the_backend_picks_anyway_is_kept(crusoe: CrusoeProvider) -> None:
+    """Naming the cheapest reservation with room works, strict or not: lowest_cost puts the VM there."""
+    pending = crusoe.begin_create(h100("named", by_id(CHEAP, strict=True)))
+    vm = pending.wait(WAIT)
+    assert (vm.reservation_id, vm.region) == (CHEAP, "us-east1-a")
+    assert vm.price_per_hour == pytest.approx(2.65 * 8)
+    assert isinstance(pending, Explained) and pending.note.startswith(f"on reservation {CHEAP} at $21.20/h")
+
+
+def test_a_named_reservation_is_ignored_and_the_landing_reported(crusoe: CrusoeProvider) -> None:
+    """`--reservation ID` without --strict: the backend ignores the id (vm_resource.go:468-476) and the VM lands
+    on the cheapest reservation with room; vm keeps it and says where, with both prices."""
+    pending = crusoe.begin_create(h100("elsewhere", by_id(PRICEY)))
+    vm = pending.wait(WAIT)
+    assert (vm.reservation_id, vm.price_per_hour) == (CHEAP, pytest.approx(21.2))
+    assert isinstance(pending, Explained)
+    assert pending.note.startswith(f"on reservation {CHEAP} at $21.20/h (on-demand $31.20/h), not on reservation "
+                                   f"{PRICEY}: Crusoe's backend ignores a reservation named at create")
+
+
+def test_strict_named_reservation_elsewhere_is_destroyed_and_fails(clouds: Any, crusoe: CrusoeProvider) -> None:
+    """`--reservation ID --strict` never ends with a VM elsewhere: the VM lowest_cost put on another reservation
+    is destroyed and the create fails with a CapacityError of that reservation (exit 6). Source: Terraform's
+    warning that the backend ignored the id (terraform-provider-crusoe internal/vm/vm_resource.go:468-476)."""
+    pending = crusoe.begin_create(h100("strictly", by_id(PRICEY, strict=True)))
+    with pytest.raises(CapacityError) as err:
+        pending.wait(WAIT)
+    assert err.value.scope is Scope.RESERVATION and err.value.exit_code == 6
+    assert err.value.message.startswith(f"strictly landed on reservation {CHEAP} at $21.20/h (on-demand "
+                                        f"$31.20/h), not on reservation {PRICEY}")
+    assert err.value.message.endswith("--strict: it was destroyed")
+    assert vms_named(clouds, "strictly") == []
+    assert used_gpus(crusoe, CHEAP) == 0
 
 
 def test_unknown_reservation_id_is_not_found_before_any_create(clouds: Any, crusoe: CrusoeProvider) -> None:

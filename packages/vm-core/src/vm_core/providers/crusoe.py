@@ -11,14 +11,14 @@ operation can say why, and the fleet asks the operation of a VM the listing does
 
 `--reservation` on Crusoe:
 
-    vm flag             reservation_specification        when there is no room in the reservation
+    vm flag             reservation_specification        where the VM lands
     ------------------  -------------------------------  -------------------------------------------------
-    auto (default)      {"selection_strategy":           on-demand (the server's default strategy: the
-                         "lowest_cost"}                  cheapest matching reservation with room, else
-                                                         on-demand)
-    none                {"selection_strategy":           (never uses a reservation)
+    auto (default)      {"selection_strategy":           the cheapest matching reservation with room, else
+                         "lowest_cost"}                  on-demand (the server's default strategy)
+    none                {"selection_strategy":           on-demand (never a reservation)
                          "on_demand"}
-    ID                  {"id": ID}                       the create fails: a named reservation is strict
+    ID                  {"id": ID}                       as auto: the backend ignores the id at create
+    ID --strict         {"id": ID}                       as auto; a VM not on ID is destroyed (CapacityError)
     auto --strict       refused: Unsupported             Crusoe cannot require "some reservation"; name one
 
 Without `--region`, a location is chosen before the create: for auto/ID the first zone covered by a matching
@@ -26,8 +26,10 @@ reservation with room (cheapest first, as lowest_cost would pick), else (auto/no
 `GET /capacities` says has the shape; none anywhere is a CapacityError of scope provider. Reservations name
 regions (`us-east1`), VMs zones (`us-east1-a`): a reservation covers the zones of its regions.
 
-The real backend has ignored `{"id": ID}` at create since early 2026 (research crusoe.md, terraform's warning);
-there a RESERVE after the create would be needed. The mocks honour it, and so does this adapter's contract.
+The real backend has ignored `{"id": ID}` at create since early 2026 (terraform-provider-crusoe
+internal/vm/vm_resource.go:468-476; a RESERVE after the create is ignored too, vm_by_template_resource.go:616-618).
+So every create's Pending reads where the VM landed (`reservation_id`) and says it with the prices in its `note`;
+with `--reservation ID --strict` a VM that landed elsewhere is destroyed and the create fails (_crusoe_landing).
 
 Prices: Crusoe's API has none. A VM on a reservation costs the reservation's price ($/GPU-h) x its GPUs; any
 other VM the catalog's list price. Reboot: the v1alpha5 API's actions are START, STOP, RESET, RESERVE, UNRESERVE
@@ -63,6 +65,7 @@ from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode,
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import NO_KEY, no_key_error, public_key_setting, unheld_key
 from ._chain import StopThenStart
+from ._crusoe_landing import Landed, landing_of, refused_landings
 from ._crusoe_map import (
     NAME,
     TITLE,
@@ -256,8 +259,10 @@ class CrusoeProvider:
             return {vm.id: vm for part in chunks(ids, IDS_PER_LISTING) for vm in self._client.list_instances(ids=part)}
 
         with translated():
-            return create_round(pendings, CrusoePending, listed, state=lambda vm: instance_state(vm.state),
+            seen = create_round([p.pending if isinstance(p, Landed) else p for p in pendings], CrusoePending,
+                                listed, state=lambda vm: instance_state(vm.state),
                                 instances=lambda vms: [self._instance(vm) for vm in vms])
+        return refused_landings(pendings, seen)
 
     # ------------------------------------------------------------------------------------------ create
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -280,7 +285,12 @@ class CrusoeProvider:
                 image=spec.machine.image or default_image(shape.shape),
                 startup_script=spec.machine.startup_script or "",
             )
-        return CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
+        pending = CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
+        return Landed(pending, landing_of(spec.reservation, shape), self._destroy_now)
+
+    def _destroy_now(self, instance_id: str, timeout: float) -> None:
+        """Delete a VM and wait until it is gone (at most `timeout` seconds)."""
+        self.begin_destroy(instance_id).wait(timeout)
 
     def _key_for(self, spec: CreateSpec) -> str:
         """The public key the create sends (see the module's docstring); UsageError when there is none."""

@@ -165,3 +165,24 @@ def test_org_quotas(crusoe: CrusoeEnv) -> None:
     quotas = crusoe.client.get(f"/organizations/{crusoe.org_id}/quotas").json()["quotas"]
     assert {"ORG_QUOTAS_MAXIMUM_USERS", "ORG_QUOTAS_MAXIMUM_PROJECTS"} == {q["type"] for q in quotas}
     assert all(set(q) == {"type", "programmatic_name", "description", "max", "used", "available"} for q in quotas)
+
+
+def test_vms_on_one_partition_share_its_fabric_and_the_inventory_says_so(crusoe: CrusoeEnv) -> None:
+    """A cluster's VMs name one partition in `host_channel_adapters: [{ib_partition_id}]` and each then shows
+    the location's IB network and that partition (dstack backends/crusoe/compute.py create_instance; research
+    real-clouds.md D8); the admin inventory lists the partition of every Crusoe VM (`ib_partition_ids`)."""
+    from mock_clouds.admin import inventory
+
+    net = next(n for n in crusoe.client.get(
+        f"/projects/{crusoe.project}/networking/ib-networks").json()["items"] if n["location"] == EAST)
+    path = f"/projects/{crusoe.project}/networking/ib-partitions"
+    partition = crusoe.client.post(path, {"name": "ring--abcdefgh-ib-us-east1-a", "ib_network_id": net["id"]}).json()
+    made = [create_vm(crusoe.client, crusoe.project, f"ring-{n}", type_=H100, location=EAST,
+                      host_channel_adapters=[{"ib_partition_id": partition["id"]}]) for n in range(2)]
+    adapters = [get_vm(crusoe.client, crusoe.project, vm["id"])["host_channel_adapters"] for vm in made]
+    assert [[(h["ib_network_id"], h["transport_partition_id"]) for h in a] for a in adapters] == \
+        [[(net["id"], partition["id"])]] * 2
+    rows = {r["name"]: r for r in inventory(crusoe.clouds) if r["provider"] == "crusoe"}
+    assert [rows[f"ring-{n}"]["ib_partition_ids"] for n in range(2)] == [[partition["id"]]] * 2
+    plain = create_vm(crusoe.client, crusoe.project, "plain", type_=L40S, location=ICELAND)
+    assert {r["name"]: r for r in inventory(crusoe.clouds)}[plain["name"]]["ib_partition_ids"] == []

@@ -60,8 +60,19 @@ def inventory(clouds: MockClouds) -> list[dict[str, object]]:
                     "reservation_id": vm.reservation_id,
                     **_ssh_key(vm.native),
                     **machine(provider, vm.native),
+                    **_fabric(provider, vm.native),
                 })
     return rows
+
+
+def _fabric(provider: Provider, native: dict[str, object]) -> dict[str, object]:
+    """Crusoe: `ib_partition_ids`, the IB partitions of the VM's host channel adapters (as the API shows them
+    too); nothing on the other clouds."""
+    if provider is not Provider.CRUSOE:
+        return {}
+    adapters = native.get("host_channel_adapters")
+    listed = adapters if isinstance(adapters, list) else []
+    return {"ib_partition_ids": [str(a.get("transport_partition_id", "")) for a in listed if isinstance(a, dict)]}
 
 
 def _ssh_key(native: dict[str, object]) -> dict[str, object]:

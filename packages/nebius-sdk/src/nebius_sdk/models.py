@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._pb.google.rpc import Status
-from ._pb.nebius.billing.v1 import PricingPolicy
+from ._pb.nebius.billing.v1 import PricingPolicy, PricingPolicyStatusSchedulingState
 from ._pb.nebius.common.v1 import (
     BadRequestViolation,
     NotEnoughResourcesViolation,
@@ -101,6 +101,7 @@ __all__ = [
     "PreemptibleSpecPreemptionPolicy",
     "Preset",
     "PricingPolicy",
+    "PricingPolicyStatusSchedulingState",
     "Project",
     "PublicIpAddress",
     "QuotaFailureViolation",

@@ -203,7 +203,8 @@ class CreateSpec:
     it is sent (a cloud's pacing of launches) must not send it once `abort` is set, and raises Interrupted
     instead, meaning that nothing was sent. `machine` is the image, boot disk and startup script (None in each:
     the adapter's default, see vm_core.machine). `placement_group` is a group of the provider's
-    `SupportsPlacementGroups` the VM joins (None: none)."""
+    `SupportsPlacementGroups` the VM joins (None: none). `spot_max_price`, with `spot`, is the most USD per hour
+    the VM may cost (providers that are `SupportsSpotPriceCap`): the cloud preempts it rather than charge more."""
 
     name: str
     gpu: str
@@ -217,3 +218,4 @@ class CreateSpec:
     abort: threading.Event | None = field(default=None, compare=False, repr=False)
     machine: MachineOptions = MachineOptions()
     placement_group: str | None = None
+    spot_max_price: float | None = None

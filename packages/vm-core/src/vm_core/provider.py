@@ -178,6 +178,17 @@ class SupportsPlacementGroups(Protocol):
         ...
 
 
+@runtime_checkable
+class SupportsSpotPriceCap(Protocol):
+    """Spot VMs with a price cap (a Nebius pricing policy): `begin_create` honours `CreateSpec.spot_max_price`."""
+
+    def spot_price_cap(self, region: str, shape: str, max_price_per_hour: float) -> str:
+        """The id of the cloud's cap for spot VMs of `shape` in `region` costing at most `max_price_per_hour` USD:
+        the existing one of that cap, else a new one. Blocks; raises UsageError for a cap the cloud refuses,
+        CapacityError when the spot price is above it now."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ReservationInfo:
     provider: str

@@ -296,6 +296,14 @@ class Seconds(PositiveNumber):
 SECONDS = Seconds()
 
 
+class Price(PositiveNumber):
+    """A cap in USD per hour: a positive, finite number."""
+
+    name = "usd_per_hour"
+    not_a_number = "{} is not a price in USD per hour, e.g. 25 or 12.50"
+    not_positive = "{} is not a positive price in USD per hour"
+
+
 def timeout_option(help: str | None = None) -> Callable[[F], F]:
     """The --timeout option (seconds; default vm_core.actions.DEFAULT_TIMEOUT, the one default of every wait)."""
     from ..actions import DEFAULT_TIMEOUT

@@ -9,14 +9,14 @@ from typing import Any
 import click
 
 from ..catalog import default_catalog
-from ..errors import VmError
+from ..errors import Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint
 from ..machine import check as check_machine
 from ..model import CreateSpec, Instance, ReservationMode
-from ..provider import Provider, SupportsReservations
+from ..provider import Provider, SupportsReservations, SupportsSpotPriceCap
 from ..sshkeys import check_keys
 from . import validate, views
-from .app import App, ask, completes, on_terminal, provider_option, wait_options, with_app, yes_option
+from .app import App, Price, ask, completes, on_terminal, provider_option, wait_options, with_app, yes_option
 from .cmd_images import machine_from, machine_options
 from .cmd_ssh import ssh_key_option
 from .running import accepted_only, perform
@@ -33,13 +33,16 @@ from .running import accepted_only, perform
               help="Use reserved capacity: auto, none (on-demand only) or a reservation id.")
 @click.option("--strict", is_flag=True, help="Fail rather than fall back to on-demand capacity.")
 @click.option("--spot", is_flag=True, help="Preemptible VMs at the spot price (see `vm offers`; Nebius only).")
+@click.option("--max-price", type=Price(), metavar="USD_PER_HOUR",
+              help="With --spot: the most a VM may cost per hour; the cloud preempts it rather than charge more.")
 @ssh_key_option
 @machine_options
 @yes_option
 @wait_options
 @with_app
 def create(app: App, provider: str, gpu: str, count: int, name: str | None, region: str | None,
-           reservation: str, strict: bool, spot: bool, ssh_public_key: str | None, image: str | None,
+           reservation: str, strict: bool, spot: bool, max_price: float | None, ssh_public_key: str | None,
+           image: str | None,
            disk_size: int | None, startup_script: Path | None, yes: bool, no_wait: bool, timeout: float) -> None:
     """Create COUNT VMs at once and wait until they run (progress on stderr).
 
@@ -50,6 +53,7 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     vm create --provider crusoe --gpu H100:8 --name train
     vm create --provider nebius --gpu H100 --count 3 --reservation none
     vm create --provider nebius --gpu H100 --spot
+    vm create --provider nebius --gpu H100:8 --spot --max-price 12
     vm create --provider lambda --gpu H100 --reservation 9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9 --no-wait
     vm create --provider nebius --gpu H100 --ssh-key ~/.ssh/id_ed25519.pub
     vm create --provider nebius --gpu B200:8 --image ubuntu24.04-cuda13.0 --disk-size 500 --startup-script setup.sh
@@ -57,9 +61,10 @@ def create(app: App, provider: str, gpu: str, count: int, name: str | None, regi
     session = app.session()
     plugin = session.plugin(provider)
     machine = machine_from(image, disk_size, startup_script)
-    specs = [replace(spec, ssh_public_key=ssh_public_key, machine=machine)
+    specs = [replace(spec, ssh_public_key=ssh_public_key, machine=machine, spot_max_price=max_price)
              for spec in _specs(provider, gpu, count, name, region, reservation, strict, spot)]
     target = session.provider(provider)
+    _check_price_cap(target, plugin.title, spot, max_price)
     check_machine(target, provider, specs[0].gpu, specs[0].gpu_count, specs[0].region, machine)
     check_keys(session, [provider], ssh_public_key, app.output.warn)
     if specs[0].region is not None:
@@ -89,6 +94,17 @@ def _specs(provider: str, gpu: str, count: int, name: str | None, region: str | 
     return [CreateSpec(name=n, gpu=request.gpu, gpu_count=request.gpu_count, region=where, reservation=wanted,
                        spot=spot)
             for n in validate.names(name, validate.count(count))]
+
+
+def _check_price_cap(target: Provider, title: str, spot: bool, max_price: float | None) -> None:
+    """UsageError for --max-price without --spot, Unsupported where the cloud cannot cap spot prices (before any
+    create call)."""
+    if max_price is None:
+        return
+    if not spot:
+        raise UsageError("--max-price caps the price of spot VMs: add --spot")
+    if not isinstance(target, SupportsSpotPriceCap):
+        raise Unsupported(f"{title} cannot cap spot prices", provider=target.name)
 
 
 def _check_region(target: Provider, spec: CreateSpec) -> None:

@@ -13,7 +13,7 @@ from ..errors import CapacityError, PartialFailure, StrategyError, UsageError, V
 from ..hints import Hint
 from . import fleet_views as views
 from . import validate
-from .app import SECONDS, App, PositiveNumber, completes, timeout_option, with_app, yes_option
+from .app import SECONDS, App, Price, completes, timeout_option, with_app, yes_option
 from .cmd_fleet_scale import repair, scale
 from .cmd_images import fleet_machine, machine_from, machine_options
 from .cmd_ssh import fleet_ssh, ssh_key_option
@@ -21,14 +21,6 @@ from .fleet_context import fleet_providers, open_store
 from .fleet_reap import reap
 
 MAX_FLEET = 1000
-
-
-class _Price(PositiveNumber):
-    """A cap in USD per hour: a positive, finite number."""
-
-    name = "usd_per_hour"
-    not_a_number = "{} is not a price in USD per hour, e.g. 25 or 12.50"
-    not_positive = "{} is not a positive price in USD per hour"
 
 
 class _Duration(click.ParamType[float]):
@@ -71,7 +63,7 @@ def fleet() -> None:
 @click.option("--strict", is_flag=True, help="Only reserved capacity; never fall back to on-demand.")
 @click.option("--allow-unterminable", is_flag=True,
               help="Also use reservations whose VMs the cloud will not delete through its API (Lambda).")
-@click.option("--max-price", type=_Price(), metavar="USD_PER_HOUR",
+@click.option("--max-price", type=Price(), metavar="USD_PER_HOUR",
               help="Refuse (exit 6) a plan whose total $/h is above this, or cannot be known; recorded.")
 @click.option("--ttl", type=_Duration(), metavar="DURATION",
               help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")

@@ -59,6 +59,8 @@ How the Nebius model maps onto vm-core:
   PlatformService allows for preemptibles, at the calculator's spot price, else the catalog's; `CreateSpec.spot`
   creates a preemptible instance (`on_preemption: STOP`). A preempted instance is STOPPED, as the API shows it.
   Capacity blocks host regular VMs only, so spot with `--reservation ID` or `--strict` is a UsageError.
+  `CreateSpec.spot_max_price` (`vm create --spot --max-price`, `SupportsSpotPriceCap`) caps the price through a
+  pricing policy (`_nebius_spot_caps`); without it the VM follows the spot price.
 
 - **Credentials**: exactly one of `token` (NEBIUS_IAM_TOKEN, e.g. `nebius iam get-access-token`'s output, valid for
   12 h), `token_file` (re-read when it changes), `token_command` (run again when its token is refused or 11 h old),
@@ -97,6 +99,7 @@ from ..provider import CreateRound, Pending, Setting
 from ..sshkeys import no_key_error, public_key_setting
 from . import _nebius_clusters as nc
 from . import _nebius_images as ni
+from . import _nebius_spot_caps as sc
 from ._chain import StopThenStart
 from ._nebius_discovery import project_subnet, region_projects
 from ._nebius_map import (
@@ -363,7 +366,8 @@ def _credentials(config: NebiusSettings, retry: RetryPolicy) -> TokenSource:
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + SupportsGetStates + Paced + SupportsCreateWatch + SupportsPlacementGroups (GPU clusters). Thread-safe.
+    + SupportsGetStates + Paced + SupportsCreateWatch + SupportsPlacementGroups (GPU clusters) +
+    SupportsSpotPriceCap (pricing policies). Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -498,6 +502,8 @@ class NebiusProvider:
         if spec.spot and (spec.reservation.mode is ReservationMode.ID or spec.reservation.strict):
             raise UsageError("spot instances cannot use capacity blocks: drop --reservation ID/--strict",
                              provider=NAME)
+        if spec.spot_max_price is not None and not spec.spot:
+            raise UsageError("a spot price cap (--max-price) is for spot VMs: add --spot", provider=NAME)
         policy = reservation_policy(spec.reservation)
         shape = self._shape_for(spec)
         gpu = self._catalog.gpu(spec.gpu).name
@@ -509,11 +515,13 @@ class NebiusProvider:
         context = ErrorContext(region=region, project=project, name=spec.name, gpu=gpu, block=strict_block)
         user_data = _cloud_init(ssh_public_key, self._config.ssh_user)
         image_id, disk_gib, user_data = self._boot(spec.machine, project, platform, user_data)
+        cap = self.spot_price_cap(region, shape, spec.spot_max_price) if spec.spot_max_price is not None else ""
         with translated(context):
             operation = self._client.begin_create_instance(
                 spec.name, platform, preset, parent_id=project, labels=spec.labels, subnet_id=subnet,
                 reservation=policy, cloud_init_user_data=user_data, preemptible=spec.spot,
                 image_id=image_id, boot_disk_gib=disk_gib, gpu_cluster_id=spec.placement_group or "",
+                spot_pricing_policy_id=cap,
             )
         context = replace(context, instance_id=operation.resource_id)
         return _OperationPending(operation, self.get_instance, context,
@@ -555,6 +563,16 @@ class NebiusProvider:
             raise Unsupported("Nebius AI Cloud has no hard reset; its only reboot is a stop then a start",
                               provider=NAME, suggestion=Hint.run("reboot", instance_id, "--provider", NAME))
         return StopThenStart(self.begin_stop(instance_id), self.begin_start, note=REBOOT_NOTE)
+
+    # ------------------------------------------------------------------------------------------ spot price caps
+    def spot_price_cap(self, region: str, shape: str, max_price_per_hour: float) -> str:
+        """The project's pricing policy capping spot VMs of `shape` at `max_price_per_hour` (`_nebius_spot_caps`:
+        per GPU-hour, reused or made). Blocks; raises UsageError for a cap Nebius refuses, CapacityError when the
+        spot price is above it now."""
+        platform = shape.partition("/")[0]
+        entry = next((s for s in self._catalog.shapes if s.provider == NAME and s.shape == shape), None)
+        price = sc.per_gpu(max_price_per_hour, entry.gpu_count if entry is not None else 1)
+        return sc.ensure(self._client, self._projects()[region], region, platform, price)
 
     # ------------------------------------------------------------------------------------------ GPU clusters
     def placement_group(self, labels: Mapping[str, str], region: str, shape: str) -> str | None:

@@ -11,7 +11,7 @@ failures give the profile the block's terms without a size (`unsized_block`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from conftest import VmHome
@@ -228,3 +228,38 @@ def test_a_dry_run_that_falls_short_says_it_once(fresh_home: VmHome) -> None:
     dry = fresh_home("fleet", "create", "--gpu", "H100:8", "--count", "40", "--providers", "crusoe", "--name",
                      "wide", "--dry-run")
     assert dry.code == 6 and dry.err.count("can be placed with the current offers") == 1, dry.err
+
+
+def crusoe_client(vm: VmHome) -> Any:
+    """A crusoe_sdk client of the mock's Crusoe, to read what vm made there (IB partitions)."""
+    from crusoe_sdk import CrusoeClient
+
+    endpoint = vm.endpoints()["crusoe"]
+    return CrusoeClient(access_key_id=endpoint["access_key_id"], secret_key=endpoint["secret_key"],
+                        base_url=endpoint["url"], project_id=endpoint["project_id"], timeout=30.0)
+
+
+def test_a_crusoe_infiniband_cluster_fleet_is_one_partition_and_leaves_none(fresh_home: VmHome) -> None:
+    """On 8-GPU `-ib` types a cluster fleet's VMs join one IB partition of the location's IB network, named with
+    the fleet's id, as dstack places Crusoe clusters (backends/crusoe/compute.py create_placement_group; research
+    real-clouds.md D8); the fleet's destroy deletes it once the VMs are gone and leaves a partition without the
+    fleet's id, saying so."""
+    vm = fresh_home
+    vm.ok("providers")  # the mock clouds are up
+    client = crusoe_client(vm)
+    network = next(n for n in client.list_ib_networks() if n.location == "us-east1-a")
+    by_hand = client.create_ib_partition(name="ring-by-hand", ib_network_id=network.id)
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--providers", "crusoe",
+                 "--placement", "cluster", "--name", "ring", "-o", "json").json()
+    assert made["state"] == "active"
+    live = in_clouds(vm, "ring")
+    assert len(live) == 3
+    [partition] = {p for i in live for p in i["ib_partition_ids"]}
+    assert all(i["ib_partition_ids"] == [partition] for i in live)
+    named = {p.id: p.name for p in client.list_ib_partitions()}
+    assert named[partition] == f"ring--{made['id']}-ib-us-east1-a"
+    gone = vm.ok("fleet", "destroy", "ring")
+    assert f"crusoe: placement group {partition} deleted" in gone.err
+    assert "IB partition ring-by-hand" in gone.err and "was left alone" in gone.err
+    assert in_clouds(vm, "ring") == []
+    assert [p.id for p in client.list_ib_partitions()] == [by_hand.id]

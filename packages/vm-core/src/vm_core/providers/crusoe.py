@@ -31,6 +31,9 @@ internal/vm/vm_resource.go:468-476; a RESERVE after the create is ignored too, v
 So every create's Pending reads where the VM landed (`reservation_id`) and says it with the prices in its `note`;
 with `--reservation ID --strict` a VM that landed elsewhere is destroyed and the create fails (_crusoe_landing).
 
+Cluster fleets: 8-GPU InfiniBand types join the fleet's IB partition of their location (SupportsPlacementGroups,
+_crusoe_fabric), passed at create as `host_channel_adapters`.
+
 Prices: Crusoe's API has none. A VM on a reservation costs the reservation's price ($/GPU-h) x its GPUs; any
 other VM the catalog's list price. Reboot: the v1alpha5 API's actions are START, STOP, RESET, RESERVE, UNRESERVE
 and UPDATE, with no guest reboot: `hard=True` sends RESET, `hard=False` STOP then START (one Pending; its `note`
@@ -64,6 +67,7 @@ from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import CreateRound, Pending, ReservationInfo, Setting
 from ..sshkeys import NO_KEY, no_key_error, public_key_setting, unheld_key
+from . import _crusoe_fabric as fabric
 from ._chain import StopThenStart
 from ._crusoe_landing import Landed, landing_of, refused_landings
 from ._crusoe_map import (
@@ -184,7 +188,7 @@ class CrusoePending(OperationPending[T]):
 
 class CrusoeProvider:
     """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot,
-    SupportsReservations, Paced and SupportsCreateWatch.
+    SupportsReservations, SupportsPlacementGroups (IB partitions), Paced and SupportsCreateWatch.
 
     Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
     Raises only vm_core.errors exceptions.
@@ -284,6 +288,7 @@ class CrusoeProvider:
                 ssh_public_key=ssh_public_key, reservation_specification=reservation,
                 image=spec.machine.image or default_image(shape.shape),
                 startup_script=spec.machine.startup_script or "",
+                host_channel_adapters=_adapters(spec.placement_group),
             )
         pending = CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
         return Landed(pending, landing_of(spec.reservation, shape), self._destroy_now)
@@ -366,6 +371,21 @@ class CrusoeProvider:
             raise CapacityError(f"reservation {request.reservation_id} has no room for {shape.shape}",
                                 scope=Scope.PROVIDER, provider=NAME)
         return zone
+
+    # ------------------------------------------------------------------------------------------ IB partitions
+    def placement_group(self, labels: Mapping[str, str], region: str, shape: str) -> str | None:
+        """The fleet's IB partition for 8-GPU InfiniBand `shape` VMs in `region` (`_crusoe_fabric`: the one named
+        after the fleet's id there, else made on the location's IB network for the type); None for another type
+        or a location without such a network. Blocks; raises VmError."""
+        entry = self._catalog.lookup(NAME, shape)
+        if not fabric.joins_fabric(shape, entry.gpu_count if entry is not None else 0):
+            return None
+        return fabric.ensure(self._client, labels, region, shape)
+
+    def delete_placement_groups(self, labels: Mapping[str, str]) -> list[str]:
+        """Delete the IB partitions named after the fleet's id (never another); the ids deleted. Raises VmError
+        (a partition still in use by a VM is a refusal)."""
+        return fabric.delete_all(self._client, labels)
 
     # ------------------------------------------------------------------------------------------ actions
     def begin_destroy(self, instance_id: str) -> Pending[None]:
@@ -567,6 +587,13 @@ class _Fallback:
                                 " is running on-demand", scope=Scope.REGION, region=instance.region,
                                 provider=NAME, suggestion=Hint.run("stop", instance.id, "--provider", NAME))
         return note
+
+
+def _adapters(partition_id: str | None) -> list[Any]:
+    """The create's host channel adapters: one on the fleet's IB partition, or none."""
+    from crusoe_sdk import HostChannelAdapterRequest
+
+    return [HostChannelAdapterRequest(partition_id)] if partition_id else []
 
 
 def _zones_of(regions: Iterable[str], zones: list[str]) -> list[str]:

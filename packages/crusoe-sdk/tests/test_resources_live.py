@@ -51,6 +51,25 @@ def test_ib_partition_puts_a_vm_on_a_fabric(client: CrusoeClient) -> None:
         client.delete_ib_partition(partition.id, missing_ok=False)
 
 
+def test_a_cluster_on_one_partition_is_one_fabric_and_the_partition_outlives_no_vm(client: CrusoeClient) -> None:
+    """dstack's multi-node placement puts every VM of a cluster on one partition of the location's IB network
+    (backends/crusoe/compute.py create_placement_group, create_instance; research real-clouds.md D8): each VM
+    shows the network and the partition; the partition cannot be deleted while a VM uses it (BadRequest)."""
+    network = next(n for n in client.list_ib_networks() if n.location == EAST and n.hosts(H100))
+    partition = client.create_ib_partition(name="ring--abcdefgh-ib-us-east1-a", ib_network_id=network.id)
+    pending = [create(client, f"ring-{n}", type=H100, location=EAST,
+                      host_channel_adapters=[HostChannelAdapterRequest(partition.id)]) for n in range(2)]
+    vms = [p.result(timeout=120) for p in pending]
+    assert [[(h.ib_network_id, h.ib_partition_id) for h in vm.host_channel_adapters] for vm in vms] == \
+        [[(network.id, partition.id)]] * 2
+    with pytest.raises(BadRequest):
+        client.delete_ib_partition(partition.id)
+    for vm in vms:
+        client.delete_instance(vm.id, timeout=120)
+    client.delete_ib_partition(partition.id)
+    assert list(client.list_ib_partitions()) == []
+
+
 def test_vpc_subnets_ssh_keys_and_org_quotas(client: CrusoeClient) -> None:
     """Terraform picks a location's default subnet from /networking/vpc-subnets; client-go also lists
     /users/ssh-keys and /organizations/{o}/quotas."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 
 import grpc
@@ -139,14 +140,22 @@ def test_errors_that_are_not_transient_are_not_retried(fake, fake_client, pb) ->
 
 
 def test_deadline_is_enforced(fake, pb) -> None:
+    """A server that never answers in time ends each attempt at its deadline: DEADLINE_EXCEEDED, retried once.
+    The handler holds every call until the test ends, and the deadline is long enough for a loaded machine to
+    deliver the second attempt to the server before its own deadline (0.1 s was not always enough)."""
+    release = threading.Event()
+
     def slow(request):
-        time.sleep(1.0)
+        release.wait(30)
         return pb.instance()
 
     fake.on("InstanceService/Get", slow)
-    client = NebiusClient("t", target=fake.target, timeout=0.1, retry=RetryPolicy(max_attempts=2))
-    with client, pytest.raises(Unavailable) as info:
-        client.get_instance("computeinstance-e00vm1")
+    client = NebiusClient("t", target=fake.target, timeout=1.0, retry=RetryPolicy(max_attempts=2))
+    try:
+        with client, pytest.raises(Unavailable) as info:
+            client.get_instance("computeinstance-e00vm1")
+    finally:
+        release.set()
     assert info.value.code.name == "DEADLINE_EXCEEDED"
     assert len(fake.calls) == 2
 

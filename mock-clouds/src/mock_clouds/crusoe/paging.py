@@ -60,9 +60,11 @@ def paginate(vms: list[VM], *, sort: str, limit: str, next_token: str, prev_toke
     keys = [order.key(vm) for vm in ordered]
     size = _limit(limit, len(ordered))
     if next_token:
-        start = sum(1 for k in keys if k <= _decode(next_token, sort, order, "next_token"))
+        after = _decode(next_token, sort, order, "next_token")  # refused even when there is nothing to page
+        start = sum(1 for k in keys if k <= after)
     elif prev_token:
-        end = sum(1 for k in keys if k < _decode(prev_token, sort, order, "prev_token"))
+        before = _decode(prev_token, sort, order, "prev_token")
+        end = sum(1 for k in keys if k < before)
         start = max(0, end - size)
     else:
         start = 0

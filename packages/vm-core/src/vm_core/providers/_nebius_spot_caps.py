@@ -17,6 +17,7 @@ from decimal import ROUND_DOWN, Decimal
 from typing import TYPE_CHECKING
 
 from ..errors import CapacityError
+from ..hints import Command, Hint, Setting
 from ._nebius_map import NAME, ErrorContext, translated
 
 if TYPE_CHECKING:
@@ -49,7 +50,9 @@ def ensure(client: NebiusClient, project: str, region: str, platform: str, price
             client.begin_delete_pricing_policy(found.metadata.id).wait(WAIT)  # made for nothing: not left behind
     if _blocked(found):
         raise CapacityError(f"the spot price of {platform} in {region} is above the cap of ${price}/GPU-h now",
-                            region=region, provider=NAME, suggestion="raise --max-price, or see `vm offers --gpu`")
+                            region=region, provider=NAME,
+                            suggestion=Hint.say("raise {}, or see {}", Setting("max_price"),
+                                                Command.of("offers", "--provider", NAME)))
     return found.metadata.id if found.metadata is not None else ""
 
 

@@ -101,16 +101,20 @@ class FleetDestroyer:
             self.progress(action.line())
         report.actions += found.lookalikes
         if not report.failures and not report.released:
-            report.problems += self._delete_groups(identity)
+            report.problems += self._delete_groups(record, identity)
         return report
 
-    def _delete_groups(self, identity: FleetIdentity) -> list[str]:
+    def _delete_groups(self, record: FleetRecord, identity: FleetIdentity) -> list[str]:
         """Delete the placement groups carrying the fleet's identity (`SupportsPlacementGroups`), once none of its
-        VMs is left; what could not be deleted, one line per provider. A fleet without an id made none."""
+        VMs is left; what could not be deleted, one line per provider. Only a cluster fleet with an id made any:
+        for the others no call is made."""
         from ..provider import SupportsPlacementGroups
+        from .cluster import Placement
 
-        problems = []
-        for name, provider in self.providers.items() if identity.fleet_id else ():
+        problems: list[str] = []
+        if record.strategy != Placement.CLUSTER or not identity.fleet_id:
+            return problems
+        for name, provider in self.providers.items():
             if not isinstance(provider, SupportsPlacementGroups):
                 continue
             try:

@@ -32,7 +32,7 @@ import grpc
 
 from ..core.models import Project, Provider, Shape
 from ..core.world import World
-from . import auth, catalog, errors, paging, references, stored, validate
+from . import auth, catalog, errors, references, stored, validate
 from ._pb.nebius.billing import v1, v1alpha1
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
@@ -231,8 +231,7 @@ def get_policy(call: Call, request: v1.GetPricingPolicyRequest) -> v1.PricingPol
 def list_policies(call: Call, request: v1.ListPricingPoliciesRequest) -> v1.ListPricingPoliciesResponse:
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
-        chosen, token = paging.page(stored.all_of(world, POLICIES, project.id), lambda s: (0.0, s.id),
-                                    request.page_size, request.page_token)
+        chosen, token = stored.page(world, POLICIES, project.id, request.page_size, request.page_token)
         return v1.ListPricingPoliciesResponse(items=[_policy(world, p) for p in chosen], next_page_token=token)
 
 

@@ -12,7 +12,7 @@ one size is required, as is a type; `block_size_bytes` is a power of two in [409
 from __future__ import annotations
 
 from ..core.world import World
-from . import auth, errors, paging, references, stored, validate
+from . import auth, errors, references, stored, validate
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -31,19 +31,14 @@ def get(call: Call, request: compute.GetDiskRequest) -> compute.Disk:
 def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Disk:
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
-        if not request.name:
-            raise errors.bad_request([("name", "name is required")])
-        found = stored.by_name(world, KIND, project.id, request.name)
-        if found is None:
-            raise errors.not_found(request.name, "disk")
+        found = stored.named(world, KIND, project.id, request.name, "disk")
         return disk(world, found)
 
 
 def list_disks(call: Call, request: compute.ListDisksRequest) -> compute.ListDisksResponse:
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
-        chosen, token = paging.page(stored.all_of(world, KIND, project.id), lambda s: (0.0, s.id),
-                                    request.page_size, request.page_token)
+        chosen, token = stored.page(world, KIND, project.id, request.page_size, request.page_token)
         return compute.ListDisksResponse(items=[disk(world, s) for s in chosen], next_page_token=token)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..core.models import Project
 from ..core.world import World
-from . import auth, errors, fabrics, paging, references, stored, validate
+from . import auth, errors, fabrics, references, stored, validate
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -29,19 +29,14 @@ def get(call: Call, request: compute.GetGpuClusterRequest) -> compute.GpuCluster
 def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.GpuCluster:
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
-        if not request.name:
-            raise errors.bad_request([("name", "name is required")])
-        found = stored.by_name(world, KIND, project.id, request.name)
-        if found is None:
-            raise errors.not_found(request.name, "gpu cluster")
+        found = stored.named(world, KIND, project.id, request.name, "gpu cluster")
         return cluster(world, found)
 
 
 def list_clusters(call: Call, request: compute.ListGpuClustersRequest) -> compute.ListGpuClustersResponse:
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
-        chosen, token = paging.page(stored.all_of(world, KIND, project.id), lambda s: (0.0, s.id),
-                                    request.page_size, request.page_token)
+        chosen, token = stored.page(world, KIND, project.id, request.page_size, request.page_token)
         return compute.ListGpuClustersResponse(items=[cluster(world, s) for s in chosen], next_page_token=token)
 
 

@@ -24,7 +24,7 @@ import msgspec
 
 from ..core import ids
 from ..core.world import World
-from . import errors, render
+from . import errors, paging, render
 from ._pb.google.protobuf import Any as AnyMessage
 from ._pb.google.rpc import Status
 from ._pb.nebius.common import v1 as common
@@ -85,6 +85,22 @@ def find(world: World, kind: str, resource_id: str) -> Stored | None:
 
 def by_name(world: World, kind: str, parent_id: str, name: str) -> Stored | None:
     return next((s for s in all_of(world, kind, parent_id) if s.name == name), None)
+
+
+def named(world: World, kind: str, parent_id: str, name: str, what: str) -> Stored:
+    """The resource of `kind` named `name` under `parent_id` (GetByName); INVALID_ARGUMENT without a name,
+    NOT_FOUND (naming `what`, e.g. "disk") when there is none."""
+    if not name:
+        raise errors.bad_request([("name", "name is required")])
+    found = by_name(world, kind, parent_id, name)
+    if found is None:
+        raise errors.not_found(name, what)
+    return found
+
+
+def page(world: World, kind: str, parent_id: str, page_size: int, page_token: str) -> tuple[list[Stored], str]:
+    """One page of the live resources of `kind` under `parent_id`, by id, and the next page's token ("" last)."""
+    return paging.page(all_of(world, kind, parent_id), lambda s: (0.0, s.id), page_size, page_token)
 
 
 def add(world: World, kind: str, prefix: str, metadata: common.ResourceMetadata,

@@ -114,8 +114,7 @@ def get_rule_by_name(call: Call, request: v.GetSecurityRuleByNameRequest) -> v.S
 def list_rules(call: Call, request: v.ListSecurityRulesRequest) -> v.ListSecurityRulesResponse:
     with call.world.read() as world:
         group = _own_group(world, call.owner, request.parent_id, field="parent_id")
-        chosen, token = paging.page(stored.all_of(world, RULES, group.id), lambda s: (0.0, s.id),
-                                    request.page_size, request.page_token)
+        chosen, token = stored.page(world, RULES, group.id, request.page_size, request.page_token)
         return v.ListSecurityRulesResponse(items=[_rule(r) for r in chosen], next_page_token=token)
 
 

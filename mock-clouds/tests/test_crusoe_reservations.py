@@ -221,7 +221,10 @@ def test_on_demand_capacity_exhaustion(crusoe: CrusoeEnv) -> None:
     assert sorted(v["name"] for v in listed) == ["big-1", "big-2"]
 
 
-def test_reserve_and_unreserve_are_synchronous(crusoe: CrusoeEnv) -> None:
+def test_reserve_is_ignored_and_unreserve_releases_both_synchronous(crusoe: CrusoeEnv) -> None:
+    """RESERVE is deprecated and its reservation_id ignored by the backend, as at create (terraform-provider-crusoe
+    internal/vm/vm_by_template_resource.go:616-618: "The requested reservation_id was ignored by the backend");
+    UNRESERVE moves the VM off its reservation. Both answer an operation that has already SUCCEEDED."""
     client, project = crusoe.client, crusoe.project
     vm = h100(crusoe, "moving", reservation_specification={"selection_strategy": "on_demand"})
     response = client.patch(
@@ -230,21 +233,19 @@ def test_reserve_and_unreserve_are_synchronous(crusoe: CrusoeEnv) -> None:
     assert response.status_code == 200
     op = response.json()["operation"]
     assert op["state"] == "SUCCEEDED" and op["completed_at"] != ""
-    assert op["result"]["reservation_id"] == PRICEY_RESERVATION
+    assert op["result"]["reservation_id"] == ""  # still on-demand
     assert client.get(f"{instances_path(project)}/operations/{op['operation_id']}").json() == op
-    assert reservation(crusoe, PRICEY_RESERVATION)["vm_ids"] == [vm["id"]]
-    unreserved = client.patch(vm_path(project, vm["id"]), {"action": "UNRESERVE"}).json()["operation"]
+    assert reservation(crusoe, PRICEY_RESERVATION)["vm_ids"] == []
+    placed = h100(crusoe, "placed")  # lowest_cost: the cheapest reservation with room
+    assert placed["reservation_id"] == CHEAP_RESERVATION
+    unreserved = client.patch(vm_path(project, placed["id"]), {"action": "UNRESERVE"}).json()["operation"]
     assert (unreserved["state"], unreserved["result"]["reservation_id"]) == ("SUCCEEDED", "")
-    assert reservation(crusoe, PRICEY_RESERVATION)["used_quantity"] == 0
+    assert placed["id"] not in reservation(crusoe, CHEAP_RESERVATION)["vm_ids"]
 
 
-def test_reserve_into_an_unknown_or_mismatched_reservation(crusoe: CrusoeEnv) -> None:
+def test_reserve_into_an_unknown_reservation_is_refused(crusoe: CrusoeEnv) -> None:
+    """The body of a RESERVE is still checked (an inference: the backend ignores the id, not the request)."""
     vm = create_vm(crusoe.client, crusoe.project, "l40s", type_=L40S_8X)
-    mismatched = crusoe.client.patch(
-        vm_path(crusoe.project, vm["id"]), {"action": "RESERVE", "reservation_id": CHEAP_RESERVATION}
-    )
-    assert mismatched.status_code == 400
-    assert mismatched.json()["code"] == "bad_request"
     unknown = "00000000-0000-4000-8000-000000000002"
     response = crusoe.client.patch(
         vm_path(crusoe.project, vm["id"]), {"action": "RESERVE", "reservation_id": unknown}

@@ -148,14 +148,15 @@ def test_stop_and_start_bodies(crusoe: CrusoeEnv) -> None:
 def test_reservation_by_id_and_reserve_unreserve(crusoe: CrusoeEnv) -> None:
     """`ReservationSpecification{Id}` on create is accepted and ignored: the VM lands where lowest_cost puts it
     (the cheapest with room), as Terraform's warning says ("The requested reservation_id was ignored by the
-    backend", terraform-provider-crusoe internal/vm/vm_resource.go:468-476). Then PATCH `{"action":"UNRESERVE"}` and
-    `{"action":"RESERVE","reservation_id":...}` (the patch struct's other fields are omitempty)."""
+    backend", terraform-provider-crusoe internal/vm/vm_resource.go:468-476). Then PATCH `{"action":"UNRESERVE"}`,
+    which moves it off, and `{"action":"RESERVE","reservation_id":...}`, accepted and ignored as well
+    (vm_by_template_resource.go:616-618); the patch struct's other fields are omitempty."""
     body = post_body("go-reserved", [], location="us-east1-a", type_=H100,
                      reservation_specification={"id": PRICEY_RESERVATION})
     vm = create(crusoe, body)
     assert vm["reservation_id"] == CHEAP_RESERVATION
     for patch, expected in (({"action": "UNRESERVE"}, ""),
-                            ({"action": "RESERVE", "reservation_id": CHEAP_RESERVATION}, CHEAP_RESERVATION)):
+                            ({"action": "RESERVE", "reservation_id": CHEAP_RESERVATION}, "")):
         response = crusoe.client.request("PATCH", vm_path(crusoe.project, vm["id"]), data=go_json(patch))
         assert response.status_code == 200, response.text
         assert get_vm(crusoe.client, crusoe.project, vm["id"])["reservation_id"] == expected

@@ -178,17 +178,20 @@ def test_reservation_specification_on_demand_and_by_id(client: CrusoeClient) -> 
     assert client.get_reservation(OTHER_H100_RESERVATION).vm_ids == []
 
 
-def test_reserve_and_unreserve_are_synchronous(client: CrusoeClient) -> None:
+def test_reserve_is_ignored_and_unreserve_releases_both_synchronous(client: CrusoeClient) -> None:
+    """RESERVE's id is ignored by the backend (terraform-provider-crusoe internal/vm/vm_by_template_resource.go:
+    616-618); UNRESERVE moves a VM off its reservation. Both operations are done in the PATCH response."""
     vm = create(client, "rsv-1", type=H100, location="us-east1-a", reservation_specification=OnDemand())
     vm = vm.result()
     reserve = client.begin_reserve_instance(vm.id, OTHER_H100_RESERVATION)
     assert reserve.state is OperationState.SUCCEEDED  # already done in the PATCH response
-    assert reserve.result().reservation_id == OTHER_H100_RESERVATION
-    assert reserved_quantity(client, OTHER_H100_RESERVATION) == 8
-    unreserve = client.begin_unreserve_instance(vm.id)
+    assert reserve.result().reservation_id == ""
+    assert reserved_quantity(client, OTHER_H100_RESERVATION) == 0
+    placed = create(client, "rsv-2", type=H100, location="us-east1-a").result()
+    assert placed.reservation_id == CHEAPEST_H100_RESERVATION
+    unreserve = client.begin_unreserve_instance(placed.id)
     assert unreserve.state is OperationState.SUCCEEDED
     assert unreserve.result().reservation_id == ""
-    assert reserved_quantity(client, OTHER_H100_RESERVATION) == 0
 
 
 def test_stop_then_start_reclaims_the_reservation(clouds: Any, client: CrusoeClient) -> None:

@@ -2,6 +2,10 @@
 
 Real actions: START, STOP, RESET (hard reset), UPDATE (resize when stopped, maintenance policy, public IP type
 when running), RESERVE and UNRESERVE (synchronous: their operation has already SUCCEEDED in the 200 response).
+RESERVE is accepted and ignored, as the backend ignores a reservation named at create: terraform-provider-crusoe
+warns "Reservation assignment during VM update is deprecated. The requested reservation_id was ignored by the
+backend" when the VM is on none after it (internal/vm/vm_by_template_resource.go:616-618). Its body is still
+checked (id required, a UUID, a reservation the caller sees: an inference); the VM stays where it is.
 Mock extensions: REBOOT (guest reboot, keeps the reservation) and RESTART (stop then start: the reservation is
 released, then reclaimed if it still has room, else on-demand, else the operation FAILS `out_of_stock`).
 Anything else, including lower-case names or a missing action, is 400 "invalid action", as on the real API.
@@ -94,8 +98,6 @@ def _reserve(call: Call, vm: VM, body: InstancesPatchRequest) -> Operation:
     if res is None or not access.reservation_visible(call, res):
         raise bad_request(f"reservation {reservation_id} not found")
     _require_idle(call, vm)
-    if vm.reservation_id != reservation_id:
-        _set_reservation(call, vm, reservation_id)
     return _synchronous_operation(call, vm, "RESERVE")
 
 

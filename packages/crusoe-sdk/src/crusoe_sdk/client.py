@@ -358,7 +358,9 @@ class CrusoeClient:
     def begin_reserve_instance(
         self, instance_id: str, reservation_id: str, *, project_id: str | None = None
     ) -> Operation[Instance]:
-        """RESERVE: move the VM into a reservation. Synchronous on Crusoe: the operation is already done."""
+        """RESERVE: ask to move the VM into a reservation. Synchronous on Crusoe: the operation is already done.
+        Deprecated by Crusoe: the backend ignores the reservation id, as at create (Terraform warns "The requested
+        reservation_id was ignored by the backend"); the result's `reservation_id` says where the VM is."""
         return self._action(instance_id, InstanceAction.RESERVE, project_id, reservation_id=reservation_id)
 
     def begin_unreserve_instance(

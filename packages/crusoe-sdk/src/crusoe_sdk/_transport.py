@@ -20,14 +20,15 @@ Proxies come from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY and NO_PROXY, as requests rea
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import os
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import msgspec
@@ -239,17 +240,32 @@ class Reach:
         return requests.utils.select_proxy(url, proxies)
 
 
+@functools.lru_cache(maxsize=64)
+def _decoder(into: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(into)
+
+
 def _decode(response: requests.Response, into: type[T], *, method: str, url: str) -> T:
     """Decode a 2xx body (an empty body decodes as `{}`) as the Go server means it: a member whose value is
     `null` (a nil slice or pointer) reads as absent, so the field keeps its default; numbers and booleans sent
     as strings (`"6"`: quota counters, dstack backends/crusoe/compute.py:174-175) read as numbers. A body that
-    still does not fit `into` is an APIError."""
+    still does not fit `into` is an APIError. A body that fits `into` as it is takes the typed decoder alone
+    (a listing of thousands of VMs is not built as Python objects twice)."""
+    body = response.content or b"{}"
+    # A class is hashable; mypy does not match class objects against the Hashable protocol.
+    decoder: msgspec.json.Decoder[T] = _decoder(cast(Hashable, into))
     try:
-        return msgspec.convert(drop_nulls(msgspec.json.decode(response.content or b"{}")), into, strict=False)
+        return decoder.decode(body)
+    except msgspec.DecodeError:
+        return _decode_leniently(body, into, response.status_code, method=method, url=url)
+
+
+def _decode_leniently(body: bytes, into: type[T], status: int, *, method: str, url: str) -> T:
+    """`body` as `into` with nulls dropped and numbers read from strings; APIError when it still does not fit."""
+    try:
+        return msgspec.convert(drop_nulls(msgspec.json.decode(body)), into, strict=False)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise errors.APIError(
-            f"unexpected response body: {exc}", status=response.status_code, method=method, url=url
-        ) from exc
+        raise errors.APIError(f"unexpected response body: {exc}", status=status, method=method, url=url) from exc
 
 
 def drop_nulls(value: Any) -> Any:

@@ -3,6 +3,7 @@ other threads are waited for, a closed pipe is exit 1 without a traceback; a lat
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -76,3 +77,40 @@ def test_a_ctrl_c_after_the_command_is_exit_130_and_later_ones_are_ignored() -> 
     assert done.returncode == 130
     assert done.stdout == "SIGINT ignored: True\n"
     assert "Traceback" not in done.stderr
+
+
+INTERRUPTED_WHILE_IMPORTING = textwrap.dedent("""
+    import importlib.abc, os, signal, sys
+
+    class SigintOnClick(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "click":  # the first third-party module the CLI imports
+                os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, delivered while the CLI is being imported
+            return None
+
+    sys.meta_path.insert(0, SigintOnClick())
+    sys.argv = ["vm", *sys.argv[1:]]
+    from vm_core.cli.entry import main
+    main()
+""")
+
+
+def test_a_ctrl_c_while_the_cli_is_still_being_imported_is_exit_130_without_a_traceback() -> None:
+    """The console script (cli/entry.py) imports the CLI inside its own handler: a Ctrl-C that comes before the
+    CLI could install its own (a loaded machine spends tenths of a second importing it) is the same exit 130."""
+    plain = subprocess.run([sys.executable, "-c", INTERRUPTED_WHILE_IMPORTING, "list"], capture_output=True,
+                           text=True, timeout=60)
+    assert (plain.returncode, plain.stderr, plain.stdout) == (130, "vm: error: interrupted\n", "")
+    as_json = subprocess.run([sys.executable, "-c", INTERRUPTED_WHILE_IMPORTING, "list", "-o", "json"],
+                             capture_output=True, text=True, timeout=60)
+    assert as_json.returncode == 130
+    assert json.loads(as_json.stderr)["error"]["code"] == "interrupted"
+
+
+def test_the_console_script_is_the_entry_module() -> None:
+    """The installed `vm` script must start at cli/entry.py, not at cli/main.py (whose imports a Ctrl-C could
+    interrupt with a traceback)."""
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="vm")
+    assert script.value == "vm_core.cli.entry:main"

@@ -19,6 +19,7 @@ import click
 from .. import __version__
 from ..errors import Interrupted, UsageError, VmError
 from .app import App, common_options, stop_debug_logging
+from .entry import wants_json
 
 # name -> (module:attribute, one-line help). The help is written here so that `vm --help` imports nothing.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -103,7 +104,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(app: App, args: Sequence[str], error: VmError, cause: BaseException | None = None) -> int:
-    if _wants_json(args):
+    if wants_json(args):
         app.output.format = "json"
     cause = cause or error.__cause__
     if app.debug and cause is not None:
@@ -112,10 +113,6 @@ def _report(app: App, args: Sequence[str], error: VmError, cause: BaseException 
     return error.exit_code
 
 
-def _wants_json(args: Sequence[str]) -> bool:
-    """-o json anywhere in the arguments (also when parsing stopped before the option was seen)."""
-    pairs = zip(args, [*args[1:], ""], strict=True)
-    return any((a in ("-o", "--output") and b == "json") or a in ("-ojson", "--output=json") for a, b in pairs)
 
 
 def main() -> NoReturn:

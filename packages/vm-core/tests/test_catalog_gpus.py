@@ -11,8 +11,8 @@ import pytest
 from vm_core.catalog import (
     GpuType,
     MalformedDeclaration,
+    ShapeEntry,
     check_gpus,
-    declaration_problem,
     default_catalog,
     merged_gpus,
     read_gpus,
@@ -20,7 +20,7 @@ from vm_core.catalog import (
 )
 from vm_core.cli import validate
 from vm_core.errors import UsageError
-from vm_core.plugins import provider_set
+from vm_core.plugins import LoadedPlugin, MalformedPlugin, ProviderSet, discover_providers
 
 RTX4090 = GpuType("RTX4090", ("RTX-4090",), 24)
 
@@ -77,19 +77,44 @@ def test_a_malformed_declaration_says_which_entry_and_why(declared: object, says
 
 
 class _RaisingGpus:
-    name = "odd"
+    name, title, settings = "odd", "Odd", ()
+
+    def connect(self, settings: object) -> None:
+        raise AssertionError("not reached")
 
     @property
     def gpus(self) -> tuple[GpuType, ...]:
         raise RuntimeError("bug in a plugin")
 
 
-def test_declaration_problem_of_a_plugin() -> None:
-    """None for a good or no declaration; the reason for a malformed one or one that fails to be read."""
-    assert declaration_problem(SimpleNamespace(name="ok", gpus=(RTX4090,))) is None
-    assert declaration_problem(SimpleNamespace(name="none")) is None
-    assert declaration_problem(_RaisingGpus()) == "malformed GPU types: reading gpus failed: RuntimeError: bug in a " \
-                                                  "plugin"
+def _plugin(**facts: object) -> SimpleNamespace:
+    return SimpleNamespace(title="Odd", settings=(), connect=lambda settings: None, **{"name": "odd", **facts})
+
+
+def test_a_plugins_gpu_declaration_is_checked_when_its_record_is_made() -> None:
+    """A good or no declaration makes a record; a malformed one, or one that fails to be read, says why."""
+    assert LoadedPlugin.of(_plugin(gpus=[RTX4090])).gpus == (RTX4090,)
+    assert LoadedPlugin.of(_plugin()).gpus == ()
+    with pytest.raises(MalformedPlugin, match=r"^malformed GPU types: gpus\[0\] \('RTX 4090'\): the name"):
+        LoadedPlugin.of(_plugin(gpus=(GpuType("RTX 4090", (), 24),)))
+    with pytest.raises(MalformedPlugin, match="^malformed GPU types: reading gpus failed: RuntimeError: bug in a "
+                                              "plugin$"):
+        LoadedPlugin.of(_RaisingGpus())
+
+
+def test_a_plugins_shapes_are_of_its_own_and_of_gpu_types_it_sells() -> None:
+    """A shape row must be the plugin's own ShapeEntry of a catalog.toml GPU type or of one in its gpus."""
+    own = ShapeEntry("odd", "RTX4090", "o.1x", 1)
+    assert LoadedPlugin.of(_plugin(gpus=(RTX4090,), shapes=[own])).shapes == (own,)
+    for shapes, says in [
+        ((own,), r"shapes\[0\] \(o.1x\): GPU type 'RTX4090' is neither in vm's catalog nor in its gpus"),
+        ((ShapeEntry("other", "H100", "x.1x", 1),), r"shapes\[0\] \(x.1x\) is a shape of 'other', not of 'odd'"),
+        (("not a shape",), r"shapes\[0\] is a str, not a ShapeEntry"),
+        ((ShapeEntry("odd", "H100", "h.0x", 0),), r"shapes\[0\] \(h.0x\): gpu_count must be a whole number"),
+        (ShapeEntry("odd", "H100", "h.1x", 1), "shapes must be a tuple of ShapeEntry, not ShapeEntry"),
+    ]:
+        with pytest.raises(MalformedPlugin, match=says):
+            LoadedPlugin.of(_plugin(shapes=shapes))
 
 
 def test_read_gpus_needs_name_and_memory(tmp_path: Path) -> None:
@@ -149,7 +174,7 @@ def test_a_plugin_with_a_malformed_declaration_is_broken_and_adds_nothing(tmp_pa
     same plugins holds nothing of it and the other plugins' GPU types."""
     monkeypatch.syspath_prepend(str(_site(tmp_path / "site", BAD_PLUGIN)))
     monkeypatch.delitem(sys.modules, "vm_badgpus", raising=False)
-    plugins = provider_set()
+    plugins = ProviderSet(discover_providers())  # a new registry: the process's was found before this site existed
     assert "badgpus" in plugins.names() and plugins.get("badgpus") is None
     [problem] = [p for p in plugins.problems if p.name == "badgpus"]
     assert problem.reason == ("vm_badgpus:plugin declares malformed GPU types: gpus[0] ('RTX 5090'): the name and "

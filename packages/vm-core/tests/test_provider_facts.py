@@ -1,4 +1,4 @@
-"""Cloud-specific facts come from the provider plugins (provider.py, "Optional attributes"), loaded defensively.
+"""Cloud-specific facts come from the provider plugins, read once into typed records (plugins.LoadedPlugin).
 
 The core (everything in vm_core but providers/) names no built-in cloud and imports neither an SDK nor
 mock_clouds: the instance-id patterns, catalog shapes, create concurrency, debug loggers and embedded settings of
@@ -9,19 +9,37 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import vm_core
-from vm_core.catalog import ShapeEntry, default_catalog, plugin_shapes
+from vm_core.catalog import GpuType, ShapeEntry, default_catalog, plugin_shapes
 from vm_core.cli import validate
 from vm_core.embedded import embedded_plugins, plugin_settings, serving
 from vm_core.errors import UsageError
-from vm_core.plugins import DEFAULT_CREATE_CONCURRENCY, create_concurrency, optional, provider_plugins
+from vm_core.kit import setting, settings_of
+from vm_core.plugins import (
+    DEFAULT_CREATE_CONCURRENCY,
+    LoadedPlugin,
+    MalformedPlugin,
+    create_concurrency,
+    installed_providers,
+    optional,
+    provider_plugins,
+    provider_set,
+)
+from vm_core.provider import Setting
 
 CORE = Path(vm_core.__file__).parent
 BUILT_IN = ("crusoe", "lambda", "nebius")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Typed:
+    token: str = setting(env="ODD_TOKEN", secret=True)
+    scale: float = setting(default=1.0)
 
 
 def core_files() -> list[Path]:
@@ -98,27 +116,114 @@ def test_embedded_settings_come_from_each_plugin() -> None:
     assert plugin_settings(plugins.get("crusoe"), endpoints) == {}  # not among these endpoints
 
 
+def test_the_records_are_the_plugins_facts_typed() -> None:
+    """Every fact a built-in plugin declares is a typed field of its record; settings come from settings_type;
+    the provider class is connect's return annotation; Lambda needs an SSH key per create (its provider says so)."""
+    plugins = provider_plugins()
+    for name in BUILT_IN:
+        record = plugins.get(name)
+        assert isinstance(record, LoadedPlugin) and record.name == name and record.source is not None
+        assert record.settings_type is not None and record.settings == settings_of(record.settings_type)
+        assert record.debug_loggers == (f"{name}_sdk",) and record.native_credentials is not None
+        assert record.embedded_settings is not None and record.takes_ssh_keys
+        assert record.provider_class is not None and record.provider_class.__name__.endswith("Provider")
+        assert record.needs_ssh_key is (name == "lambda")
+    example = plugins.get("example")
+    assert example is not None and (example.settings_type, example.native_credentials) == (None, None)
+    assert example.provider_class is not None and example.provider_class.__name__ == "ExampleProvider"
+    assert [g.name for g in example.gpus] == ["RTX4090"] and not example.takes_ssh_keys
+
+
+def test_the_process_reads_its_plugins_once() -> None:
+    """Sessions, the catalog and the fleet engine's create concurrency read one registry: the same records."""
+    first, second = provider_plugins().get("example"), provider_plugins().get("example")
+    assert first is not None and first is second and first is installed_providers().get("example")
+    assert provider_set({"example"}).get("example") is None and "example" not in provider_set({"example"}).names()
+    assert set(first.shapes) <= set(default_catalog().shapes)
+
+
+def _plugin(**facts: object) -> SimpleNamespace:
+    return SimpleNamespace(**{"name": "odd", "title": "Odd", "settings": (), "connect": lambda settings: None,
+                              **facts})
+
+
+@pytest.mark.parametrize(("facts", "says"), [
+    ({"create_concurrency": True}, "create_concurrency must be a whole number of 1 or more, not True"),
+    ({"create_concurrency": "8"}, "create_concurrency must be a whole number of 1 or more, not '8'"),
+    ({"create_concurrency": 0}, "create_concurrency must be a whole number of 1 or more, not 0"),
+    ({"instance_id_pattern": 3}, "instance_id_pattern must be a str, not int"),
+    ({"instance_id_pattern": "([unclosed"}, "instance_id_pattern '\\(\\[unclosed' is not a regular expression"),
+    ({"instance_id_example": b"x"}, "instance_id_example must be a str, not bytes"),
+    ({"shapes": ["x"]}, r"shapes\[0\] is a str, not a ShapeEntry"),
+    ({"debug_loggers": "odd_sdk"}, "debug_loggers must be a tuple of str, not str"),
+    ({"debug_loggers": ("",)}, "debug_loggers must be a tuple of non-empty str"),
+    ({"embedded_settings": "not callable"}, "embedded_settings must be callable, not str"),
+    ({"native_credentials": {}}, "native_credentials must be callable, not dict"),
+    ({"provider_class": "OddProvider"}, "provider_class must be a class, not 'OddProvider'"),
+    ({"needs_ssh_key": "yes"}, "needs_ssh_key must be True or False, not 'yes'"),
+    ({"settings": [("key",)]}, r"settings\[0\] is a tuple, not a Setting"),
+    ({"settings": (Setting("a"), Setting("a"))}, "settings name a more than once"),
+    ({"settings_type": dict}, "settings_type must be a dataclass of vm_core.kit.setting fields"),
+    ({"settings_type": _Typed, "settings": (Setting("other"),)}, "settings differ from settings_of"),
+    ({"title": ""}, "title must be a non-empty str, not ''"),
+    ({"connect": "connect"}, "connect must be callable, not str"),
+    ({"create_concurency": 8}, "'create_concurency', which is no fact vm knows: is it a misspelt "
+                               "'create_concurrency'?"),
+    ({"instance_id_patern": "x"}, "is it a misspelt 'instance_id_pattern'"),
+    ({"shape": ()}, "is it a misspelt 'shapes'"),
+    ({"debug_logger": ("x",)}, "is it a misspelt 'debug_loggers'"),
+])
+def test_a_wrong_fact_is_a_load_error_not_a_default(facts: dict[str, object], says: str) -> None:
+    with pytest.raises(MalformedPlugin, match=says):
+        LoadedPlugin.of(_plugin(**facts))
+
+
 class _Raising:
-    name = "odd"
+    name, title, settings = "odd", "Odd", ()
+
+    def connect(self, settings: object) -> None:
+        raise AssertionError("not reached")
 
     @property
     def shapes(self) -> tuple[ShapeEntry, ...]:
         raise RuntimeError("bug in a plugin")
 
 
-def test_optional_attributes_load_defensively() -> None:
-    """A plugin without an optional attribute, with one of the wrong type, or whose attribute raises, gets the
-    default; a row of its shapes that is not its own ShapeEntry of a catalog GPU is left out."""
-    bare = SimpleNamespace(name="bare")
-    assert optional(bare, "create_concurrency", 4) == 4 and optional(bare, "embedded_settings", None) is None
-    wrong = SimpleNamespace(name="wrong", create_concurrency=True, instance_id_pattern=3, shapes=["x"],
-                            embedded_settings="not callable")
+def test_a_fact_whose_reading_raises_is_a_load_error() -> None:
+    with pytest.raises(MalformedPlugin, match="^shapes: reading it failed: RuntimeError: bug in a plugin$"):
+        LoadedPlugin.of(_Raising())
+    with pytest.raises(MalformedPlugin, match="no settings .* and no settings_type"):
+        LoadedPlugin.of(SimpleNamespace(name="odd", title="Odd", connect=print))
+
+
+def test_absent_facts_get_their_defaults_and_a_record_may_be_the_plugin() -> None:
+    """Unset (or None) optional facts take the defaults; a LoadedPlugin made directly is its own record, its
+    settings derived from its settings_type."""
+    bare = LoadedPlugin.of(_plugin(shapes=None, unrelated_helper=42))
+    assert (bare.create_concurrency, bare.instance_id_pattern, bare.shapes, bare.gpus) == (
+        DEFAULT_CREATE_CONCURRENCY, "", (), ())
+    assert (bare.embedded_settings, bare.native_credentials, bare.provider_class, bare.needs_ssh_key) == (
+        None, None, None, False)
+    direct = LoadedPlugin(name="typed", title="Typed", connect=lambda settings: None, settings_type=_Typed,
+                          create_concurrency=3)
+    assert LoadedPlugin.of(direct) is direct and [s.key for s in direct.settings] == ["token", "scale"]
+    assert direct.secret_keys == {"token"} and direct.source is None
+    with pytest.raises(MalformedPlugin, match="create_concurrency must be a whole number"):
+        LoadedPlugin(name="typed", title="Typed", connect=print, settings_type=_Typed, create_concurrency=-1)
+
+
+def test_optional_reads_an_attribute_of_a_plain_object_defensively() -> None:
+    """`plugins.optional` (for callers holding an object that is not a record): the default when the attribute is
+    missing, of the wrong type or raises."""
+    wrong = SimpleNamespace(create_concurrency=True, instance_id_pattern=3, embedded_settings="not callable")
     assert optional(wrong, "create_concurrency", 4) == 4 and optional(wrong, "instance_id_pattern", "") == ""
-    assert optional(wrong, "shapes", ()) == () and optional(wrong, "embedded_settings", None) is None
-    assert optional(_Raising(), "shapes", ()) == ()
-    mixed = SimpleNamespace(name="mixed", shapes=(
-        ShapeEntry("mixed", "H100", "m.1x", 1), ShapeEntry("other", "H100", "o.1x", 1),
-        ShapeEntry("mixed", "TPU-v9", "t.1x", 1), "not a shape"))
+    assert optional(wrong, "embedded_settings", None) is None and optional(_Raising(), "shapes", ()) == ()
+    assert optional(SimpleNamespace(debug_loggers=("x",)), "debug_loggers", ()) == ("x",)
+
+
+def test_the_catalog_keeps_the_shapes_of_gpu_types_it_has() -> None:
+    mixed = LoadedPlugin.of(_plugin(name="mixed", gpus=(GpuType("TPU-v9", (), 16),), shapes=(
+        ShapeEntry("mixed", "H100", "m.1x", 1), ShapeEntry("mixed", "TPU-v9", "t.1x", 1))))
     assert plugin_shapes(mixed, ["H100"]) == [ShapeEntry("mixed", "H100", "m.1x", 1)]
     assert create_concurrency([]) == {}
 

@@ -9,13 +9,17 @@ from pathlib import Path
 import pytest
 from vm_core.config import Paths, Profile
 from vm_core.errors import ConfigError, UsageError
-from vm_core.plugins import provider_plugins
+from vm_core.plugins import ProviderSet, discover_providers, provider_plugins
 from vm_core.session import Session, report_providers
 
 
-def session(tmp_path: Path, profile: Profile, environ: dict[str, str] | None = None) -> Session:
+def session(tmp_path: Path, profile: Profile, environ: dict[str, str] | None = None, *,
+            fresh: bool = False) -> Session:
+    """A session of `profile`; with `fresh`, on a new registry of plugins (one that sees a site added to sys.path
+    after the process's registry was made)."""
     notes: list[str] = []
-    s = Session(profile, Paths(tmp_path / "config.toml", tmp_path), provider_plugins(),
+    plugins = ProviderSet(discover_providers()) if fresh else provider_plugins()
+    s = Session(profile, Paths(tmp_path / "config.toml", tmp_path), plugins,
                 {"VM_NO_AUTOSTART": "1", **(environ or {})}, notes.append)
     s.notes = notes  # type: ignore[attr-defined]
     return s
@@ -138,7 +142,7 @@ def test_without_autostart_the_error_says_how_to_start_them(tmp_path: Path) -> N
 
 def test_broken_plugin_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(broken_plugin_dist(tmp_path / "site")))
-    s = session(tmp_path, Profile("p", providers={"broken": {}}))
+    s = session(tmp_path, Profile("p", providers={"broken": {}}), fresh=True)
     reports = {r.name: r for r in report_providers(s)}
     assert "RuntimeError: broken on purpose" in reports["broken"].problem
     assert reports["crusoe"].problem == "" and reports["crusoe"].stop_start is True
@@ -150,7 +154,7 @@ def test_connecting_one_provider_does_not_wait_for_another(tmp_path: Path, monke
     """Each provider connects under its own lock, so a slow connect (an SDK being imported) never holds up
     another provider's, and concurrent listings overlap one provider's imports with another's network calls."""
     monkeypatch.syspath_prepend(str(paired_plugins_dist(tmp_path / "site")))
-    s = session(tmp_path, Profile("p", providers={"slow": {}, "fast": {}}))
+    s = session(tmp_path, Profile("p", providers={"slow": {}, "fast": {}}), fresh=True)
     plugins = importlib.import_module("vm_paired_providers")
     connected: dict[str, object] = {}
     thread = threading.Thread(target=lambda: connected.update(slow=s.provider("slow")), daemon=True)
@@ -193,7 +197,8 @@ def test_the_configuration_document_shows_secrets_only_as_set_or_not(tmp_path: P
 TYPED_PLUGIN = '''
 from dataclasses import dataclass
 
-from vm_core.kit import positive_number, setting, settings_of
+from vm_core.kit import positive_number, setting
+from vm_core.plugins import LoadedPlugin
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,34 +209,47 @@ class TypedSettings:
 
 class Typed:
     name, title = "typed", "Typed Cloud"
-    settings = settings_of(TypedSettings)
-    settings_type = TypedSettings
+    settings_type = TypedSettings  # its settings, declared once
 
     def connect(self, settings):
         return settings  # what the session handed over
 
 
 typed = Typed()
+record = LoadedPlugin(name="record", title="Record Cloud", settings_type=TypedSettings,
+                      connect=lambda settings: ("record", settings))
 '''
 
 
 def typed_plugin_dist(site: Path) -> Path:
-    """An installed provider plugin `typed` that declares its settings as a dataclass (DeclaresSettingsType)."""
-    return plugin_dist(site, "vm_typed_provider", TYPED_PLUGIN, {"typed": "typed"})
+    """Installed provider plugins that declare their settings once, as a dataclass: `typed` (a class with
+    `settings_type`) and `record` (a LoadedPlugin registered as it is)."""
+    return plugin_dist(site, "vm_typed_provider", TYPED_PLUGIN, {"typed": "typed", "record": "record"})
 
 
 def test_the_session_parses_a_declared_settings_type_before_connect(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(typed_plugin_dist(tmp_path / "site")))
-    s = session(tmp_path, Profile("p", providers={"typed": {"scale": "2.5"}}), {"VM_TYPED_TOKEN": "s3cret"})
+    s = session(tmp_path, Profile("p", providers={"typed": {"scale": "2.5"}}), {"VM_TYPED_TOKEN": "s3cret"},
+                fresh=True)
     given = s.provider("typed")
     assert type(given).__name__ == "TypedSettings" and (given.token, given.scale) == ("s3cret", 2.5)
+    assert [(x.key, x.env, x.secret, x.required) for x in s.plugin("typed").settings] == [
+        ("token", "VM_TYPED_TOKEN", True, True), ("scale", "", False, False)]  # derived from settings_type
+
+
+def test_a_plugin_may_register_its_record_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(typed_plugin_dist(tmp_path / "site")))
+    s = session(tmp_path, Profile("p"), {"VM_TYPED_TOKEN": "s3cret"}, fresh=True)
+    assert "record" in s.configured_names()  # its one required setting's env var is set
+    kind, given = s.provider("record")
+    assert (kind, type(given).__name__, given.token, given.scale) == ("record", "TypedSettings", "s3cret", 1.0)
 
 
 def test_a_malformed_typed_setting_is_refused_by_the_session_without_its_secret(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(typed_plugin_dist(tmp_path / "site")))
-    s = session(tmp_path, Profile("p", providers={"typed": {"scale": "-1", "token": "s3cret"}}))
+    s = session(tmp_path, Profile("p", providers={"typed": {"scale": "-1", "token": "s3cret"}}), fresh=True)
     with pytest.raises(ConfigError, match=r"Typed Cloud setting 'scale' must be a positive number, not '-1'") as got:
         s.provider("typed")
     assert "s3cret" not in str(got.value)

@@ -1,8 +1,8 @@
 """The GPU catalog: GPU types (the shared ones in catalog.toml, each provider plugin's own in its `gpus`) and each
 provider's shapes of them (its plugin's `shapes`).
 
-A plugin's `gpus` declaration is checked once, when the plugin is loaded (`declaration_problem`): a malformed one
-makes the plugin broken, with the reason, as a plugin that fails to import.
+A plugin's `gpus` and `shapes` are checked once, when the plugin is loaded (plugins.LoadedPlugin, with `check_gpus`):
+a malformed one makes the plugin broken, with the reason, as a plugin that fails to import.
 
 `--gpu TYPE[:N]` is parsed here; N is GPUs per VM. `TYPE` alone means `TYPE:1` (the convention of SkyPilot's
 `--gpus H100` and dstack's `gpu: H100`), except where a command asks for every size (`vm offers`).
@@ -15,12 +15,14 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
+
+    from .plugins import LoadedPlugin
 
 log = logging.getLogger(__name__)
 
@@ -175,29 +177,6 @@ def _check_gpu(where: str, gpu: object) -> None:
         raise MalformedDeclaration(f"{where} ({gpu.name}): vendor must be a name such as NVIDIA or AMD")
 
 
-def declared_gpus(plugin: Any) -> tuple[GpuType, ...]:
-    """The GPU types a provider plugin declares in its optional `gpus` (absent or None: none), checked against
-    the shared ones (catalog.toml). Raises MalformedDeclaration when the declaration is malformed or reading it
-    fails (third-party code)."""
-    try:
-        declared = getattr(plugin, "gpus", None)
-    except MalformedDeclaration:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any failure of third-party code is a malformed declaration
-        raise MalformedDeclaration(f"reading gpus failed: {type(exc).__name__}: {exc}") from None
-    return () if declared is None else check_gpus(declared, shared_gpus())
-
-
-def declaration_problem(plugin: Any) -> str | None:
-    """Why a provider plugin's GPU declaration is malformed (None: it is not): the check plugins.py makes once,
-    when it loads the plugin."""
-    try:
-        declared_gpus(plugin)
-    except MalformedDeclaration as exc:
-        return f"malformed GPU types: {exc}"
-    return None
-
-
 @functools.cache
 def shared_gpus() -> tuple[GpuType, ...]:
     """catalog.toml's GPU types: those more than one provider may sell (read once per process)."""
@@ -210,12 +189,12 @@ def shared_gpus() -> tuple[GpuType, ...]:
 def default_catalog() -> Catalog:
     """The shared GPU types and those of every installed provider plugin, with the shapes of every plugin (also
     disabled ones, so the catalog is the same whatever VM_DISABLE_PROVIDERS says), built once per process on first
-    use (commands that need no shape skip it). A broken plugin (one whose GPU declaration is malformed among
-    them) adds nothing."""
+    use (commands that need no shape skip it) from the process's plugin records (plugins.installed_providers). A
+    broken plugin (one whose facts are malformed among them) adds nothing."""
     from .plugins import provider_set
 
     plugins = provider_set().load_all().values()
-    gpus = merged_gpus(shared_gpus(), {plugin.name: declared_gpus(plugin) for plugin in plugins})
+    gpus = merged_gpus(shared_gpus(), {plugin.name: plugin.gpus for plugin in plugins})
     return Catalog(gpus, [s for plugin in plugins for s in plugin_shapes(plugin, {g.name for g in gpus})])
 
 
@@ -238,16 +217,14 @@ def merged_gpus(shared: Iterable[GpuType], declared: dict[str, tuple[GpuType, ..
     return gpus
 
 
-def plugin_shapes(plugin: Any, gpus: Iterable[str]) -> list[ShapeEntry]:
-    """The plugin's optional `shapes` (a tuple of ShapeEntry), keeping those of its own name and a catalog GPU;
-    each row left out is logged, a plugin without shapes has none (its offers alone then decide)."""
-    from .plugins import optional
-
+def plugin_shapes(plugin: LoadedPlugin, gpus: Iterable[str]) -> list[ShapeEntry]:
+    """The plugin's `shapes` (checked when it was loaded: its own rows, of GPU types it sells) whose GPU type is
+    among `gpus`; a row left out (its GPU type clashed with another plugin's: merged_gpus) is logged."""
     known, kept = set(gpus), []
-    for row in optional(plugin, "shapes", ()):
-        if isinstance(row, ShapeEntry) and row.provider == plugin.name and row.gpu in known:
+    for row in plugin.shapes:
+        if row.gpu in known:
             kept.append(row)
         else:
-            log.debug("provider %s: shape %r left out of the catalog (not a ShapeEntry of %s with a catalog GPU)",
-                        plugin.name, row, plugin.name)
+            log.debug("provider %s: shape %s left out of the catalog (GPU type %s is not in it)",
+                      plugin.name, row.shape, row.gpu)
     return kept

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .plugins import EMBEDDED_GROUP, PluginSet, optional, provider_plugins
+from .plugins import EMBEDDED_GROUP, MalformedPlugin, PluginSet, provider_plugins
+
+if TYPE_CHECKING:
+    from .plugins import LoadedPlugin
 
 
 class EmbeddedClouds(Protocol):
@@ -38,28 +41,40 @@ class EmbeddedClouds(Protocol):
 
 
 def embedded_plugins() -> PluginSet:
-    return PluginSet(EMBEDDED_GROUP, ("name", "title", "providers", "endpoints", "serve_command", "stop_command"))
+    """The `vm_core.embedded` entry points, each checked once, when loaded: one whose `providers` is not a tuple of
+    provider names is broken."""
+    return PluginSet(EMBEDDED_GROUP, ("name", "title", "providers", "endpoints", "serve_command", "stop_command"),
+                     declare=_declared)
 
 
-def serving(clouds: PluginSet, plugin: Any) -> EmbeddedClouds | None:
+def _declared(clouds: Any) -> EmbeddedClouds:
+    providers = clouds.providers
+    if not isinstance(providers, tuple | list) or not all(isinstance(p, str) for p in providers):
+        raise MalformedPlugin(f"providers must be a tuple of provider names, not {providers!r}")
+    found: EmbeddedClouds = clouds
+    return found
+
+
+def serving(clouds: PluginSet, plugin: LoadedPlugin) -> EmbeddedClouds | None:
     """The embedded clouds that serve this provider plugin, or None (no entry point lists it, or the plugin
     declares no `embedded_settings`)."""
-    if optional(plugin, "embedded_settings", None) is None:
+    if plugin.embedded_settings is None:
         return None
-    return next((c for c in clouds.load_all().values() if plugin.name in optional(c, "providers", ())), None)
+    return next((c for c in clouds.load_all().values() if plugin.name in c.providers), None)
 
 
-def plugin_settings(plugin: Any, endpoints: Mapping[str, Any]) -> dict[str, Any]:
+def plugin_settings(plugin: LoadedPlugin, endpoints: Mapping[str, Any]) -> dict[str, Any]:
     """The settings `plugin` needs to talk to its cloud among the running `endpoints`: its `embedded_settings`
     of the cloud's endpoint record and the clouds' `time_scale` (so that it paces itself like the clouds' own
     clocks). {} when they do not serve it."""
-    build = optional(plugin, "embedded_settings", None)
+    build = plugin.embedded_settings
     if build is None or plugin.name not in endpoints:
         return {}
     return dict(build(endpoints[plugin.name], float(endpoints.get("time_scale", 1.0))))
 
 
 def settings_from_endpoints(endpoints: dict[str, Any], provider: str) -> dict[str, Any]:
-    """`plugin_settings` of the installed provider plugin named `provider` ({} when there is none)."""
+    """`plugin_settings` of the installed provider plugin named `provider` ({} when there is none). Reads the
+    process's registry of plugins (plugins.installed_providers)."""
     plugin = provider_plugins().get(provider)
     return plugin_settings(plugin, endpoints) if plugin is not None else {}

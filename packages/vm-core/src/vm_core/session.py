@@ -31,12 +31,10 @@ from .config import LOCAL_PROFILE, Config, Paths, Profile
 from .errors import AuthError, ConfigError, Timeout, Transient, UsageError, VmError
 from .hints import Command, Hint, Words
 from .native import NONE, NativeCredentials, home_of
-from .plugins import PluginSet
+from .plugins import LoadedPlugin, ProviderSet
 from .provider import (
-    DeclaresSettingsType,
     DescribesEndpoint,
     Provider,
-    ReadsNativeCredentials,
     SupportsReboot,
     SupportsReservations,
     SupportsStopStart,
@@ -44,6 +42,7 @@ from .provider import (
 
 if typing.TYPE_CHECKING:
     from .embedded import EmbeddedClouds
+    from .plugins import PluginSet
 
 Notify = Callable[[str], None]
 SEE_CONFIG = Hint.say("see {}", Command.of("config", "show"))
@@ -61,7 +60,7 @@ class Resolved(typing.NamedTuple):
 
 
 class Session:
-    def __init__(self, profile: Profile, paths: Paths, plugins: PluginSet, environ: Mapping[str, str],
+    def __init__(self, profile: Profile, paths: Paths, plugins: ProviderSet, environ: Mapping[str, str],
                  notify: Notify, embedded: PluginSet | None = None, *, chosen_by: str = "") -> None:
         self.profile = profile
         self.paths = paths
@@ -78,8 +77,8 @@ class Session:
         self._default_key: tuple[tuple[str, str] | None] | None = None  # (~/.ssh key or None,), once looked for
         self._lock = threading.RLock()
 
-    def plugin(self, name: str) -> Any:
-        """The loaded plugin; UsageError (listing the loaded providers) for an unknown or broken one."""
+    def plugin(self, name: str) -> LoadedPlugin:
+        """The loaded plugin's record; UsageError (listing the loaded providers) for an unknown or broken one."""
         plugin = self.plugins.get(name)
         if plugin is not None:
             return plugin
@@ -126,20 +125,23 @@ class Session:
         if name in self.profile.providers or self.embedded_clouds(name) is not None:
             return True
         plugin = self.plugins.get(name)
-        if isinstance(plugin, ReadsNativeCredentials):
+        if plugin is None:
+            return False
+        if plugin.native_credentials is not None:
             return not self.profile.embedded and self.native(name).found
-        required = [s for s in getattr(plugin, "settings", ()) if s.required]
+        required = [s for s in plugin.settings if s.required]
         return bool(required) and all(s.env and self.environ.get(s.env) for s in required)
 
     def native(self, name: str) -> NativeCredentials:
         """The cloud's own credentials of provider `name` (read once per session; NONE for a plugin that does
         not read them). Raises ConfigError for a malformed file of the cloud's."""
         plugin = self.plugins.get(name)
-        if not isinstance(plugin, ReadsNativeCredentials):
+        read = plugin.native_credentials if plugin is not None else None
+        if read is None:
             return NONE
         with self._lock:
             if name not in self._native:
-                self._native[name] = plugin.native_credentials(self.environ, home_of(self.environ))
+                self._native[name] = read(self.environ, home_of(self.environ))
             return self._native[name]
 
     def provider(self, name: str) -> Provider:
@@ -157,7 +159,7 @@ class Session:
                     raise ConfigError(self._not_configured(name, plugin), suggestion=SEE_CONFIG)
                 settings = self.settings(name)
                 log.debug("profile %s: connecting %s (%s)", self.profile.name, name, _shown(plugin, settings))
-                self._providers[name] = plugin.connect(_typed(plugin, name, settings))
+                self._providers[name] = plugin.connect(_typed(plugin, settings))
             return self._providers[name]
 
     def settings(self, name: str) -> dict[str, Any]:
@@ -203,7 +205,7 @@ class Session:
         """The cloud's own credentials of `name` as settings (none in an embedded profile that serves it): its
         native reader's, else the settings' `env` variables."""
         plugin = self.plugins.get(name)
-        if isinstance(plugin, ReadsNativeCredentials):
+        if plugin is not None and plugin.native_credentials is not None:
             if self.profile.embedded:
                 return []
             return [(key, Resolved(s.value, s.kind, s.origin)) for key, s in self.native(name).settings.items()
@@ -248,15 +250,15 @@ class Session:
         from .embedded import plugin_settings
 
         endpoints = self.endpoints(clouds) if start else clouds.endpoints(self.embedded_dir(clouds))
-        return plugin_settings(self.plugins.get(name), endpoints) if endpoints else {}
+        return plugin_settings(self.plugin(name), endpoints) if endpoints else {}
 
-    def _not_configured(self, name: str, plugin: Any) -> str:
+    def _not_configured(self, name: str, plugin: LoadedPlugin) -> str:
         table = f"add a [profiles.{self.profile.name}.{name}] table to {self.paths.config_file}"
         if self.profile.embedded:
             return (f"provider {name!r} is not served by the embedded mock clouds of profile "
                     f"{self.profile.name!r}: {table}")
-        if isinstance(plugin, ReadsNativeCredentials):
-            title, notes = self.plugin(name).title, "".join(f"; {note}" for note in self.native(name).notes)
+        if plugin.native_credentials is not None:
+            title, notes = plugin.title, "".join(f"; {note}" for note in self.native(name).notes)
             return (f"provider {name!r} is not configured in profile {self.profile.name!r}: no {title} "
                     f"credentials were found{notes}; set them up as {title}'s own tools do, or {table}")
         envs = [s.env for s in plugin.settings if s.required and s.env]
@@ -269,7 +271,7 @@ class Session:
                 f" set it in [profiles.{self.profile.name}.{name}] of {self.paths.config_file}")
 
 
-def open_session(config: Config, name: str | None, paths: Paths, plugins: PluginSet, environ: Mapping[str, str],
+def open_session(config: Config, name: str | None, paths: Paths, plugins: ProviderSet, environ: Mapping[str, str],
                  notify: Notify, *, asked_by: str = "") -> Session:
     """The session of profile `name` (`asked_by` says who named it: "--profile", "VM_PROFILE"), else of the
     config's default_profile, else of `auto`: the clouds whose own credentials are found, or `local` (the embedded
@@ -290,7 +292,7 @@ def open_session(config: Config, name: str | None, paths: Paths, plugins: Plugin
     return session
 
 
-def _check_tables(profile: Profile, plugins: PluginSet, paths: Paths) -> None:
+def _check_tables(profile: Profile, plugins: ProviderSet, paths: Paths) -> None:
     """ConfigError for a provider table of `profile` that names no provider (a typo such as `lamda`)."""
     known = {*plugins.names(), *plugins.disabled, *(p.name for p in plugins.problems)}
     if unknown := sorted(set(profile.providers) - known):
@@ -312,9 +314,9 @@ def unused_credentials(session: Session, clouds: EmbeddedClouds) -> list[str]:
     return places
 
 
-def _shown(plugin: Any, settings: Mapping[str, Any]) -> str:
+def _shown(plugin: LoadedPlugin, settings: Mapping[str, Any]) -> str:
     """Settings for a log line: secrets only as <set>."""
-    secret = {s.key for s in plugin.settings if s.secret}
+    secret = plugin.secret_keys
     return ", ".join(f"{k}={'<set>' if k in secret else v}" for k, v in settings.items())
 
 
@@ -362,7 +364,7 @@ def report_providers(session: Session, *, check_timeout: float = CHECK_TIMEOUT) 
     """Every provider plugin: loaded and configured ones with endpoint, capabilities and the result of an
     authenticated call (made for all of them at once; one that has not answered within `check_timeout` seconds
     is unreachable), broken ones with why. Capabilities come from isinstance on the connected provider; for a
-    provider that is not configured, from issubclass on the class its plugin connects to (see _provider_class)."""
+    provider that is not configured, from issubclass on the class its plugin connects to (its provider_class)."""
     reports = [_report(session, name, plugin) for name, plugin in session.plugins.load_all().items()]
     reports = _checked(session, reports, check_timeout)
     reports += [ProviderReport(p.name, "", False, "", None, None, None, Status.BROKEN, problem=p.reason)
@@ -370,7 +372,7 @@ def report_providers(session: Session, *, check_timeout: float = CHECK_TIMEOUT) 
     return sorted(reports, key=lambda r: r.name)
 
 
-def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
+def _report(session: Session, name: str, plugin: LoadedPlugin) -> ProviderReport:
     configured, problem = session.is_configured(name), ""
     caps: list[bool | None] = [None, None, None]  # in the order of CAPABILITIES
     endpoint = ""
@@ -384,7 +386,7 @@ def _report(session: Session, name: str, plugin: Any) -> ProviderReport:
             problem = exc.message
     else:
         problem = "; ".join(session.native(name).notes)
-    if not configured and (cls := _provider_class(plugin)) is not None:
+    if not configured and (cls := plugin.provider_class) is not None:
         caps = [issubclass(cls, cap) for cap in CAPABILITIES]
     status = Status.NOT_CONFIGURED if not configured else Status.ERROR if problem else Status.OK
     stop_start, reboot, lists_reservations = caps
@@ -429,22 +431,9 @@ def _check(name: str, provider: Any, results: queue.Queue[tuple[str, Status, str
         results.put((name, Status.OK, ""))
 
 
-def _provider_class(plugin: Any) -> type | None:
-    """The class of the plugin's providers: its `provider_class` attribute, else the return annotation of its
-    `connect`; None when neither names a class."""
-    declared = getattr(plugin, "provider_class", None)
-    if isinstance(declared, type):
-        return declared
-    try:
-        returned = typing.get_type_hints(plugin.connect).get("return")
-    except Exception:  # noqa: BLE001 - an unresolvable annotation only means "unknown"
-        return None
-    return returned if isinstance(returned, type) else None
-
-
-def _endpoint(plugin: Any, settings: Mapping[str, Any]) -> str:
+def _endpoint(plugin: LoadedPlugin, settings: Mapping[str, Any]) -> str:
     """The first non-secret setting that says where the API is (a key ending in endpoint or url)."""
-    secret = {s.key for s in plugin.settings if s.secret}
+    secret = plugin.secret_keys
     return next((str(v) for k, v in settings.items()
                  if k not in secret and k.endswith(("endpoint", "url")) and v), "")
 
@@ -485,7 +474,7 @@ def configuration(session: Session, profiles: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _settings_of(session: Session, name: str, plugin: Any) -> dict[str, Any]:
+def _settings_of(session: Session, name: str, plugin: LoadedPlugin) -> dict[str, Any]:
     declared = {s.key: s for s in plugin.settings}
     try:
         sources = session.sources(name, start=False)
@@ -510,12 +499,12 @@ def _notes(session: Session, name: str) -> list[str]:
         return [exc.message]
 
 
-def _typed(plugin: Any, name: str, settings: dict[str, Any]) -> Any:
-    """The settings `connect` gets: an instance of the plugin's `settings_type` when it declares one (parsed here;
-    ConfigError for a malformed value), else the mapping itself."""
-    title = plugin.title
-    if not isinstance(plugin, DeclaresSettingsType):
+def _typed(plugin: LoadedPlugin, settings: dict[str, Any]) -> Any:
+    """The settings `connect` gets: an instance of the plugin's `settings_type` when it declares one (parsed here,
+    once, from the resolved values alone: the session already read the environment; ConfigError for a malformed
+    value), else the mapping itself."""
+    if plugin.settings_type is None:
         return settings
     from .kit.settings import parse_settings
 
-    return parse_settings(plugin.settings_type, settings, title=title, provider=name, environ={})
+    return parse_settings(plugin.settings_type, settings, title=plugin.title, provider=plugin.name, environ={})

@@ -17,10 +17,13 @@ import logging
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, UsageError
 from .hints import Hint, Setting, Words
+
+if TYPE_CHECKING:
+    from .session import Session
 
 MAX_KEY_FILE = 16 * 1024  # far above any OpenSSH public key line (an RSA-16384 key is about 2.8 KB)
 _HEADER_BYTES = 64  # enough to see "-----BEGIN OPENSSH PRIVATE KEY-----" and stop there
@@ -141,12 +144,6 @@ def default_key(environ: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def takes_keys(plugin: Any) -> bool:
-    """Whether a provider plugin installs public keys on its VMs: it declares an `ssh_public_key` setting (the
-    three clouds do; a third-party plugin that does not is left to its own devices)."""
-    return any(s.key == "ssh_public_key" for s in getattr(plugin, "settings", ()))
-
-
 def has_key(settings: Mapping[str, Any]) -> bool:
     """Whether a provider's resolved settings name a key for new VMs: `ssh_public_key` (the profile's, the
     cloud's own setting, or the user's ~/.ssh key, in that order: Session.sources), or an account key by name
@@ -154,15 +151,16 @@ def has_key(settings: Mapping[str, Any]) -> bool:
     return bool(settings.get("ssh_public_key") or settings.get("ssh_key_name"))
 
 
-def check_keys(session: Any, names: Iterable[str], given: str | None, warn: Callable[[str], None]) -> None:
+def check_keys(session: Session, names: Iterable[str], given: str | None, warn: Callable[[str], None]) -> None:
     """Before any call to a cloud, for new VMs on the providers `names`: UsageError (exit 2) when one of them has
     no key to install (`given`, the --ssh-key key, is None and its settings name none: has_key), with the hint
     (--ssh-key or ssh-keygen); with `given` NO_KEY (--no-ssh-key), UsageError for a provider whose launches must
-    name a key (`needs_ssh_key`: Lambda), else a warning that nobody can log in. Connects the providers (no
-    network call but starting the embedded mock clouds)."""
+    name a key (its plugin's `needs_ssh_key`: Lambda), else a warning that nobody can log in. A provider whose plugin
+    has no `ssh_public_key` setting (plugins.LoadedPlugin.takes_ssh_keys) is left to its own devices. Resolves the
+    providers' settings (no network call but starting the embedded mock clouds)."""
     names = list(names)
     if given == NO_KEY:
-        if needing := [n for n in names if getattr(session.provider(n), "needs_ssh_key", False)]:
+        if needing := [n for n in names if session.plugin(n).needs_ssh_key]:
             also = ", or leave those providers out with {}" if len(names) > 1 else ""
             raise UsageError(Words(NO_SSH_KEY, f": {', '.join(needing)} cannot create a VM without an SSH key "
                                    "(each launch names one of the account's keys)"),
@@ -172,7 +170,7 @@ def check_keys(session: Any, names: Iterable[str], given: str | None, warn: Call
         return
     if given:
         return
-    lacking = [n for n in names if takes_keys(session.plugin(n)) and not has_key(session.settings(n))]
+    lacking = [n for n in names if session.plugin(n).takes_ssh_keys and not has_key(session.settings(n))]
     if lacking:
         files = ", ".join(f"~/.ssh/{f}" for f in DEFAULT_KEY_FILES)
         raise UsageError(Words(f"no SSH public key for new VMs on {', '.join(lacking)}: nobody could log in to them "

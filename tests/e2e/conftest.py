@@ -1,5 +1,9 @@
 """End-to-end fixtures: the real `vm` executable, run as a subprocess against mock clouds it starts itself.
 
+`VmHome(...)` runs its process through tests/vmfork.py: a fresh process forked from one that has already imported
+the CLI (the same arguments, environment, stdio and exit code as executing the script; VM_TESTS_EXEC=1 executes
+it). Tests of the process itself (signals, terminals) start `VM` with subprocess.
+
 Each `VmHome` is one VM_HOME: the first command autostarts its mock clouds (time scale 0.002, so a boot takes a
 fraction of a second); the fixture stops them afterwards. Modules share one home where tests do not interfere
 (distinct VM names), and take a fresh one where they do.
@@ -19,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import vmfork  # tests/vmfork.py (the root conftest puts tests/ on sys.path)
+from mock_clouds import control
 
 BIN = Path(sys.executable).parent
 VM = str(BIN / "vm")
@@ -76,8 +82,7 @@ class VmHome:
         return self.path / "mock-clouds"
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Run:
-        done = subprocess.run([VM, *args], env={**self.env, **(env or {})}, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        done = vmfork.run([VM, *args], {**self.env, **(env or {})}, timeout)
         return Run(done.returncode, done.stdout, done.stderr)
 
     def ok(self, *args: str, **kwargs: Any) -> Run:
@@ -93,12 +98,12 @@ class VmHome:
         """Every instance in the three mock clouds: the ground truth. Mock clouds this home has not started yet
         (the test runs first in its module, whatever order the workers take them in) are started as `vm`
         autostarts them, so the answer is never "not running"."""
-        done = self.mock("inventory", "-o", "json")
-        if done.returncode != 0 and "no mock-clouds server is running" in done.stderr:
+        try:
+            endpoints = control.read_endpoints(self.mock_dir)
+        except control.NotRunning:
             self.ok("list")
-            done = self.mock("inventory", "-o", "json")
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
+            endpoints = control.read_endpoints(self.mock_dir)
+        return list(control.admin_call(endpoints, "GET", "/inventory", timeout=TIMEOUT)["instances"])
 
     def live(self, name: str) -> list[dict[str, Any]]:
         """The instances of the inventory with this name that are not gone."""
@@ -120,7 +125,7 @@ class VmHome:
         return path
 
     def stop(self) -> None:
-        self.mock("stop")
+        control.stop_server(self.mock_dir)
 
 
 def _home(path: Path, **env: str) -> Iterator[VmHome]:

@@ -3,6 +3,9 @@
 The first `vm` command autostarts the mock clouds (`VM_MOCK_TIME_SCALE` makes a boot take a fraction of a
 second); `serve` starts them instead on fixed ports, so they can be stopped and started again while a `vm`
 process keeps talking to them. The ground truth is the mocks' admin API, the one `mock-clouds inventory` reads.
+`VmHome(...)` runs its process through tests/vmfork.py: a fresh process forked from one that has already imported
+the CLI (the same arguments, environment, stdio and exit code as executing the script; VM_TESTS_EXEC=1 executes
+it); `spawn` and `kill_after` execute the script.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import vmfork  # tests/vmfork.py (the root conftest puts tests/ on sys.path)
 from mock_clouds import control
 
 from .audit import Store
@@ -73,8 +77,7 @@ class VmHome:
 
     # ------------------------------------------------------------------------------------------ vm
     def __call__(self, *args: str, timeout: float = TIMEOUT) -> Run:
-        done = subprocess.run([VM, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = vmfork.run([VM, *args], self.env, timeout)
         return Run(args, done.returncode, done.stdout, done.stderr)
 
     def ok(self, *args: str, timeout: float = TIMEOUT) -> Run:

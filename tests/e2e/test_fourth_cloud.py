@@ -4,13 +4,16 @@ Everything vm knows of it comes from the package's `vm_core.providers` entry poi
 sells that vm-core does not know (RTX4090), its shapes in the GPU catalog, the pattern of its instance ids, how
 many creates a fleet sends it at once. No file of vm-core names it (test_no_core_file_knows_the_fourth_cloud), yet
 the real `vm` offers, creates, lists, gets and destroys its VMs, refuses a size and an id it does not have before
-any call, and runs a fleet on it, alone and together with a built-in cloud. A plugin whose GPU declaration is
-malformed is reported, with the reason and no traceback, and the others keep working.
+any call, and runs a fleet on it, alone and together with a built-in cloud; the README's "Try it" runs as written.
+A plugin whose GPU declaration is malformed, or that misspells a fact, is reported, with the reason and no
+traceback, and the others keep working.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -161,3 +164,60 @@ def test_a_malformed_gpu_declaration_is_reported_without_a_traceback(home: VmHom
     assert "Traceback" not in table.err + asked.err + unknown.err
     offers = home.ok("offers", "--gpu", "rtx4090", "-o", "json", env=env).json()  # the other plugins still work
     assert [o["shape"] for o in offers] == ["ex-rtx4090.1x"]
+
+
+def try_it() -> tuple[str, list[list[str]]]:
+    """The config and the commands of "6. Try it" in vm-core's README ("Writing a provider")."""
+    readme = (Path(str(resources.files("vm_core"))).parents[1] / "README.md").read_text()
+    part = readme[readme.index("**6. Try it**"):readme.index("**7. Tests**")]
+    config, commands = re.findall(r"^```\w*\n(.*?)^```", part, re.S | re.M)
+    return config, [shlex.split(line) for line in commands.splitlines() if line.strip()]
+
+
+def test_the_readmes_try_it_runs_as_written(fresh_home: VmHome) -> None:
+    """Its config (the cloud's file moved into the test's home) and its commands: the RTX4090 offered, a VM and a
+    fleet of three made of it, all listed."""
+    config, commands = try_it()
+    assert '"/tmp/example-cloud.json"' in config and [c[:2] for c in commands] == [
+        ["vm", "offers"], ["vm", "create"], ["vm", "fleet"], ["vm", "list"]]
+    fresh_home.path.mkdir(parents=True)
+    fresh_home.config(config.replace("/tmp/example-cloud.json", str(cloud(fresh_home))))
+    offered, created, fleet, listed = (fresh_home.ok(*command[1:]) for command in commands)
+    assert [row[:3] for row in offered.rows()[1:]] == [["example", "local", "ex-rtx4090.1x"]]
+    assert created.rows()[1][2:4] == ["demo", "running"]
+    assert "active" in fleet.out and len(live_in_cloud(fresh_home)) == 4
+    assert sorted(row[2] for row in listed.rows()[1:]) == ["demo", *sorted(f"four--{n}" for n in _members(fresh_home))]
+    assert {v["shape"] for v in live_in_cloud(fresh_home)} == {"ex-rtx4090.1x"}
+
+
+def _members(home: VmHome) -> list[str]:
+    """The suffixes (<fleet id>-<i>) of the fleet members' names in the example cloud."""
+    return [v["name"].split("--", 1)[1] for v in live_in_cloud(home) if v["name"].startswith("four--")]
+
+
+def misspelt_plugin_site(site: Path) -> Path:
+    """An installed distribution whose `vm_core.providers` entry point `typo` spells create_concurrency wrong."""
+    info = site / "vm_typo-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vm-typo\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vm_core.providers]\ntypo = vm_typo:plugin\n")
+    (site / "vm_typo.py").write_text(
+        "class Plugin:\n"
+        "    name, title, settings = 'typo', 'Typo Cloud', ()\n"
+        "    create_concurency = 8\n"
+        "    def connect(self, settings):\n"
+        "        raise RuntimeError('not reached')\n"
+        "plugin = Plugin()\n")
+    return site
+
+
+def test_a_misspelt_fact_is_reported_without_a_traceback(home: VmHome, tmp_path: Path) -> None:
+    env = {"PYTHONPATH": str(misspelt_plugin_site(tmp_path / "site"))}
+    reason = "vm_typo:plugin declares 'create_concurency', which is no fact vm knows: is it a misspelt " \
+             "'create_concurrency'?"
+    table = home("providers", env=env)
+    assert table.code == 0 and f"vm: warning: provider typo: broken: {reason}" in table.err
+    asked = home("list", "-p", "typo", env=env)
+    assert asked.code == 2 and f"provider 'typo' is installed but broken: {reason}" in asked.err
+    assert "Traceback" not in table.err + asked.err
+    assert home.ok("offers", "--gpu", "RTX4090", "-o", "json", env=env).json()[0]["provider"] == "example"

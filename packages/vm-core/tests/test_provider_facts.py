@@ -140,6 +140,9 @@ def test_the_process_reads_its_plugins_once() -> None:
     assert first is not None and first is second and first is installed_providers().get("example")
     assert provider_set({"example"}).get("example") is None and "example" not in provider_set({"example"}).names()
     assert set(first.shapes) <= set(default_catalog().shapes)
+    hidden = provider_plugins({"VM_DISABLE_PROVIDERS": " example, lambda "})
+    assert hidden.names() == ["crusoe", "nebius"] and hidden.get("lambda") is None
+    assert hidden.registry is installed_providers() and set(hidden.load_all()) == {"crusoe", "nebius"}
 
 
 def _plugin(**facts: object) -> SimpleNamespace:

@@ -252,13 +252,17 @@ def provider_set(disabled: Iterable[str] = frozenset()) -> ProviderSet:
     return ProviderSet(installed_providers(), frozenset(disabled))
 
 
-def provider_plugins() -> ProviderSet:
-    """The provider plugins of this process but those VM_DISABLE_PROVIDERS names."""
-    return provider_set(disabled_from_env())
+def provider_plugins(environ: Mapping[str, str] | None = None) -> ProviderSet:
+    """The provider plugins of this process but those VM_DISABLE_PROVIDERS names in `environ` (default: the
+    process's environment)."""
+    return provider_set(disabled_from_env(environ=environ))
 
 
-def disabled_from_env(variable: str = "VM_DISABLE_PROVIDERS") -> frozenset[str]:
-    return frozenset(n.strip() for n in os.environ.get(variable, "").split(",") if n.strip())
+def disabled_from_env(variable: str = "VM_DISABLE_PROVIDERS", *,
+                      environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The names of `variable` (comma-separated) in `environ` (default: the process's environment)."""
+    found = (os.environ if environ is None else environ).get(variable, "")
+    return frozenset(n.strip() for n in found.split(",") if n.strip())
 
 
 def create_concurrency(names: Iterable[str]) -> dict[str, int]:

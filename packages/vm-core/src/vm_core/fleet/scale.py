@@ -29,7 +29,7 @@ from ..model import InstanceState, Offer
 from ..provider import Provider
 from . import members as mem
 from .actions import Action, Verb
-from .create import FleetCreator, FleetSpec, spec_of
+from .create import FleetCreator
 from .destroy import PARALLEL, identity_of, recorded_fleet, removed_meanwhile
 from .inspect import (
     SETTLED,
@@ -43,7 +43,8 @@ from .inspect import (
 from .lease import lease
 from .offers import OfferSet
 from .reconcile import FleetReconciler
-from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+from .spec import FleetSpec, spec_of
+from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 if TYPE_CHECKING:
     import threading
@@ -268,7 +269,7 @@ class FleetScaler:
     def _roll_back(self, record: FleetRecord, slots: list[int], report: ScaleReport) -> None:
         """Destroy every VM the scale created (its own slots only) and say so per VM."""
         identity, wanted = identity_of(record), set(slots)
-        targets = [m for m in self.store.members(record.name) if m.slot in wanted and m.state in MAY_EXIST]
+        targets = [m for m in self.store.members(record.name) if m.slot in wanted and m.state.may_exist]
         self.progress(f"below the minimum of the fleet: destroying the {len(targets)} VM(s) this scale created")
         for member in targets:
             action = mem.destroy(self.store, self.providers.get(member.provider), member, identity,

@@ -1,0 +1,51 @@
+"""What a fleet is asked to be (`FleetSpec`), and the spec of a recorded fleet (`spec_of`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..machine import MachineOptions
+from ..model import ReservationMode, ReservationRequest
+from .cluster import Placement
+from .store import FleetRecord
+from .strategies import FleetRequest
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    name: str
+    gpu: str
+    count: int
+    min_count: int
+    strategy: str = "spread"
+    gpu_count: int = 1  # GPUs per VM: every member of a fleet has the same size
+    providers: tuple[str, ...] | None = None
+    region: str | None = None
+    reservation: ReservationRequest = ReservationRequest()
+    allow_unterminable: bool = False
+    ssh_public_key: str | None = None  # installed on every member (None: each provider's own default)
+    placement: Placement = Placement.ANY  # CLUSTER: every member in one place (cluster_place.py)
+    ttl: float | None = None  # seconds until `vm fleet reap` may destroy it (None: never)
+    max_price: float | None = None  # the cap on the fleet's total $/h (budget.py)
+    machine: MachineOptions = MachineOptions()  # image, boot disk and startup script of every member (recorded)
+
+    def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
+        return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,
+                            providers=self.providers, reservation=self.reservation,
+                            allow_unterminable=self.allow_unterminable, unterminable_reservations=unterminable)
+
+
+def spec_of(record: FleetRecord, count: int, ssh_public_key: str | None = None) -> FleetSpec:
+    """The spec of a recorded fleet with `count` VMs (its size, strategy, providers, region, reservation and
+    machine: the image, boot disk and startup script its members were created with)."""
+    text = record.reservation.removesuffix(" (strict)")
+    reservation = ReservationRequest.parse(text, strict=text != record.reservation)
+    return FleetSpec(name=record.name, gpu=record.gpu, count=count, min_count=min(record.min_count, count),
+                     strategy=record.strategy, gpu_count=record.gpu_count or 1, providers=record.providers,
+                     region=record.region, reservation=reservation, ssh_public_key=ssh_public_key,
+                     machine=record.machine)
+
+
+def reservation_text(reservation: ReservationRequest) -> str:
+    text = reservation.reservation_id if reservation.mode is ReservationMode.ID else reservation.mode.value
+    return f"{text} (strict)" if reservation.strict else text

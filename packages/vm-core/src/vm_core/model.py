@@ -32,8 +32,25 @@ class InstanceState(enum.StrEnum):
     PREEMPTED = "preempted"  # the cloud took a spot VM's capacity back (Lambda says so; Nebius shows STOPPED)
 
     @property
-    def is_gone(self) -> bool:
-        return self is InstanceState.TERMINATED
+    def gone(self) -> bool:
+        """Deleted or being deleted: no longer a live VM (a lookup by name passes it over)."""
+        return self in (InstanceState.TERMINATING, InstanceState.TERMINATED)
+
+    @property
+    def ended(self) -> bool:
+        """Can no longer run: failed, preempted, or deleted or being deleted (a wait for running stops here)."""
+        return self.gone or self in (InstanceState.ERROR, InstanceState.PREEMPTED)
+
+    @property
+    def ends_a_create(self) -> bool:
+        """A create never passes through this state on its way to running: seen during a create, it failed
+        (`ended`, or stopping or stopped)."""
+        return self.ended or self in (InstanceState.STOPPING, InstanceState.STOPPED)
+
+    @property
+    def on_its_way(self) -> bool:
+        """Not running yet but may still get there (creating, starting, or a state the adapter cannot name)."""
+        return self in (InstanceState.CREATING, InstanceState.STARTING, InstanceState.UNKNOWN)
 
     @property
     def not_billed(self) -> bool:

@@ -28,7 +28,6 @@ FANOUT = 32  # ssh processes at once for a fleet (pdsh's default fanout)
 # accept the host key of a VM never seen before (a changed key is still refused), and give up on a member that
 # does not answer within 30 s rather than holding up the fleet for the system's TCP timeout.
 BATCH_OPTIONS = ("-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=30")
-GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
 SSH_FAILED = 255  # ssh's own exit status when it could not connect or log in
 
 Sink = Callable[[str, str], None]  # (stream "stdout" | "stderr", one line without its newline)
@@ -52,7 +51,7 @@ def find_instance(session: Session, target: str, provider: str | None, warn: War
 
     def matches(name: str) -> list[Instance]:
         return [i for i in session.provider(name).list_instances()
-                if target in (i.id, i.name) and i.state not in GONE]
+                if target in (i.id, i.name) and not i.state.gone]
 
     outcomes = fan_out(matches, names)
     found = [i for o in outcomes if o.value for i in o.value]

@@ -188,7 +188,7 @@ class Located:
             state = self._provider.get_instance(self.resource_id).state
         except NotFound:
             return True
-        return state not in _ON_ITS_WAY
+        return not state.on_its_way
 
     def wait(self, timeout: float) -> Instance:
         """The running VM; VmError when it can no longer come up (NotFound when it is gone), Timeout-like
@@ -196,9 +196,7 @@ class Located:
         instance = self._provider.get_instance(self.resource_id)
         if instance.state is InstanceState.RUNNING:
             return instance
-        if instance.state in _ON_ITS_WAY:
+        if instance.state.on_its_way:
             return wait_running(self._provider, self.resource_id, timeout)
         raise VmError(f"instance {self.resource_id} is {instance.state.value}", provider=self._provider.name)
 
-
-_ON_ITS_WAY = frozenset({InstanceState.CREATING, InstanceState.STARTING, InstanceState.UNKNOWN})

@@ -23,12 +23,12 @@ from .actions import Action, Verb
 from .deletion import ProviderDeletion
 from .lease import lease
 from .naming import FleetIdentity
-from .store import MAY_EXIST, FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+from .store import FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strays import Scan, record_stray, scan
 
 PARALLEL = 16
 # Destroy looks again at released members: the VM may have been deleted by hand since.
-TARGETS = MAY_EXIST | {MemberState.RELEASED}
+TARGETS = frozenset(m for m in MemberState if m.may_run)
 
 
 @dataclass
@@ -92,7 +92,7 @@ class FleetDestroyer:
         found = scan(identity, self.store.members(record.name), self.providers)
         for provider, instance, claim in found.strays:
             record_stray(self.store, identity, provider, instance, claim)
-        targets = [m for m in self.store.members(record.name) if m.state in TARGETS]
+        targets = [m for m in self.store.members(record.name) if m.state.may_run]
         report = DestroyReport(record.name, problems=found.problems)
         if targets:
             self.progress(f"destroying {len(targets)} VM(s) of fleet {record.name}")

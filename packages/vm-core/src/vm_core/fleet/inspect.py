@@ -19,10 +19,10 @@ from . import members as mem
 from .destroy import PARALLEL, identity_of, recorded_fleet, removed_meanwhile
 from .lease import live_lease
 from .naming import FleetIdentity
-from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 SETTLED = frozenset({FleetState.ACTIVE, FleetState.DEGRADED, FleetState.FAILED})
-SHOWN = MAY_EXIST | {MemberState.RELEASED}  # members that are, or may be, VMs (a released one still runs)
+SHOWN = frozenset(m for m in MemberState if m.may_run)  # members that are, or may be, VMs (`MemberState.may_run`)
 # The members a fleet's views list (`vm fleet status/list/create`): SHOWN and those gone outside vm (`missing`);
 # failed attempts and destroyed VMs are history, not shown.
 VISIBLE = SHOWN | {MemberState.MISSING}
@@ -102,7 +102,7 @@ class FleetInspector:
         interrupted. Raises NotFound (also when another process forgets it meanwhile)."""
         with removed_meanwhile(name):
             record = self._mark_interrupted(recorded_fleet(self.store, name))
-            live = [m for m in self.store.members(name) if m.state in SHOWN]
+            live = [m for m in self.store.members(name) if m.state.may_run]
             listed = self._listings({m.provider for m in live})
             views = self._refreshed(identity_of(record), live, listed)
             members = [v for v, _ in views]

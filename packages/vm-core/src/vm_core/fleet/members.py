@@ -71,15 +71,13 @@ def wait_running(provider: Provider, instance_id: str, timeout: float) -> Instan
     """Poll an instance found by lookup (no operation to wait on) until it runs; raises VmError otherwise."""
     def check() -> tuple[bool, Instance]:
         instance = provider.get_instance(instance_id)
-        if instance.state in _ENDED:
+        if instance.state.ended:
             raise VmError(f"instance {instance_id} is {instance.state.value}", provider=provider.name)
         return instance.state is InstanceState.RUNNING, instance
 
     return poll_until(check, timeout, Backoff(0.01, 2.0), on_timeout=lambda: VmError(
         f"instance {instance_id} did not reach running in {timeout:.0f}s", provider=provider.name))
 
-
-_ENDED = (InstanceState.ERROR, InstanceState.TERMINATED, InstanceState.TERMINATING, InstanceState.PREEMPTED)
 
 
 def destroy(store: FleetStore, provider: Provider | None, member: MemberRecord, identity: FleetIdentity,

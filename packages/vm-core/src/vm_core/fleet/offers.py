@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import Transient, VmError
 from ..model import Offer
 from ..provider import Provider, SupportsReservations
-from .store import MAY_EXIST, MemberRecord
+from .store import MemberRecord
 
 CACHE_SECONDS = 30.0
 
@@ -94,7 +94,7 @@ def held_by_members(offers: OfferSet, members: Iterable[MemberRecord],
     repair) never plans on a block its members fill. Other offers are as they are: there the cloud's capacity is
     what is free, the fleet's VMs already left out. Pure: reads nothing, changes nothing."""
     held = Counter((m.provider, m.region, m.reservation_id) for m in members
-                   if m.state in MAY_EXIST and m.reservation_id)
+                   if m.state.may_exist and m.reservation_id)
     if not held:
         return offers
     adjusted = [_less(o, held[(o.provider, o.region, o.reservation_id)])

@@ -38,13 +38,12 @@ class FleetNames:
 
     def _read(self, session: Session) -> None:
         from .location import existing_store
-        from .store import MAY_EXIST, MemberState
 
         try:
             store = existing_store(session)
             if store is not None:
                 self._owner = {(m.provider, m.instance_id): f.name for f in store.list_fleets()
                                for m in store.members(f.name)
-                               if m.instance_id and (m.state in MAY_EXIST or m.state is MemberState.RELEASED)}
+                               if m.instance_id and m.state.may_run}
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread by apply()
             self._failure = exc

@@ -17,9 +17,8 @@ from ..errors import NotFound, VmError
 from ..provider import Provider
 from . import members as mem
 from .actions import Action
-from .destroy import TARGETS, DestroyReport, FleetDestroyer
+from .destroy import DestroyReport, FleetDestroyer
 from .expiry import expired
-from .inspect import SHOWN
 from .lease import LeaseRefused, live_lease
 from .store import FleetRecord, FleetStore
 
@@ -63,7 +62,7 @@ class Target:
     @property
     def live(self) -> int:
         """Its recorded VMs that are, or may be, running."""
-        return sum(1 for m in self.store.members(self.record.name) if m.state in SHOWN)
+        return sum(1 for m in self.store.members(self.record.name) if m.state.may_run)
 
 
 def due(store: FleetStore, now: float | None = None) -> list[FleetRecord]:
@@ -85,7 +84,7 @@ def target(listed: FleetRecord, store: FleetStore, current: FleetRecord, provide
            profile: str) -> Target | Outcome:
     """The Target of `listed` (`current`: its record now; `providers`: those `profile` connected), else the
     Outcome of skipping it: a provider it uses could not be connected, or it was replaced meanwhile."""
-    needed = {m.provider for m in store.members(listed.name) if m.state in TARGETS} | set(current.accounts)
+    needed = {m.provider for m in store.members(listed.name) if m.state.may_run} | set(current.accounts)
     unreachable = sorted(needed - set(providers))
     if unreachable:
         return skipped(listed, f"profile {profile} cannot reach {', '.join(unreachable)}, which the fleet uses")

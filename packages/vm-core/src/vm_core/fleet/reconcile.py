@@ -20,7 +20,7 @@ from .destroy import identity_of, recorded_fleet, removed_meanwhile
 from .inspect import FleetInspector, FleetView, recorded_running, running_message, settled_state
 from .lease import lease
 from .naming import Claim, FleetIdentity
-from .store import MAY_EXIST, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
+from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strays import Scan, record_stray, scan
 
 
@@ -88,7 +88,7 @@ class FleetReconciler:
         that intent's VM; the other strays are candidates of their own."""
         strays = {(p, i.name): (i, c) for p, i, c in found.strays}
         candidates = []
-        for member in (m for m in self.store.members(identity.fleet) if m.state in MAY_EXIST):
+        for member in (m for m in self.store.members(identity.fleet) if m.state.may_exist):
             listed = found.listed.get(member.provider)
             if listed is None or member.provider not in self.providers:
                 candidates.append(Candidate(member.provider, member, None, checked=False))

@@ -127,13 +127,13 @@ def strategy_failed(store: FleetStore, identity: FleetIdentity, error: StrategyE
     (`identity`; none when it failed before) goes when none of its members may exist: no VM is left. Else it is
     left `interrupted`, every VM recorded, and the error says to destroy it."""
     from .lease import lease
-    from .store import MAY_EXIST, FleetState
+    from .store import FleetState
 
     record = store.get_fleet(identity.fleet) if identity.fleet_id else None
     if record is None or record.fleet_id != identity.fleet_id:
         return error
     with lease(store, record.name, "fleet create"):
-        if not any(m.state in MAY_EXIST for m in store.members(record.name)):
+        if not any(m.state.may_exist for m in store.members(record.name)):
             store.delete_fleet(record.name)
             return error
         store.update_fleet(record.name, state=FleetState.INTERRUPTED, message=error.message)
@@ -162,11 +162,10 @@ def forget(store: FleetStore, name: str) -> tuple[FleetRecord, list[MemberRecord
     """Remove fleet `name`'s record under its lease, touching no VM: the record and the members it leaves that
     are, or may be, running. NotFound for an unknown fleet (also one removed meanwhile)."""
     from .destroy import recorded_fleet, removed_meanwhile
-    from .inspect import SHOWN
     from .lease import lease
 
     with removed_meanwhile(name), lease(store, name, "fleet forget"):
         record = recorded_fleet(store, name)
-        left = [m for m in store.members(name) if m.state in SHOWN]
+        left = [m for m in store.members(name) if m.state.may_run]
         store.delete_fleet(name)
     return record, left

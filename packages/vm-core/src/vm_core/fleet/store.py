@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError, Transient
 from ..machine import MachineOptions
+from ..model import InstanceState
 from . import schema
 
 
@@ -53,10 +54,38 @@ class MemberState(enum.StrEnum):
     RELEASED = "released"  # the cloud refuses to delete it (Lambda reservation): still running, no longer ours
     MISSING = "missing"  # the record says it existed but the cloud no longer has it
 
+    @property
+    def may_exist(self) -> bool:
+        """The member may have a VM in a cloud that is still the fleet's: destroy and reconcile must look."""
+        return self in (MemberState.INTENT, MemberState.CREATING, MemberState.RUNNING, MemberState.UNKNOWN,
+                        MemberState.DESTROYING)
 
-# Members in these states may have a VM in a cloud: destroy and reconcile must look at them.
-MAY_EXIST = frozenset({MemberState.INTENT, MemberState.CREATING, MemberState.RUNNING, MemberState.UNKNOWN,
-                       MemberState.DESTROYING})
+    @property
+    def may_run(self) -> bool:
+        """The member is, or may be, a VM (`may_exist`, or released: still running outside the fleet)."""
+        return self.may_exist or self is MemberState.RELEASED
+
+    @property
+    def visible(self) -> bool:
+        """A fleet's views list the member: it is, or may be, a VM (`may_run`), or it went outside vm (missing)."""
+        return self.may_run or self is MemberState.MISSING
+
+    @property
+    def as_instance_state(self) -> InstanceState:
+        """The instance state a member's record stands for when its cloud is not asked."""
+        return _RECORDED[self]
+
+
+_RECORDED = {
+    MemberState.INTENT: InstanceState.CREATING, MemberState.CREATING: InstanceState.CREATING,
+    MemberState.RUNNING: InstanceState.RUNNING, MemberState.FAILED: InstanceState.ERROR,
+    MemberState.UNKNOWN: InstanceState.UNKNOWN, MemberState.DESTROYING: InstanceState.TERMINATING,
+    MemberState.DESTROYED: InstanceState.TERMINATED, MemberState.RELEASED: InstanceState.RUNNING,
+    MemberState.MISSING: InstanceState.MISSING,
+}
+
+# Members in these states may have a VM in a cloud (`MemberState.may_exist`), as a set.
+MAY_EXIST = frozenset(m for m in MemberState if m.may_exist)
 
 
 class FleetExists(Exception):

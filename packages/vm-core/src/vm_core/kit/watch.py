@@ -11,8 +11,7 @@ from ..provider import CreateRound, Pending
 N = TypeVar("N")
 
 # States a create never passes through on its way to running: the create has failed.
-ENDED = frozenset({InstanceState.STOPPING, InstanceState.STOPPED, InstanceState.TERMINATING, InstanceState.TERMINATED,
-                   InstanceState.ERROR, InstanceState.PREEMPTED})
+ENDED = frozenset(s for s in InstanceState if s.ends_a_create)  # `InstanceState.ends_a_create`, as a set
 
 
 def create_round(pendings: Sequence[Pending[Instance]], own: type, read: Callable[[list[str]], Mapping[str, N]], *,

@@ -60,7 +60,6 @@ T = TypeVar("T")
 
 ID_PATTERN = r"[0-9a-f]{32}"
 _MAX_NAME = 64
-_GONE = (InstanceState.TERMINATING, InstanceState.TERMINATED)
 # Seconds between two listings that follow launches (times time_scale): a third of the account's 1 request/s,
 # so launches and other reads keep the rest.
 WATCH_INTERVAL = 3.0
@@ -229,7 +228,7 @@ class LambdaProvider:
     def find_instance(self, name: str) -> Instance | None:
         """The first live (not terminating) instance named `name` in Lambda's listing, which is launch order,
         so the oldest wins when names repeat (Lambda allows that). None when there is none."""
-        return next((i for i in self.list_instances() if i.name == name and i.state not in _GONE), None)
+        return next((i for i in self.list_instances() if i.name == name and not i.state.gone), None)
 
     def list_reservations(self) -> list[ReservationInfo]:
         """The account's reservations (none where the API has no reservation listing)."""
@@ -461,7 +460,7 @@ class LambdaProvider:
 
     def _restarted(self, instance_id: str) -> tuple[bool, Instance]:
         instance = self.get_instance(instance_id)
-        if instance.state in (InstanceState.ERROR, *_GONE):
+        if instance.state.gone or instance.state is InstanceState.ERROR:
             raise VmError(f"Lambda instance {instance_id} became {instance.state} during its restart", provider=NAME)
         running = instance.state is InstanceState.RUNNING
         return running and not lm.restart_in_progress(instance.native), instance

@@ -32,7 +32,7 @@ import grpc
 
 from ..core.models import Project, Provider, Shape
 from ..core.world import World
-from . import auth, catalog, errors, references, stored, validate
+from . import auth, catalog, errors, images, references, stored, validate
 from ._pb.nebius.billing import v1, v1alpha1
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
@@ -69,10 +69,10 @@ def _check_permitted(world: World, owner: str) -> None:
 def hourly_price(world: World, owner: str, request: compute.CreateInstanceRequest) -> Decimal:
     """The hourly price of the instance `request` would create (on-demand, or spot when preemptible)."""
     metadata = request.metadata or common.ResourceMetadata()
-    project = auth.project(world, owner, metadata.parent_id, "metadata.parent_id")
+    region = images.scope_region(world, owner, metadata.parent_id, "metadata.parent_id")
     spec = request.spec or compute.InstanceSpec()
     resources = spec.resources or compute.ResourcesSpec()
-    shape = _offered(world, project, resources.platform, resources.preset or "")
+    shape = _offered(world, region, resources.platform, resources.preset or "")
     if spec.preemptible is None:
         return list_price(shape)
     if shape.gpus == 0:
@@ -92,14 +92,14 @@ def spot_price(world: World, shape: Shape) -> Decimal:
     return (list_price(shape) * SPOT_SHARE).quantize(Decimal("0.0001"))
 
 
-def _offered(world: World, project: Project, platform: str, preset: str) -> Shape:
+def _offered(world: World, region: str, platform: str, preset: str) -> Shape:
     if not platform:
         raise _bad([("spec.resources.platform", "value is required")])
-    shapes = catalog.platforms(world, project.region).get(platform, [])
+    shapes = catalog.platforms(world, region).get(platform, [])
     shape = next((s for s in shapes if catalog.split_key(s.key)[1] == preset), None)
     if shape is None:
         raise _bad([("spec.resources.preset", f"preset {preset!r} of platform {platform} is not offered in "
-                                              f"{project.region}")])
+                                              f"{region}")])
     return shape
 
 

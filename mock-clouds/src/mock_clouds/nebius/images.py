@@ -125,6 +125,17 @@ def find(world: World, wanted_id: str) -> tuple[str, PublicImage] | None:
     return None
 
 
+def scope_region(world: World, owner: str, parent_id: str, field: str) -> str:
+    """The region of `parent_id`: that of a project of the caller's, or the region whose public-images parent
+    (`project-{code}public-images`) it is. Any caller may read the platforms and prices of a public parent:
+    SkyPilot's catalog fetcher lists PlatformService and prices presets with billing EstimateBatch under it
+    (`sky/catalog/data_fetchers/fetch_nebius.py` `PARENT_ID_TEMPLATE`, `fetch_platforms_for_project`), run
+    against the live API with ordinary credentials (SkyPilot PR #9829). PERMISSION_DENIED for another tenant's
+    project or an unknown id; INVALID_ARGUMENT when `parent_id` is empty."""
+    region = _region_of_parent(world, parent_id) if parent_id else None
+    return region if region is not None else auth.project(world, owner, parent_id, field).region
+
+
 def _parent_region(world: World, owner: str, parent_id: str) -> str | None:
     """The region whose public images `parent_id` names; None for a project of the caller's (no images)."""
     region = _region_of_parent(world, parent_id)

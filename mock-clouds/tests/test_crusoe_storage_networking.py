@@ -5,6 +5,7 @@ api_ib_partitions.go, api_vpc_subnets.go, api_ssh_keys.go, api_quotas.go @e23c06
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from typing import Any
 
@@ -147,6 +148,24 @@ def test_vpc_subnets_have_a_default_per_location(crusoe: CrusoeEnv) -> None:
     assert {"id", "name", "vpc_network_id", "cidr", "location"} <= set(iceland)
     vm = create_vm(crusoe.client, crusoe.project, "on-default", type_=L40S, location=ICELAND)
     assert vm["network_interfaces"][0]["subnet"] == iceland["id"]
+
+
+def test_vpc_networks_hold_the_default_subnets(crusoe: CrusoeEnv) -> None:
+    """client-go's `VPCNetworksApi.ListVPCNetworks`/`GetVPCNetwork` (GET /networking/vpc-networks{,/id}, swagger
+    `VPCNetwork` {id, name, cidr, gateway, subnets}): the project's default network, whose `subnets` are the
+    default subnets' ids and whose `cidr` holds each of them; the subnets name it as their `vpc_network_id`."""
+    base = f"/projects/{crusoe.project}/networking"
+    networks = crusoe.client.get(f"{base}/vpc-networks").json()["items"]
+    assert len(networks) == 1 and set(networks[0]) == {"id", "name", "cidr", "gateway", "subnets"}
+    network = networks[0]
+    subnets = crusoe.client.get(f"{base}/vpc-subnets").json()["items"]
+    assert sorted(network["subnets"]) == sorted(s["id"] for s in subnets)
+    assert {s["vpc_network_id"] for s in subnets} == {network["id"]}
+    cidr = ipaddress.ip_network(network["cidr"])
+    assert all(ipaddress.ip_network(s["cidr"]).subnet_of(cidr) for s in subnets)
+    assert crusoe.client.get(f"{base}/vpc-networks/{network['id']}").json() == network
+    missing = crusoe.client.get(f"{base}/vpc-networks/00000000-0000-4000-8000-000000000000")
+    assert missing.status_code == 404 and missing.json()["code"] == "not_found"
 
 
 def test_ssh_keys(crusoe: CrusoeEnv) -> None:

@@ -1,5 +1,6 @@
-"""`/projects/{project_id}/networking/ib-networks`, `.../ib-partitions` and `.../vpc-subnets` (swagger shapes:
-`IBNetwork`, `IBPartition`, `IBPartitionsPostRequestV1Alpha5`, `VPCSubnet`, each list `{"items": [...]}`).
+"""`/projects/{project_id}/networking/ib-networks`, `.../ib-partitions`, `.../vpc-networks` and `.../vpc-subnets`
+(swagger shapes: `IBNetwork`, `IBPartition`, `IBPartitionsPostRequestV1Alpha5`, `VPCNetwork`, `VPCSubnet`, each
+list `{"items": [...]}`).
 
 IB networks: one per location that sells InfiniBand types (`-ib` in the name), id `vmdata.ib_network_id`, with
 one `capacities` row per IB type whose `slice_type` is the type's name: dstack matches `slice_type` against the
@@ -7,8 +8,10 @@ instance type name (backends/crusoe/compute.py create_placement_group; the swagg
 so the real form is an inference) and `quantity` is the VMs of that type free now.
 IB partitions: created synchronously (the POST answers the `IBPartition`), names unique per project, deleted
 with an empty 200; 400 while a live VM uses the partition; 404 when missing (clients treat it as gone).
-VPC subnets: the default subnet of each location of the project's default VPC network (`vmdata`), read-only in
-the mock (create, patch and delete are not served: mock limitation).
+VPC networks: the project's default network (`vmdata.default_network_id`), named `default-ethernet` (the
+swagger's example name), its `cidr` the private range every location's default subnet lies in (172.27.0.0/16),
+its `gateway` a stable id, its `subnets` the ids of those subnets. VPC subnets: the default subnet of each
+location of that network. Both read-only in the mock (create, patch and delete are not served: mock limitation).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .models import _Body
 CRUSOE = Provider.CRUSOE
 _PARTITIONS = "crusoe_ib_partitions"  # world.state.extra_state: partition id -> record
 _SUBNET_PREFIX = 20
+_NETWORK_CIDR = "172.27.0.0/16"  # holds every location's /20 (vmdata._PRIVATE_BASE)
 
 
 class IBPartitionsPostRequest(_Body):
@@ -139,4 +143,25 @@ def get_vpc_subnet(call: Call) -> Response:
     found = next((s for s in _subnets(call.world, proj.id) if s["id"] == subnet_id), None)
     if found is None:
         raise not_found(f"vpc subnet {subnet_id} not found")
+    return Response(200, found)
+
+
+def _networks(world: World, project_id: str) -> list[dict[str, object]]:
+    network_id = vmdata.default_network_id(project_id)
+    return [{"id": network_id, "name": "default-ethernet", "cidr": _NETWORK_CIDR,
+             "gateway": str(uuid.uuid5(uuid.UUID(network_id), "gateway")),
+             "subnets": [s["id"] for s in _subnets(world, project_id)]}]
+
+
+def list_vpc_networks(call: Call) -> Response:
+    proj = access.project(call)
+    return Response(200, {"items": _networks(call.world, proj.id)})
+
+
+def get_vpc_network(call: Call) -> Response:
+    proj = access.project(call)
+    network_id = access.require_uuid(call.params["vpc_network_id"], "vpc network id")
+    found = next((n for n in _networks(call.world, proj.id) if n["id"] == network_id), None)
+    if found is None:
+        raise not_found(f"vpc network {network_id} not found")
     return Response(200, found)

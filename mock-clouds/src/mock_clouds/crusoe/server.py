@@ -69,6 +69,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", f"{_NET}/ib-partitions", networking.create_ib_partition),
     Route("GET", f"{_NET}/ib-partitions/{{ib_partition_id}}", networking.get_ib_partition),
     Route("DELETE", f"{_NET}/ib-partitions/{{ib_partition_id}}", networking.delete_ib_partition),
+    Route("GET", f"{_NET}/vpc-networks", networking.list_vpc_networks),
+    Route("GET", f"{_NET}/vpc-networks/{{vpc_network_id}}", networking.get_vpc_network),
     Route("GET", f"{_NET}/vpc-subnets", networking.list_vpc_subnets),
     Route("GET", f"{_NET}/vpc-subnets/{{vpc_subnet_id}}", networking.get_vpc_subnet),
     Route("GET", "/users/ssh-keys", users.list_ssh_keys),

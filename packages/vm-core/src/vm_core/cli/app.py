@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
@@ -20,9 +20,11 @@ from ..errors import Cancelled, VmError
 from .output import FORMATS, TABLE, Output
 
 if TYPE_CHECKING:
+    from ..api.client import Client
+    from ..api.confirm import Confirmation
+    from ..api.outcome import Outcome
     from ..config import Config
     from ..hints import Hint
-    from ..model import Instance
     from ..session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,6 +39,7 @@ class App:
         self.profile_name: str | None = self.environ.get("VM_PROFILE") or None
         self.profile_asked_by = "VM_PROFILE" if self.profile_name else ""  # or "--profile"
         self._session: Session | None = None
+        self._client: Client | None = None
         self.config: Config | None = None  # the loaded config.toml, once session() ran
         self.argv: list[str] = []  # the command line after the program's name (a hint may repeat it)
 
@@ -63,6 +66,44 @@ class App:
         self.profile_asked_by = "the fleet's profile" if name else ""
         return self.session()
 
+    def client(self) -> Client:
+        """The Python API over this invocation's session (progress and warnings on stderr); acting on a recorded
+        fleet switches to the fleet's own profile unless --profile or VM_PROFILE named one."""
+        if self._client is None:
+            from ..api.client import Client
+
+            explicit = self.profile_name is not None
+            self._client = Client(self.session(), progress=self.output.progress, warn=self.output.warn,
+                                  open_profile=self.use_profile, profile_explicit=explicit)
+        return self._client
+
+    def conclude(self, report: Outcome, *, as_warnings: bool = False) -> None:
+        """End the command as `report` ended: nothing when it has no problem; else its error (and each target's
+        failure; as warnings if `as_warnings`, except in JSON) on stderr and the exit code of its kind."""
+        problem = report.problem
+        if problem is None:
+            return
+        failures = list(problem.failures)
+        if failures and as_warnings and not self.output.json:
+            for target, error in failures:
+                self.output.warn(f"{target}: {error.message}")
+            failures = []
+        self.debug_causes([f for _, f in problem.failures if f is not problem.error])
+        self.fail(problem.error, failures)
+
+    def confirmer(self, *, yes: bool) -> Callable[[Confirmation], None] | None:
+        """How a verb asks before it acts: on stderr, only when a person is there (see on_terminal) and not
+        `yes`; None (no question) otherwise."""
+        if yes or not on_terminal():
+            return None
+
+        def confirm(question: Confirmation) -> None:
+            for line in question.lines:
+                self.output.notice(line)
+            ask(question.question, again=question.again, undone=question.undone)
+
+        return confirm
+
     def redact(self, text: str) -> str:
         """`text` without any secret value the session has seen."""
         for secret in tuple(getattr(self._session, "secrets", ())):  # a copy: providers connect in other threads
@@ -70,31 +111,14 @@ class App:
                 text = text.replace(secret, "<redacted>")
         return text
 
-    def fail(self, error: VmError, failures: list[tuple[str, VmError]] | None = None) -> None:
+    def fail(self, error: VmError, failures: list[tuple[str, VmError]] | None = None) -> NoReturn:
         """Report `error` (under --debug with the traceback of its cause) and end the command with its exit code."""
+        from ..api.outcome import ExitKind
+        from .exits import exit_for
+
         self.debug_causes([error])
         self.output.error(error, failures or [])
-        raise click.exceptions.Exit(error.exit_code)
-
-    def finish(self, failures: list[tuple[str, VmError]], total: int, what: str, *, as_warnings: bool = False,
-               note: Hint | None = None) -> None:
-        """End a command over `total` targets: nothing when none failed, else report and exit (see
-        actions.failure_error). Several targets: each failure is listed (as a warning if `as_warnings`);
-        `note` becomes the hint."""
-        from ..actions import failure_error
-
-        if not failures:
-            return
-        details = failures if total > 1 else []
-        if details and as_warnings and not self.output.json:
-            for target, error in details:
-                self.output.warn(f"{target}: {error.message}")
-            details = []
-        error = failure_error(failures, total, what)
-        if note:
-            error.hint = note
-        self.debug_causes([f for _, f in failures if f is not error])
-        self.fail(error, details)
+        raise click.exceptions.Exit(exit_for(ExitKind.of(error)))
 
     def debug_causes(self, errors: list[VmError]) -> None:
         """Under --debug, the tracebacks of what caused these errors (SDK errors, bugs in plugins)."""
@@ -110,26 +134,6 @@ yes_option = click.option("-y", "--yes", is_flag=True,
 def on_terminal() -> bool:
     """Whether a person is there to answer: stdin and stderr are both a terminal."""
     return sys.stdin.isatty() and sys.stderr.isatty()
-
-
-def confirm_destroy(app: App, instances: Sequence[Instance], *, yes: bool, again: Hint, what: str = "") -> None:
-    """Ask before destroying `instances`, listing each (provider, id, name, state, $/h) and the total $/h on
-    stderr. No question with `yes`, without a terminal (scripts keep working) or when the list is empty.
-    Raises Cancelled (exit 1, nothing done) unless the answer is yes; EOF or Ctrl-C count as no.
-    `again` is the command that destroys without asking (the hint of the refusal, e.g. Hint.run("fleet",
-    "destroy", "train", "--yes")); `what` names the group in the question ("fleet train"); default "N VM(s)"."""
-    if yes or not instances or not on_terminal():
-        return
-    out = app.output
-    prices = [i.price_per_hour for i in instances if not i.state.not_billed]
-    known = sum(p for p in prices if p is not None)
-    total = f"{'>= ' if None in prices else ''}${known:.2f}/h"
-    out.notice("These will be destroyed:")
-    for i in instances:
-        price = "-" if i.running_price is None else f"${i.running_price:.2f}/h"
-        out.notice(f"  {i.provider}  {i.id}  {i.name or '-'}  {i.state.value}  {price}")
-    label = what or f"{len(instances)} VM{'s' if len(instances) > 1 else ''}"
-    ask(f"Destroy {label} (running now: {total})?", again=again)
 
 
 def ask(question: str, *, again: Hint, undone: str = "destroyed") -> None:

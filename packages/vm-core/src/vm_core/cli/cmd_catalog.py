@@ -1,16 +1,17 @@
-"""`vm offers` and `vm providers`."""
+"""`vm offers` and `vm providers` (vm_core.api: Client.offers, Client.providers)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ..actions import fan_out
-from ..catalog import default_catalog
-from ..model import Offer
-from ..provider import Provider, SupportsSpot
-from ..session import CHECK_TIMEOUT, Session, report_providers
+from ..session import CHECK_TIMEOUT
 from . import views
 from .app import SECONDS, App, completes, provider_option, with_app
+
+if TYPE_CHECKING:
+    from ..api.reports import ProviderList
 
 
 @click.command()
@@ -33,31 +34,12 @@ def offers(app: App, gpu: str, provider: str | None, region: str | None, show_al
     vm offers --gpu H100:8 --provider crusoe -o json
     vm offers --gpu H100 --region us-east1-a --all
     """
-    request = default_catalog().parse(gpu, any_size=True)
-    session = app.session()
-    names = session.selected(provider)
-    outcomes = fan_out(lambda name: _offers(session.provider(name), request.gpu, request.gpu_count), names,
-                       prepare=session.provider)
-    failures = [(o.key, o.error) for o in outcomes if o.error]
-    if names and len(failures) == len(names):
-        app.finish(failures, len(names), "providers", as_warnings=True)
-    found: list[Offer] = [offer for o in outcomes if o.value for offer in o.value
-                          if (show_all or offer.available) and (region is None or offer.region == region)]
-    views.offers(app.output, sorted(found, key=cheapest_first))
-    app.finish(failures, len(names), "providers", as_warnings=True)
+    from ..api.requests import OffersRequest
 
-
-def _offers(target: Provider, gpu: str, gpu_count: int | None) -> list[Offer]:
-    """The provider's offers, followed by its spot offers if it sells spot capacity."""
-    found = target.offers(gpu, gpu_count)
-    if isinstance(target, SupportsSpot):
-        found += target.spot_offers(gpu, gpu_count)
-    return found
-
-
-def cheapest_first(offer: Offer) -> tuple[bool, float, float, str, str]:
-    per_gpu = offer.price_per_hour / offer.gpu_count if offer.gpu_count else offer.price_per_hour
-    return (not offer.available, per_gpu, offer.price_per_hour, offer.provider, offer.region)
+    report = app.client().offers(OffersRequest(gpu, provider=provider, region=region, show_all=show_all))
+    if report.answered:
+        views.offers(app.output, report)
+    app.conclude(report, as_warnings=True)
 
 
 @click.command()
@@ -75,17 +57,16 @@ def providers(app: App, timeout: float) -> None:
     vm providers
     vm providers -o json --timeout 3
     """
-    session = app.session()
-    reports = report_providers(session, check_timeout=timeout)
-    app.output.progress(profile_line(session))
-    views.providers(app.output, reports)
-    if not any(r.configured for r in reports):
-        app.fail(session.nothing_configured())
+    from ..api.requests import ProvidersRequest
+
+    report = app.client().providers(ProvidersRequest(timeout=timeout))
+    app.output.progress(profile_line(report))
+    views.providers(app.output, report)
+    app.conclude(report)
 
 
-def profile_line(session: Session) -> str:
+def profile_line(report: ProviderList) -> str:
     """Which profile the command acts on and why, saying so when it is the embedded mock clouds."""
-    why = f" ({session.chosen_by})" if session.chosen_by else ""
-    clouds = next(filter(None, map(session.embedded_clouds, session.configured_names())), None)
-    mocks = f": {clouds.title}, not real clouds" if clouds else ""
-    return f"vm: profile {session.profile.name}{why}{mocks}"
+    why = f" ({report.chosen_by})" if report.chosen_by else ""
+    mocks = f": {report.mock_clouds}, not real clouds" if report.mock_clouds else ""
+    return f"vm: profile {report.profile}{why}{mocks}"

@@ -23,12 +23,13 @@ def show(app: App) -> None:
     vm config show
     vm config show --profile work -o json
     """
-    from ..session import configuration
+    from ..api.instances import show_config
 
-    session = app.session()
-    doc = configuration(session, app.config.names() if app.config else [])
+    client = app.client()
+    report = show_config(client, app.config.names() if app.config else [])
+    doc = report.document
     if app.output.json:
-        app.output.data(doc)
+        app.output.data(report.to_json())
         return
     mocks = doc["mock_clouds"]
     app.output.pairs([

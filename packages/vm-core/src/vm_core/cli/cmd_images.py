@@ -9,9 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..catalog import default_catalog
-from ..errors import Unsupported, UsageError
-from ..machine import MachineOptions, SupportsMachineOptions
+from ..errors import UsageError
+from ..machine import MachineOptions
 from .app import App, provider_option, with_app
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,41 +64,6 @@ def machine_from(image: str | None, disk_size: int | None, startup_script: Path 
                           startup_script=read_startup_script(startup_script) if startup_script else None)
 
 
-def fleet_machine(connected: dict[str, Any], spec: Any, *, explicit: bool,
-                  warn: Callable[[str], None]) -> tuple[dict[str, Any], Any]:
-    """The providers a new fleet with machine options may use, and its spec (before anything is recorded or
-    created): each provider that sells the size checks the options (`machine.check`, reads only). One that refuses
-    them is left out, said once on stderr, and the spec names the others (so scale and repair keep to them), unless
-    the providers were named (`explicit`) or none is left: then UsageError (exit 2) with each refusal."""
-    from dataclasses import replace
-
-    from ..machine import check
-
-    if spec.machine.is_default:
-        return connected, spec
-    catalog = default_catalog()
-    kept: dict[str, Any] = {}
-    refused: list[tuple[str, UsageError]] = []
-    for name, target in connected.items():
-        if catalog.shapes_for(name, spec.gpu, spec.gpu_count) or not isinstance(target, SupportsMachineOptions):
-            try:
-                check(target, name, spec.gpu, spec.gpu_count, spec.region, spec.machine)
-            except UsageError as exc:
-                refused.append((name, exc))
-                continue
-        kept[name] = target
-    sells = [n for n in kept if catalog.shapes_for(n, spec.gpu, spec.gpu_count)]
-    if refused and (explicit or not sells):
-        if len(refused) == 1:
-            raise refused[0][1]
-        raise UsageError("; ".join(f"{name}: {error.message}" for name, error in refused),
-                         suggestion="name the providers whose images these are with --providers, or see "
-                                    "`vm images --provider P`")
-    for name, error in refused:
-        warn(f"{name} is not used: {error.message}")
-    return kept, (replace(spec, providers=tuple(kept)) if refused else spec)
-
-
 @click.command()
 @provider_option()
 @click.option("--gpu", metavar="TYPE[:N]", help="The machine: marks the image vm boots on it by default.")
@@ -115,18 +79,16 @@ def images(app: App, provider: str, gpu: str | None, region: str | None) -> None
     vm images --provider nebius --gpu B200:8 -o json
     vm images --provider lambda --region us-east-1
     """
-    request = default_catalog().parse(gpu, any_size=True) if gpu else None
-    target = app.session().provider(provider)
-    if not isinstance(target, SupportsMachineOptions):
-        raise Unsupported(f"{provider} does not list images", provider=provider)
-    found = target.images(request.gpu if request else None, request.gpu_count if request else None, region)
+    from ..api.requests import ImagesRequest
+
+    report = app.client().images(ImagesRequest(provider, gpu=gpu, region=region))
     if app.output.json:
-        app.output.data([i.to_json() for i in found])
+        app.output.data(report.to_json())
         return
     app.output.table(("PROVIDER", "NAME", "DEFAULT", "MIN-DISK", "REGIONS", "DESCRIPTION"),
                      [(i.provider, i.name, "*" if i.default else "",
                        f"{i.min_disk_gib} GiB" if i.min_disk_gib else None, _regions(i.regions), i.description)
-                      for i in found])
+                      for i in report.images])
 
 
 def _regions(regions: tuple[str, ...]) -> str:

@@ -1,28 +1,37 @@
-"""`vm stop`, `vm start`, `vm reboot` and `vm destroy`: one action on one or several VMs of a provider (what is
-decided before acting: vm_core/lifecycle.py)."""
+"""`vm stop`, `vm start`, `vm reboot` and `vm destroy`: one action on one or several VMs of a provider
+(vm_core.api: Client.stop, start, reboot, destroy; what is decided before acting: vm_core/lifecycle.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import click
 
-from ..hints import Hint
-from ..model import Instance, InstanceState
-from ..provider import Pending, Provider
-from . import validate, views
-from .app import App, completes, confirm_destroy, provider_option, wait_options, with_app, yes_option
-from .running import accepted_only, perform
+from . import views
+from .app import App, completes, provider_option, wait_options, with_app, yes_option
 
+F = TypeVar("F", bound=Callable[..., Any])
 ids_argument = click.argument("instance_ids", metavar="ID...", nargs=-1, required=True,
                               shell_complete=completes("instance_ids"))
 
 
-def _lifecycle(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _lifecycle(fn: F) -> F:
+    command: Callable[..., Any] = fn
     for decorator in (with_app, wait_options, provider_option(), ids_argument):
-        fn = decorator(fn)
-    return fn
+        command = decorator(command)
+    return cast(F, command)
+
+
+def _act(app: App, verb: str, instance_ids: tuple[str, ...], provider: str, no_wait: bool, timeout: float, *,
+         strict: bool = False, hard: bool = False) -> None:
+    from ..api.requests import ActionRequest
+
+    request = ActionRequest(provider, instance_ids, no_wait=no_wait, timeout=timeout, strict=strict, hard=hard)
+    client = app.client()
+    report = {"stop": client.stop, "start": client.start, "reboot": client.reboot}[verb](request)
+    views.acted(app.output, report)
+    app.conclude(report)
 
 
 @click.command()
@@ -33,11 +42,7 @@ def stop(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool, 
     \b
     vm stop 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
     """
-    from ..lifecycle import stop_start
-
-    target, ids = _target(app, provider, instance_ids)
-    begin = stop_start(target, _title(app, provider), ids).begin_stop
-    _run(app, target, "stop", begin, ids, no_wait, timeout, already=InstanceState.STOPPED)
+    _act(app, "stop", instance_ids, provider, no_wait, timeout)
 
 
 @click.command()
@@ -55,13 +60,7 @@ def start(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool,
     vm start computeinstance-e00hf93cfnsgaxygn3 --provider nebius
     vm start 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe --strict
     """
-    from ..lifecycle import stop_start, strict_start
-
-    target, ids = _target(app, provider, instance_ids)
-    begin: Callable[[str], Pending[Instance]] = stop_start(target, _title(app, provider), ids).begin_start
-    if strict:
-        begin = strict_start(target, _title(app, provider), ids)
-    _run(app, target, "start", begin, ids, no_wait, timeout, already=InstanceState.RUNNING)
+    _act(app, "start", instance_ids, provider, no_wait, timeout, strict=strict)
 
 
 @click.command()
@@ -74,10 +73,7 @@ def reboot(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: bool
     \b
     vm reboot 0920582c7ff041399e34823a0be62549 --provider lambda
     """
-    from ..lifecycle import reboot as rebooting
-
-    target, ids = _target(app, provider, instance_ids)
-    _run(app, target, "reboot", rebooting(target, _title(app, provider), ids, hard=hard), ids, no_wait, timeout)
+    _act(app, "reboot", instance_ids, provider, no_wait, timeout, hard=hard)
 
 
 @click.command()
@@ -92,58 +88,12 @@ def destroy(app: App, instance_ids: tuple[str, ...], provider: str, no_wait: boo
     vm destroy 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c --provider crusoe
     vm destroy 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d -p crusoe --yes
     """
-    from ..lifecycle import gone_note, look_up, name_of, shown
-
-    target, ids = _target(app, provider, instance_ids)
-    found = look_up(target, ids)
-    notes = {i: note for i in ids if (note := gone_note(found[i]))}  # nothing to send for these
-    live = [i for i in ids if i not in notes]
-    confirm_destroy(app, [shown(found[i], provider, i) for i in live], yes=yes,
-                    again=Hint.run("destroy", *live, "--provider", provider, "--yes"))
-    for vm_id, note in notes.items():
-        app.output.progress(f"{provider}: {vm_id}: {note}")
-    outcomes = perform(app, target, "destroy", target.begin_destroy, live, no_wait=no_wait, timeout=timeout,
-                       label=lambda i: name_of(found[i]))
-    done = {o.key for o in outcomes if not o.error}
+    from ..api.requests import ActionRequest
     from .complete import forget
 
-    forget(app.session().paths.state_dir, app.session().profile.name, provider, {*done, *notes})
-    if no_wait and done:
-        views.accepted(app.output, accepted_only(outcomes), single=len(ids) == 1)
-    elif done or notes:
-        views.destroyed(app.output, provider, [(i, name_of(found[i]), notes.get(i, "")) for i in ids
-                                               if i in notes or i in done], single=len(ids) == 1)
-    app.finish([(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")
-
-
-def _target(app: App, provider: str, instance_ids: tuple[str, ...]) -> tuple[Provider, list[str]]:
-    """The connected provider and the checked ids (UsageError before any API call)."""
+    request = ActionRequest(provider, instance_ids, no_wait=no_wait, timeout=timeout)
+    report = app.client().destroy(request, confirm=app.confirmer(yes=yes))
     session = app.session()
-    plugin = session.plugin(provider)
-    ids = list(dict.fromkeys(validate.instance_id(plugin, provider, i) for i in instance_ids))
-    return session.provider(provider), ids
-
-
-def _title(app: App, provider: str) -> str:
-    return getattr(app.session().plugin(provider), "title", provider)
-
-
-def _run(app: App, target: Provider, verb: str, begin: Callable[[str], Pending[Instance]], ids: list[str],
-         no_wait: bool, timeout: float, already: InstanceState | None = None) -> None:
-    """`verb` on every id (each looked up first, for its name); a VM already in state `already` is left as it is
-    and reported with the others ("already running"). A VM that does not exist fails with NotFound (exit 3)."""
-    from ..lifecycle import look_up, name_of, triage
-
-    found = look_up(target, ids)
-    sorted_ = triage(found, ids, already)
-    for instance in sorted_.settled:
-        app.output.progress(f"{target.name}: {instance.name or instance.id}: already {already}")
-    outcomes = perform(app, target, verb, begin, sorted_.todo, no_wait=no_wait, timeout=timeout,
-                       label=lambda i: name_of(found[i]))
-    done = [o.value for o in outcomes if isinstance(o.value, Instance)]  # waited for (also despite --no-wait)
-    if accepted := accepted_only(outcomes):
-        views.accepted(app.output, accepted, single=len(ids) == 1)
-    elif done or sorted_.settled:
-        by_id = {i.id: i for i in [*sorted_.settled, *done]}
-        views.instances(app.output, [by_id[i] for i in ids if i in by_id], single=len(ids) == 1)
-    app.finish(sorted_.missing + [(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs")
+    forget(session.paths.state_dir, session.profile.name, provider, [g.instance_id for g in report.gone])
+    views.destroyed(app.output, report)
+    app.conclude(report)

@@ -13,7 +13,8 @@ import os
 import shlex
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -23,8 +24,10 @@ from .app import App, completes, provider_option, with_app
 if TYPE_CHECKING:
     from ..ssh import Ran, Sink
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-def ssh_key_option(fn: Any) -> Any:
+
+def ssh_key_option(fn: F) -> F:
     """`--ssh-key PATH`: the public key for new VMs, read and checked while parsing (UsageError, exit 2), and
     `--no-ssh-key`: none on purpose (sshkeys.NO_KEY). The command gets one `ssh_public_key`: the key, NO_KEY, or
     None for the key rule (sshkeys.py)."""
@@ -46,10 +49,10 @@ def ssh_key_option(fn: Any) -> Any:
 
     command = click.option("--no-ssh-key", is_flag=True,
                            help="Create the VMs without any SSH key of yours: nobody can log in to them.")(command)
-    return click.option("--ssh-key", "ssh_public_key", metavar="PATH", callback=read,
+    return cast(F, click.option("--ssh-key", "ssh_public_key", metavar="PATH", callback=read,
                         help="Public key file (e.g. ~/.ssh/id_ed25519.pub) to log in to the new VMs with"
                              " (default: the provider's ssh_public_key setting, else ~/.ssh/id_ed25519.pub,"
-                             " id_ecdsa.pub or id_rsa.pub). Never a private key.")(command)
+                             " id_ecdsa.pub or id_rsa.pub). Never a private key.")(command))
 
 
 @click.command("ssh")
@@ -94,10 +97,9 @@ def fleet_ssh(app: App, name: str, command: tuple[str, ...]) -> None:
     vm fleet ssh train -- nvidia-smi -L
     """
     from ..ssh import find_ssh, fleet_members, run_everywhere
-    from .fleet_context import fleet_providers
 
     program = find_ssh()
-    store, _, connected = fleet_providers(app, name)
+    store, _, connected = app.client().recorded_fleet(name)
     members = fleet_members(store, connected, name)
     printer = _Collector() if app.output.json else _Prefixer()
     ran = run_everywhere(program, members.targets, command, printer.sink)

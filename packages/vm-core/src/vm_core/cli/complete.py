@@ -18,9 +18,14 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import Paths
+    from ..fleet.store import FleetStore
+    from ..model import Instance
 
 CACHE_FILE = "completion.json"
 
@@ -41,7 +46,7 @@ def _environ() -> Mapping[str, str]:
     return os.environ
 
 
-def _paths() -> Any:
+def _paths() -> Paths:
     from ..config import Paths
 
     return Paths.from_env(_environ())
@@ -64,7 +69,7 @@ def _profiles(ctx: click.Context) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ fleets
-def _store(ctx: click.Context) -> Any:
+def _store(ctx: click.Context) -> FleetStore | None:
     """The profile's fleet store, or None when the local SQLite file was never created."""
     from ..config import load_config
     from ..fleet.location import SQLITE_FILE, store_at
@@ -182,7 +187,7 @@ complete_gpus = _quietly(_gpus)  # vm create, vm fleet create: TYPE is TYPE:1
 complete_gpu_types = _quietly(_gpu_types)  # vm offers: TYPE is every size
 
 
-def listed(state_dir: Path, profile: str, by_provider: Mapping[str, Sequence[Any]]) -> None:
+def listed(state_dir: Path, profile: str, by_provider: Mapping[str, Sequence[Instance]]) -> None:
     """After an unfiltered `vm list`: every VM of each provider that answered, for completion."""
     for provider, instances in by_provider.items():
         remember(state_dir, profile, provider, [(i.id, i.name) for i in instances], complete=True)

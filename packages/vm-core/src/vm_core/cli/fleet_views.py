@@ -1,56 +1,36 @@
-"""Tables and JSON documents of `vm fleet`. Fleet JSON keys: name, id, state, gpu, gpu_count, requested_count,
-min_count, strategy, profile, created_by, created_at, message, members (instance objects exactly as in
-`vm list`), price_per_hour (the total of the running members), price_complete (False when a running member's
-price is unknown: the total is then a lower bound, shown as `>= TOTAL` in tables), max_price (the --max-price cap,
-or null) and expires_at (ISO-8601 UTC time after which `vm fleet reap` destroys it, or null). Commands that act
-on VMs add `actions`: one object per VM. Plans (`--dry-run`) price every slot from the offer it uses, which is the same
-source `vm fleet status` reads (the adapters price offers and instances alike)."""
+"""Tables and JSON documents of `vm fleet`: each report of vm_core.api rendered. The JSON printed is the
+report's own `to_json()` (schemas: docs/python-api.md); tables show the same data. Plans (`--dry-run`) price
+every slot from the offer it uses, which is the same source `vm fleet status` reads (the adapters price offers
+and instances alike)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..fleet.actions import Action
-from ..fleet.budget import plan_total, price_total
-from ..fleet.store import FleetRecord, MemberRecord, MemberState
-from ..model import Instance, InstanceState, Offer
+from ..api.fleet_json import RUNNING as RUNNING
+from ..api.fleet_json import expiry_text as expiry_text
+from ..api.fleet_json import fleet_json
+from ..api.fleet_json import recorded_instance as recorded_instance
+from ..fleet.budget import plan_total
+from ..fleet.store import FleetRecord, MemberRecord
+from ..model import Offer
 from .output import Output
 from .views import INSTANCE_COLUMNS, capacity_cell
 
-RUNNING = InstanceState.RUNNING.value  # a member's "state" in its JSON (the instance schema) when it runs
-
-# A member without a fresh cloud view is shown with the state its record implies.
-_RECORDED_STATE = {
-    MemberState.INTENT: InstanceState.CREATING, MemberState.CREATING: InstanceState.CREATING,
-    MemberState.RUNNING: InstanceState.RUNNING, MemberState.FAILED: InstanceState.ERROR,
-    MemberState.UNKNOWN: InstanceState.UNKNOWN, MemberState.DESTROYING: InstanceState.TERMINATING,
-    MemberState.DESTROYED: InstanceState.TERMINATED, MemberState.RELEASED: InstanceState.RUNNING,
-    MemberState.MISSING: InstanceState.MISSING,
-}
-
-
-def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == RUNNING)
-    return {
-        "name": fleet.name, "id": fleet.fleet_id or None, "state": fleet.state.value, "gpu": fleet.gpu,
-        "gpu_count": fleet.gpu_count, "requested_count": fleet.requested_count, "min_count": fleet.min_count,
-        "strategy": fleet.strategy, "profile": fleet.profile or None, "created_by": fleet.created_by or None,
-        "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
-        "members": list(members), "price_per_hour": total, "price_complete": complete,
-        "max_price": fleet.max_price, "expires_at": _iso(fleet.expires_at),
-    }
-
-
-def _iso(epoch: float | None) -> str | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat()
-
-
-def expiry_text(epoch: float | None) -> str:
-    """When a fleet expires, for tables: `2026-11-30 20:15:00 UTC`, or `never`."""
-    return "never" if epoch is None else datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+if TYPE_CHECKING:
+    from ..api.fleet_reports import (
+        ClusterPlanReport,
+        FleetCreated,
+        FleetDestroyed,
+        FleetForgotten,
+        FleetPlanReport,
+        FleetReaped,
+        FleetScaled,
+        FleetStatus,
+    )
+    from ..fleet.create import FleetSpec
+    from ..fleet.offers import OfferSet
 
 
 def total_text(total: float, complete: bool) -> str:
@@ -58,33 +38,21 @@ def total_text(total: float, complete: bool) -> str:
     return f"{total:.2f}" if complete else f">= {total:.2f}"
 
 
-def member_json(fleet: FleetRecord, member: MemberRecord, instance: Instance | None) -> dict[str, Any]:
-    """The member as `vm list` shows an instance (one schema): the cloud's view, else what the record says."""
-    return replace(instance or recorded_instance(fleet, member), fleet=fleet.name).to_json()
-
-
-def recorded_instance(fleet: FleetRecord, member: MemberRecord) -> Instance:
-    """The member as an Instance, from its record alone. A member whose VM is gone outside vm is `missing`."""
-    return Instance(provider=member.provider, id=member.instance_id, name=member.name,
-                    state=_RECORDED_STATE[member.state],
-                    gpu=fleet.gpu, gpu_count=fleet.gpu_count or 0, region=member.region, shape=member.shape,
-                    reserved=bool(member.reservation_id), reservation_id=member.reservation_id,
-                    price_per_hour=None if _RECORDED_STATE[member.state].not_billed else member.price_per_hour)
-
-
-def _current(members: Sequence[MemberRecord]) -> list[MemberRecord]:
-    """The members a fleet's views list (fleet.inspect.VISIBLE)."""
-    from ..fleet.inspect import VISIBLE
-
-    return [m for m in members if m.state in VISIBLE]
-
-
-def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots: Sequence[int] | None = None,
-         extra: dict[str, Any] | None = None, *, warn_short: bool = True) -> None:
+def plan(out: Output, report: FleetPlanReport, *, warn_short: bool = True) -> None:
     """The placement of a dry run: one row per slot with its price, and whether the cloud says it has room
-    (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere).
-    `slots` numbers the rows (default 0, 1, ...); `extra` goes into the JSON document. A plan that places fewer
-    VMs than asked is warned about, unless `warn_short` is False (the caller then fails saying so)."""
+    (CAPACITY `unknown` where the cloud publishes no capacity: the slot may fail and be placed elsewhere). A
+    plan that places fewer VMs than asked is warned about, unless `warn_short` is False (its problem says so)."""
+    _placements(out, report.spec, report.placements, report.offers, warn_short=warn_short)
+    if out.json:
+        out.data(report.to_json())
+        return
+    _placement_table(out, report.spec, report.placements)
+
+
+def _placements(out: Output, spec: FleetSpec, placements: Sequence[Offer], offers: OfferSet, *,
+                warn_short: bool) -> None:
+    """The warnings of a plan: what the offers left out, reservations vm cannot delete, a short plan, slots
+    on clouds that publish no capacity."""
     _offer_warnings(out, offers)
     unterminable = [o for o in placements if o.reservation_id in offers.unterminable_reservations]
     if unterminable:
@@ -96,11 +64,12 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
     if unknown:
         out.warn(f"{sum(1 for o in placements if o.capacity is None)} slot(s) rely on a cloud that does not publish "
                  f"capacity ({', '.join(unknown)}): they may fail and be placed elsewhere")
+
+
+def _placement_table(out: Output, spec: FleetSpec, placements: Sequence[Offer],
+                     slots: Sequence[int] | None = None) -> None:
+    """One row per slot (numbered by `slots`, default 0, 1, ...), then the total and the cap."""
     total, complete = plan_total(placements)
-    if out.json:
-        out.data({**_placements_json(spec, placements), "max_price": spec.max_price, "ttl_seconds": spec.ttl,
-                  **(extra or {})})
-        return
     numbers = list(slots) if slots is not None else list(range(len(placements)))
     rows = [(i, o.provider, o.region, o.shape, o.reservation_id or "-", _capacity(o), o.price_per_hour)
             for i, o in zip(numbers, placements, strict=False)]
@@ -109,33 +78,29 @@ def plan(out: Output, spec: Any, placements: Sequence[Offer], offers: Any, slots
                ("max $/h", "none" if spec.max_price is None else f"{spec.max_price:.2f}")])
 
 
-def cluster_plan(out: Output, spec: Any, cluster: Any) -> None:
+def cluster_plan(out: Output, report: ClusterPlanReport) -> None:
     """The dry run of a cluster fleet: every slot in the chosen place (as `plan` shows slots), then every place
     considered, in the order they would be tried (ORDER `-`: cannot hold the fleet). HOLDS is `yes` (the
-    cloud says there is room), `maybe` (the cloud publishes no capacity) or `no`. JSON: the plan's document
-    plus `placement` and `places`."""
-    order = {g.key: i for i, g in enumerate(cluster.candidates, 1)}
-    places = [{**g.offer.to_json(), "order": order.get(g.key), "holds": _holds(g, spec.count, cluster.min_count),
-               "vms": g.take(spec.count), "fleet_price_per_hour": round(g.offer.price_per_hour
-                                                                         * g.take(spec.count), 4)}
-              for g in sorted(cluster.considered, key=lambda g: order.get(g.key, len(order) + 1))]
-    if out.json or cluster.chosen is None:  # else `plan` gives these warnings
+    cloud says there is room), `maybe` (the cloud publishes no capacity) or `no`."""
+    cluster, spec = report.cluster, report.spec
+    if out.json or cluster.chosen is None:  # else _placements gives these warnings
         _offer_warnings(out, cluster.offers)
     if out.json:
-        out.data({**_placements_json(spec, cluster.placements, placement="cluster"), "places": places})
+        out.data(report.to_json())
         return
     if cluster.chosen is not None:
-        plan(out, spec, cluster.placements, cluster.offers)
+        _placements(out, spec, cluster.placements, cluster.offers, warn_short=True)
+        _placement_table(out, spec, cluster.placements)
         if cluster.chosen.capacity is None:
             out.warn(f"{cluster.chosen.where()} does not publish capacity: it may not hold the fleet, which then "
                      "moves whole to the next place")
     out.table(("ORDER", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "VMS", "FLEET-$/H", "HOLDS"),
               [(p["order"] or "-", p["provider"], p["region"], p["shape"], p["reservation_id"] or "-",
                 "unknown" if p["capacity"] is None else p["capacity"], p["vms"], p["fleet_price_per_hour"],
-                p["holds"]) for p in places])
+                p["holds"]) for p in report.places])
 
 
-def _offer_warnings(out: Output, offers: Any) -> None:
+def _offer_warnings(out: Output, offers: OfferSet) -> None:
     """What the offers left out, and the providers that gave none, as warnings."""
     for note in offers.left_out.values():
         out.warn(note)
@@ -143,53 +108,39 @@ def _offer_warnings(out: Output, offers: Any) -> None:
         out.warn(f"{provider}: no offers ({why})")
 
 
-def _placements_json(spec: Any, placements: Sequence[Offer], **head: Any) -> dict[str, Any]:
-    """The JSON keys every plan has: the fleet (and `head`), one object per placement, and the total $/h."""
-    total, complete = plan_total(placements)
-    return {"name": spec.name, "count": spec.count, "strategy": spec.strategy, **head,
-            "placements": [{**o.to_json(), "capacity_known": o.capacity is not None} for o in placements],
-            "price_per_hour": total, "price_complete": complete}
-
-
-def _holds(group: Any, count: int, min_count: int) -> str:
-    if group.capacity is None:
-        return "maybe"
-    if group.capacity >= count:
-        return "yes"
-    return f"{group.capacity}-of-{count}" if group.capacity >= min_count else "no"
-
-
 def _capacity(offer: Offer) -> str:
     """What the cloud said about room for the slot's offer: a number of VMs, or `unknown`."""
     return "unknown" if offer.capacity is None else str(offer.capacity)
 
 
-def created(out: Output, report: Any, records: Sequence[MemberRecord]) -> None:
-    members = [member_json(report.fleet, m, _instance_of(report, m)) for m in _current(records)]
+def created(out: Output, report: FleetCreated) -> None:
     if out.json:
-        out.data(fleet_json(report.fleet, members))
+        out.data(report.to_json())
     else:
-        _summary(out, report.fleet, members)
+        _summary(out, report.fleet, report.members)
 
 
-def _instance_of(report: Any, member: MemberRecord) -> Instance | None:
-    return next((i for i in report.running if i.id == member.instance_id), None)
-
-
-def fleet_view(out: Output, view: Any, actions: Sequence[Action] | None = None, dry_run: bool = False) -> None:
-    members = [member_json(view.fleet, v.member, v.instance) for v in view.members]
+def fleet_view(out: Output, report: FleetStatus) -> None:
+    """A fleet as its clouds show it (after a reconcile or scale with its actions in the JSON; each action was
+    printed as progress when it happened)."""
     if out.json:
-        doc = fleet_json(view.fleet, members)
-        if actions is not None:
-            doc |= {"actions": [a.to_json() for a in actions], "dry_run": dry_run}
-        out.data(doc)
+        out.data(report.to_json())
         return
-    _summary(out, view.fleet, members)
+    _summary(out, report.view.fleet, report.members)
 
 
-def reconciled(out: Output, report: Any) -> None:
-    """The fleet after reconcile (before, for a dry run), with one action per VM (printed as progress)."""
-    fleet_view(out, report.view, report.actions, report.dry_run)
+def scaled(out: Output, report: FleetScaled) -> None:
+    """A scale or repair: the fleet afterwards, or for a dry run that would place VMs, its plan (numbered by
+    the new slots; a plan that falls short is not warned about: the report's problem says so)."""
+    plan_ = report.report.plan
+    if plan_ is None:
+        fleet_view(out, report.status)
+        return
+    _placements(out, plan_.spec, plan_.placements, plan_.offers, warn_short=False)
+    if out.json:
+        out.data(report.to_json())
+        return
+    _placement_table(out, plan_.spec, plan_.placements, plan_.slots)
 
 
 def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
@@ -213,12 +164,10 @@ def _row(m: dict[str, Any]) -> list[Any]:
 
 
 def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberRecord]]]) -> None:
-    from ..fleet.inspect import recorded_running, with_derived_state
+    """Every recorded fleet (`Client.fleet_list`'s fleets), with the state its members' records imply."""
+    from ..api.fleet_reports import FleetList
 
-    docs = []
-    for fleet, members in fleets:
-        fleet = with_derived_state(fleet, recorded_running(members))
-        docs.append(fleet_json(fleet, [member_json(fleet, m, None) for m in _current(members)]))
+    docs = FleetList(fleets=[(f, list(m)) for f, m in fleets]).docs()
     if out.json:
         out.data(docs)
         return
@@ -233,40 +182,35 @@ def _running(doc: dict[str, Any]) -> int:
     return sum(1 for m in doc["members"] if m["state"] == RUNNING)
 
 
-def destroyed(out: Output, report: Any) -> None:
+def destroyed(out: Output, report: FleetDestroyed) -> None:
     """Each VM's line was printed as it happened; this is the summary (JSON: the same actions)."""
-    doc = {"name": report.fleet, "destroyed": report.destroyed, "released": len(report.released),
-           "failed": len(report.failures), "forgotten": report.forgotten,
-           "actions": [a.to_json() for a in report.actions]}
     if out.json:
-        out.data(doc)
+        out.data(report.to_json())
         return
-    out.pairs([("fleet", report.fleet), ("destroyed", report.destroyed),
-               ("released (still running)", len(report.released)), ("failed", len(report.failures)),
-               ("record", "forgotten" if report.forgotten else "kept (something may still run)")])
+    result = report.report
+    out.pairs([("fleet", result.fleet), ("destroyed", result.destroyed),
+               ("released (still running)", len(result.released)), ("failed", len(result.failures)),
+               ("record", "forgotten" if result.forgotten else "kept (something may still run)")])
 
 
-def forgotten(out: Output, fleet: FleetRecord, left: Sequence[MemberRecord]) -> None:
+def forgotten(out: Output, report: FleetForgotten) -> None:
     """What `vm fleet forget` left running (JSON: the members, as instances from their records)."""
-    members = [member_json(fleet, m, None) for m in left]
     if out.json:
-        out.data({"name": fleet.name, "forgotten": True, "left_running": members})
+        out.data(report.to_json())
         return
-    out.pairs([("fleet", fleet.name), ("record", "forgotten"), ("VMs left as they are", len(members))])
+    members = report.members
+    out.pairs([("fleet", report.fleet.name), ("record", "forgotten"), ("VMs left as they are", len(members))])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
 
 
-def reaped(out: Output, outcomes: Sequence[Any], dry_run: bool) -> None:
+def reaped(out: Output, report: FleetReaped) -> None:
     """What `vm fleet reap` did to each expired fleet: destroyed, left (something may still run), skipped (with
-    why), gone (removed meanwhile) or, with --dry-run, would-destroy. JSON: {"dry_run", "fleets": [{"name",
-    "id", "expires_at", "result", "reason", "vms", "actions"}]}."""
-    docs = [{"name": o.fleet.name, "id": o.fleet.fleet_id or None, "expires_at": _iso(o.fleet.expires_at),
-             "result": o.result, "reason": o.reason or None, "vms": o.vms,
-             "actions": [a.to_json() for a in o.actions]} for o in outcomes]
+    why), gone (removed meanwhile) or, with --dry-run, would-destroy."""
     if out.json:
-        out.data({"dry_run": dry_run, "fleets": docs})
+        out.data(report.to_json())
         return
+    docs = report.docs()
     for doc in docs:
         if doc["reason"]:
             out.warn(f"fleet {doc['name']}: {doc['result']}: {doc['reason']}")

@@ -16,7 +16,7 @@ import json
 import sys
 import time
 from contextlib import redirect_stdout
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,34 +24,37 @@ from ..errors import Interrupted, NotFound
 from . import fleet_views as views
 from .app import App
 
+if TYPE_CHECKING:
+    from ..api.fleet_reports import FleetStatus
+
 CLEAR = "\x1b[H\x1b[2J"
 BUSY = frozenset({"creating", "starting", "terminating"})
 
 
-def settled(view: Any) -> bool:
+def settled(report: FleetStatus) -> bool:
     """Whether the fleet will not change by itself: a settled state and no member on its way up or down."""
     from ..fleet.inspect import SETTLED
     from ..fleet.store import FleetState
 
-    if view.fleet.state not in SETTLED | {FleetState.DESTROYED}:
+    if report.view.fleet.state not in SETTLED | {FleetState.DESTROYED}:
         return False
-    return not any(m["state"] in BUSY for m in _members(view))
+    return not any(m["state"] in BUSY for m in report.members)
 
 
-def watch(app: App, store: Any, providers: dict[str, Any], name: str, interval: float) -> Any:
+def watch(app: App, name: str, interval: float) -> FleetStatus | None:
     """Show the fleet until it is settled, or until nothing reads stdout any more (a closed pipe); returns the
-    last view (None when the record went away meanwhile).
+    last status (None when the record went away meanwhile).
     Raises NotFound when the fleet is not recorded at the first look; ends with exit 130 on Ctrl-C."""
-    from ..fleet.inspect import FleetInspector
+    from ..api.requests import FleetNameRequest
     from .exiting import reader_gone
 
     terminal = sys.stdout.isatty() and not app.output.json
-    inspector = FleetInspector(store, providers)
+    statuses = app.client().fleet_statuses(FleetNameRequest(name))
     shown, first = None, True
     try:
         while True:
             try:
-                view = inspector.view(name)
+                view = next(statuses)
             except NotFound:
                 if first:
                     raise
@@ -69,21 +72,17 @@ def watch(app: App, store: Any, providers: dict[str, Any], name: str, interval: 
                 app.output.progress(f"nothing reads the output any more: stopped watching fleet {name}")
                 return view
             if settled(view):
-                app.output.progress(f"fleet {name} is settled: {view.fleet.state.value}")
+                app.output.progress(f"fleet {name} is settled: {view.view.fleet.state.value}")
                 return view
             time.sleep(interval)
     except KeyboardInterrupt:
         app.fail(Interrupted(f"stopped watching fleet {name}; nothing was changed"))
 
 
-def _members(view: Any) -> list[dict[str, Any]]:
-    return [views.member_json(view.fleet, v.member, v.instance) for v in view.members]
-
-
-def _render(app: App, view: Any) -> str:
-    """The view as `vm fleet status` prints it (JSON: one compact line)."""
+def _render(app: App, view: FleetStatus) -> str:
+    """The status as `vm fleet status` prints it (JSON: one compact line)."""
     if app.output.json:
-        return json.dumps(views.fleet_json(view.fleet, _members(view)), default=str)
+        return json.dumps(view.to_json(), default=str)
     captured = io.StringIO()
     with redirect_stdout(captured):
         views.fleet_view(app.output, view)

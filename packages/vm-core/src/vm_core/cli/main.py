@@ -110,7 +110,10 @@ def _report(app: App, args: Sequence[str], error: VmError, cause: BaseException 
     if app.debug and cause is not None:
         app.output.debug(app.redact("".join(traceback.format_exception(cause))).rstrip())
     app.output.error(error)
-    return error.exit_code
+    from ..api.outcome import ExitKind
+    from .exits import exit_for
+
+    return exit_for(ExitKind.of(error))
 
 
 

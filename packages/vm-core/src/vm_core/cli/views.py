@@ -1,4 +1,5 @@
-"""The tables and JSON documents of vm's results. JSON schemas are the model's `to_json()` (stable, documented)."""
+"""The tables and JSON documents of vm's results: each report of vm_core.api rendered; the JSON printed is the
+report's own `to_json()` (schemas: docs/python-api.md), built of the model's `to_json()` objects."""
 
 from __future__ import annotations
 
@@ -6,19 +7,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..actions import Accepted
+from ..api.reports import DestroyedVms, InstanceList, InstanceReport, OfferList, ProviderList, VmsActed
 from ..model import Instance, Offer
-from ..session import ProviderReport
 from .output import Output
 
 INSTANCE_COLUMNS = ("PROVIDER", "ID", "NAME", "STATE", "GPU", "REGION", "RESERVED", "$/H")
 
 
-def instances(out: Output, items: Sequence[Instance], *, single: bool = False, raw: bool = False) -> None:
-    """Instances as a table, or JSON: one object when `single`, else an array. `raw` adds each instance's
+def instances(out: Output, items: Sequence[Instance], *, raw: bool = False) -> None:
+    """Instances (`vm list`) as a table, or JSON: an array (InstanceList.to_json). `raw` adds each instance's
     native cloud object under "native" (and implies JSON)."""
     if out.json or raw:
-        docs = [{**i.to_json(), "native": native(i.native)} if raw else i.to_json() for i in items]
-        out.data(docs[0] if single and len(docs) == 1 else docs)
+        out.data(InstanceList(instances=list(items)).to_json(raw))
         return
     out.table(INSTANCE_COLUMNS, [_instance_row(i) for i in items])
 
@@ -26,26 +26,22 @@ def instances(out: Output, items: Sequence[Instance], *, single: bool = False, r
 def instance(out: Output, item: Instance, *, raw: bool = False) -> None:
     """One instance (`vm get`): the table of `instances` plus its public IP, then the ssh command line."""
     if out.json or raw:
-        instances(out, [item], single=True, raw=raw)
+        out.data(InstanceReport(instance=item).to_json(raw))
         return
     out.table((*INSTANCE_COLUMNS, "PUBLIC-IP"), [[*_instance_row(item), item.public_ip]])
     if item.ssh:
         out.line(f"ssh: {item.ssh}")
 
 
-def native(value: Any) -> Any:
-    """The SDK's object as JSON-ready data: msgspec structs and betterproto2 messages (`to_dict`)."""
-    if value is None or isinstance(value, (dict, list, str, int, float, bool)):
-        return value
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    import msgspec
-
-    try:
-        return msgspec.to_builtins(value)
-    except TypeError:
-        return repr(value)
+def acted(out: Output, report: VmsActed) -> None:
+    """What a create, stop, start or reboot finished with: the VMs, or with --no-wait the accepted actions
+    (provider, instance and operation ids); nothing when there is neither."""
+    if out.json and (report.accepted or report.instances):
+        out.data(report.to_json())
+    elif report.accepted:
+        _accepted(out, report.accepted)
+    elif report.instances:
+        out.table(INSTANCE_COLUMNS, [_instance_row(i) for i in report.instances])
 
 
 def _instance_row(i: Instance) -> list[Any]:
@@ -62,30 +58,27 @@ def capacity_cell(reserved: bool, reservation_id: str, spot: bool) -> str:
     return "spot" if spot else "-"
 
 
-def accepted(out: Output, items: Sequence[Accepted], *, single: bool = False) -> None:
-    """Actions started with --no-wait: provider, instance and operation ids."""
-    if out.json:
-        out.data(items[0].to_json() if single and len(items) == 1 else [a.to_json() for a in items])
-        return
+def _accepted(out: Output, items: Sequence[Accepted]) -> None:
     out.table(("PROVIDER", "ID", "NAME", "ACTION", "OPERATION"),
               [(a.provider, a.instance_id, a.name, a.verb, a.operation_id) for a in items])
 
 
-def destroyed(out: Output, provider: str, items: Sequence[tuple[str, str, str]], *, single: bool = False) -> None:
-    """VMs gone: (id, name, note) each; the note says when nothing had to be done ("not found (treated as
-    destroyed)")."""
-    docs = [{"provider": provider, "id": i, "name": name or None, "state": "terminated", "note": note or None}
-            for i, name, note in items]
-    if out.json:
-        out.data(docs[0] if single and len(docs) == 1 else docs)
-        return
-    out.table(("PROVIDER", "ID", "NAME", "STATE", "NOTE"),
-              [(provider, i, name, "terminated", note) for i, name, note in items])
+def destroyed(out: Output, report: DestroyedVms) -> None:
+    """VMs gone, each with a note when nothing had to be done ("not found (treated as destroyed)"); with
+    --no-wait the accepted deletions; nothing when there is neither."""
+    if out.json and (report.accepted or report.gone):
+        out.data(report.to_json())
+    elif report.accepted:
+        _accepted(out, report.accepted)
+    elif report.gone:
+        out.table(("PROVIDER", "ID", "NAME", "STATE", "NOTE"),
+                  [(report.provider, g.instance_id, g.name, "terminated", g.note) for g in report.gone])
 
 
-def offers(out: Output, items: Sequence[Offer]) -> None:
+def offers(out: Output, report: OfferList) -> None:
+    items = report.offers
     if out.json:
-        out.data([o.to_json() for o in items])
+        out.data(report.to_json())
         return
     out.table(("PROVIDER", "REGION", "SHAPE", "GPU", "$/H", "$/GPU/H", "SOURCE", "CAPACITY", "RESERVATION", "SPOT"),
               [(o.provider, o.region, o.shape, f"{o.gpu}x{o.gpu_count}", o.price_per_hour,
@@ -103,18 +96,19 @@ def _capacity(o: Offer) -> str:
     return "?" if o.available else "none"
 
 
-def providers(out: Output, reports: Sequence[ProviderReport]) -> None:
+def providers(out: Output, report: ProviderList) -> None:
     """The providers with their status (from an authenticated call), capabilities and endpoint; the reason of
     every status that is not ok follows the table, as a warning."""
+    reports = report.providers
     if out.json:
-        out.data([r.to_json() for r in reports])
+        out.data(report.to_json())
         return
     out.table(("NAME", "TITLE", "STATUS", "STOP/START", "REBOOT", "LISTS-RESERVATIONS", "ENDPOINT"),
               [(r.name, r.title, r.status.value, _yes_no(r.stop_start), _yes_no(r.reboot),
                 _yes_no(r.lists_reservations), r.endpoint) for r in reports])
-    for report in reports:
-        if report.problem:
-            out.warn(f"provider {report.name}: {report.status.value}: {report.problem}")
+    for one in reports:
+        if one.problem:
+            out.warn(f"provider {one.name}: {one.status.value}: {one.problem}")
 
 
 def _yes_no(value: bool | None) -> str:

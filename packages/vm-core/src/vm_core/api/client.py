@@ -1,0 +1,321 @@
+"""`Client`: the Python API of vm, one method per verb of the `vm` command, over one profile's session.
+
+Every method takes a typed request (vm_core.api.requests) and returns a typed report (vm_core.api.reports,
+vm_core.api.fleet_reports). Methods block until the verb is done (or, with `no_wait`, accepted by the clouds);
+`progress` and `warn` receive what `vm` prints on stderr. Errors are vm_core.errors.VmError subclasses: a call
+raises one when it did nothing (bad input, unknown profile or fleet, no provider configured, ...), and returns a
+report whose `problem` says what went wrong when it did act (some VMs failed, a fleet is degraded, a plan falls
+short). Each method's docstring names what it raises.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .confirm import Confirm
+
+if TYPE_CHECKING:
+    from ..fleet.store import FleetRecord, FleetStore
+    from ..provider import Provider
+    from ..session import Session
+    from .fleet_reports import (
+        ClusterPlanReport,
+        FleetCreated,
+        FleetDestroyed,
+        FleetForgotten,
+        FleetList,
+        FleetPlanReport,
+        FleetReaped,
+        FleetScaled,
+        FleetStatus,
+    )
+    from .reports import (
+        ConfigReport,
+        DestroyedVms,
+        ImageList,
+        InstanceList,
+        InstanceReport,
+        OfferList,
+        ProviderList,
+        VmsActed,
+        VmsCreated,
+    )
+    from .requests import (
+        ActionRequest,
+        CreateRequest,
+        FleetCreateRequest,
+        FleetDestroyRequest,
+        FleetListRequest,
+        FleetNameRequest,
+        FleetReapRequest,
+        FleetReconcileRequest,
+        FleetRepairRequest,
+        FleetScaleRequest,
+        GetRequest,
+        ImagesRequest,
+        ListRequest,
+        OffersRequest,
+        ProvidersRequest,
+    )
+
+Progress = Callable[[Any], None]  # a line of text, or a fleet engine's Step (vm_core.fleet.steps)
+_log = logging.getLogger("vm_core.api")
+
+
+def _log_progress(message: Any) -> None:
+    _log.info("%s", message)
+
+
+def _log_warning(message: str) -> None:
+    _log.warning("%s", message)
+
+
+class Client:
+    """The verbs of vm over `session` (vm_core.session.open_session; `connect` opens one from the config).
+
+    `progress` gets progress lines and fleet Steps, `warn` warnings (defaults: the `vm_core.api` logger).
+    `open_profile(name)` opens another profile's session (None: the default one): acting on a recorded fleet
+    switches to the fleet's own profile unless `profile_explicit` (the profile was named by the caller).
+    Without `open_profile` a fleet is always acted on through `session`.
+    Not thread-safe: one call at a time per Client."""
+
+    def __init__(self, session: Session, *, progress: Progress = _log_progress,
+                 warn: Callable[[str], None] = _log_warning,
+                 open_profile: Callable[[str | None], Session] | None = None, profile_explicit: bool = True) -> None:
+        self.session = session
+        self.progress = progress
+        self.warn = warn
+        self._open_profile = open_profile
+        self._explicit = profile_explicit
+        self._switched = False
+
+    # ------------------------------------------------------------------------------------------- VMs
+    def list(self, request: ListRequest | None = None) -> InstanceList:
+        """Every configured provider's VMs (or one's), filtered. A provider that fails is in the report's
+        problem (PartialFailure, or its own error when it was the only one). Raises ConfigError when no
+        provider is configured, UsageError for an unknown provider."""
+        from .instances import list_instances
+        from .requests import ListRequest
+
+        return list_instances(self, request or ListRequest())
+
+    def get(self, request: GetRequest) -> InstanceReport:
+        """One VM. Raises UsageError for a malformed id, NotFound when it does not exist, the provider's error
+        when it cannot be asked."""
+        from .instances import get_instance
+
+        return get_instance(self, request)
+
+    def create(self, request: CreateRequest, *, confirm: Confirm | None = None) -> VmsCreated:
+        """`request.count` VMs at once; blocks until they run (or, with no_wait, are accepted). VMs that fail
+        are in the report's problem, the others are left running. `confirm` is asked before VMs the cloud will
+        not delete through its API are created (it raises Cancelled to refuse); None: no question. Raises
+        UsageError, Unsupported or ConfigError before any create call."""
+        from .instances import create_instances
+
+        return create_instances(self, request, confirm)
+
+    def stop(self, request: ActionRequest) -> VmsActed:
+        """Stop VMs (already stopped ones are left as they are). Failures (NotFound for a VM that does not
+        exist) are in the report's problem. Raises UsageError for a malformed id, Unsupported where the
+        provider cannot stop VMs."""
+        from .instances import act
+
+        return act(self, "stop", request)
+
+    def start(self, request: ActionRequest) -> VmsActed:
+        """Start stopped VMs (running ones are left as they are); `request.strict`: reserved capacity only.
+        As `stop` for failures and errors."""
+        from .instances import act
+
+        return act(self, "start", request)
+
+    def reboot(self, request: ActionRequest) -> VmsActed:
+        """Reboot VMs (`request.hard`: a reset where the provider has both). As `stop` for failures and
+        errors."""
+        from .instances import act
+
+        return act(self, "reboot", request)
+
+    def destroy(self, request: ActionRequest, *, confirm: Confirm | None = None) -> DestroyedVms:
+        """Destroy VMs; one already gone counts as destroyed. `confirm` is asked first with the live VMs and
+        their $/h (it raises Cancelled to refuse); None: no question. Failures are in the report's problem.
+        Raises UsageError for a malformed id."""
+        from .instances import destroy_instances
+
+        return destroy_instances(self, request, confirm)
+
+    # ---------------------------------------------------------------------------------------- catalog
+    def offers(self, request: OffersRequest) -> OfferList:
+        """Where a GPU type can be had now, cheapest per GPU-hour first. Providers that fail are in the
+        report's problem. Raises UsageError for an unknown GPU type."""
+        from .instances import find_offers
+
+        return find_offers(self, request)
+
+    def providers(self, request: ProvidersRequest | None = None) -> ProviderList:
+        """Every provider plugin with its status (from an authenticated call), capabilities and endpoint; when
+        none is configured the problem is a ConfigError. Never raises for a provider's failure."""
+        from .instances import report_providers
+        from .requests import ProvidersRequest
+
+        return report_providers(self, request or ProvidersRequest())
+
+    def images(self, request: ImagesRequest) -> ImageList:
+        """The images a provider offers for a machine, its default marked. Raises Unsupported when the provider
+        lists none, UsageError for an unknown GPU type."""
+        from .instances import list_images
+
+        return list_images(self, request)
+
+    def config(self) -> ConfigReport:
+        """The selected profile and each provider's settings, secrets only as "<set>" or "<not set>"."""
+        from .instances import show_config
+
+        return show_config(self)
+
+    # ----------------------------------------------------------------------------------------- fleets
+    def fleet_plan(self, request: FleetCreateRequest) -> FleetPlanReport | ClusterPlanReport:
+        """What `fleet_create` would place (a cluster fleet: the place it would take), changing nothing. A plan
+        that falls short has a CapacityError problem, one above max_price a BudgetError. Raises UsageError for
+        bad input or an unknown strategy, ConfigError when no provider is configured."""
+        from .fleets import plan_fleet
+
+        return plan_fleet(self, request)
+
+    def fleet_create(self, request: FleetCreateRequest, *, progress: Progress | None = None) -> FleetCreated:
+        """Create a fleet; blocks until every VM runs or has failed (a Ctrl-C in the main thread stops new
+        creates). The problem is a PartialFailure for a degraded fleet, Interrupted for an interrupted one, and
+        for a failed one its failures' kind (Timeout, AuthError, Transient, else CapacityError). `progress`
+        (default the Client's) gets each Step. Raises UsageError, ConfigError or StrategyError when nothing
+        could be created."""
+        from .fleets import create_fleet
+
+        return create_fleet(self, request, progress or self.progress)
+
+    def fleet_list(self, request: FleetListRequest | None = None) -> FleetList:
+        """Every recorded fleet (from the store; no cloud is asked)."""
+        from .fleets import list_fleets
+        from .requests import FleetListRequest
+
+        return list_fleets(self, request or FleetListRequest())
+
+    def fleet_status(self, request: FleetNameRequest) -> FleetStatus:
+        """A fleet as its clouds show it now; members that could not be checked make a PartialFailure problem.
+        Raises NotFound for an unknown fleet, ConfigError when a provider acts in another account."""
+        return next(self.fleet_statuses(request))
+
+    def fleet_statuses(self, request: FleetNameRequest) -> Iterator[FleetStatus]:
+        """`fleet_status` again at every `next()`, over one set of connections (for watching; the caller waits
+        between). Raises as fleet_status; NotFound at a `next()` once the record is gone."""
+        from .fleets import fleet_statuses
+
+        return fleet_statuses(self, request)
+
+    def fleet_scale(self, request: FleetScaleRequest) -> FleetScaled:
+        """Grow or shrink a fleet (blocks; a Ctrl-C in the main thread stops new creates). The problem: a dry
+        run that cannot place every new VM (CapacityError), VMs left behind (PartialFailure), a rolled-back
+        grow (its failures' kind), a fleet not active afterwards (PartialFailure). Raises UsageError for a
+        count out of range or below the minimum, CapacityError for a cluster fleet whose place has no room
+        (dry run), NotFound for an unknown fleet."""
+        from .fleets import scale_fleet
+
+        return scale_fleet(self, request)
+
+    def fleet_repair(self, request: FleetRepairRequest) -> FleetScaled:
+        """Settle a fleet's records against its clouds, then place a VM for each one missing. Problems and
+        errors as fleet_scale."""
+        from .fleets import repair_fleet
+
+        return repair_fleet(self, request)
+
+    def fleet_destroy(self, request: FleetDestroyRequest, *, confirm: Confirm | None = None) -> FleetDestroyed:
+        """Destroy every VM of a fleet and its record (safe to re-run; an unknown fleet is `found` False).
+        `confirm` is asked first with the fleet's live VMs. The problem is a PartialFailure when VMs may still
+        exist or still run. Raises UsageError for a name no fleet can have."""
+        from .fleets import destroy_fleet
+
+        return destroy_fleet(self, request, confirm)
+
+    def fleet_reconcile(self, request: FleetReconcileRequest) -> FleetStatus:
+        """Make the store match the clouds (adopt, destroy, mark missing). Unchecked members are a
+        PartialFailure problem. Raises NotFound for an unknown fleet."""
+        from .fleets import reconcile_fleet
+
+        return reconcile_fleet(self, request)
+
+    def fleet_forget(self, request: FleetNameRequest) -> FleetForgotten:
+        """Remove a fleet's record, touching no VM. Raises NotFound for an unknown fleet."""
+        from .fleets import forget_fleet
+
+        return forget_fleet(self, request)
+
+    def fleet_reap(self, request: FleetReapRequest | None = None, *, confirm: Confirm | None = None) -> FleetReaped:
+        """Destroy every fleet whose time to live has passed, each through its own profile and accounts; one
+        that cannot be acted on is skipped. `confirm` is asked once with the fleets (not for a dry run). The
+        problem is a PartialFailure when some fleet was left."""
+        from .fleets import reap_fleets
+        from .requests import FleetReapRequest
+
+        return reap_fleets(self, request or FleetReapRequest(), confirm)
+
+    # -------------------------------------------------------------------------------- for the verbs
+    def recorded_fleet(self, name: str) -> tuple[FleetStore, FleetRecord, dict[str, Provider]]:
+        """(store, record, connected providers) of a recorded fleet, acting through the fleet's own profile
+        (see the class) and only in the accounts it recorded: ConfigError (before any call that changes
+        anything) otherwise. A provider that cannot connect is warned about and left out. Raises NotFound."""
+        from ..fleet.destroy import recorded_fleet
+        from ..fleet.location import open_store
+        from ..fleet.service import check_accounts
+
+        store = open_store(self.session)
+        record = recorded_fleet(store, name)
+        if self._may_switch and record.profile and record.profile != self.session.profile.name:
+            assert self._open_profile is not None
+            self.session, self._switched = self._open_profile(record.profile), True
+            store = open_store(self.session)
+        used = sorted({m.provider for m in store.members(name)} | set(record.accounts))
+        connected, failures = self.session.connect_each(used)
+        for provider, error in failures:
+            self.warn(f"{provider}: {error.message}")
+        check_accounts(record, connected, self.session.profile.name)
+        return store, record, connected
+
+    @property
+    def _may_switch(self) -> bool:
+        return not self._explicit and self._open_profile is not None
+
+    def reset_profile(self) -> None:
+        """Back to the default profile after acting on a fleet through its own."""
+        if self._switched and self._open_profile is not None:
+            self.session, self._switched = self._open_profile(None), False
+
+
+def connect(profile: str | None = None, *, environ: Mapping[str, str] | None = None, progress: Progress = _log_progress,
+            warn: Callable[[str], None] = _log_warning) -> Client:
+    """A Client over `profile` of the config file of `environ` (default os.environ: VM_HOME, VM_PROFILE, the
+    clouds' own credentials), chosen as `vm --profile` chooses (None: VM_PROFILE, else the config's
+    default_profile, else auto, else `local`: the embedded mock clouds, started on first use). Raises ConfigError
+    for an unknown profile or an unsafe or malformed config file."""
+    import os
+
+    from ..config import Paths, load_config
+    from ..plugins import provider_plugins
+    from ..session import open_session
+
+    env = os.environ if environ is None else environ
+    paths = Paths.from_env(env)
+    config = load_config(paths.config_file)
+    plugins = provider_plugins()
+    asked = profile or env.get("VM_PROFILE") or None
+    asked_by = "" if asked is None else ("VM_PROFILE" if profile is None else "the caller")
+
+    def open_profile(name: str | None) -> Session:
+        return open_session(config, name, paths, plugins, env, progress, asked_by="the fleet's profile" if name else "")
+
+    session = open_session(config, asked, paths, plugins, env, progress, asked_by=asked_by)
+    return Client(session, progress=progress, warn=warn, open_profile=open_profile, profile_explicit=asked is not None)
+
+

@@ -1,7 +1,7 @@
 """The clouds' own credentials: what each cloud's tools read (their variables and their files), as settings.
 
-A provider plugin that is `provider.ReadsNativeCredentials` turns its cloud's conventions into the values of its
-own settings, each with where it was found:
+A provider plugin that declares `native_credentials` (provider.ReadsNativeCredentials; plugins.LoadedPlugin) turns
+its cloud's conventions into the values of its own settings, each with where it was found:
 
     found = plugin.native_credentials(environ, home)
     found.settings["secret_key"]    # Sourced(value, kind="file", origin="~/.crusoe/config [default]")

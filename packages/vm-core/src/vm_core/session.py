@@ -2,7 +2,7 @@
 
 Settings of a provider, highest precedence first: its table in the profile ([profiles.NAME.PROVIDER]), the
 embedded clouds (profiles with `embedded = true`: the `vm_core.embedded` entry point that serves the provider,
-started on first use; see embedded.py), the cloud's own credentials (`provider.ReadsNativeCredentials`: its
+started on first use; see embedded.py), the cloud's own credentials (its plugin's `native_credentials`: its
 variables and files, read as its own tools read them; a plugin without it: its settings' `env` variables), and
 last, for a plugin with an `ssh_public_key` setting that nothing above sets (nor `ssh_key_name`), the user's own
 key in ~/.ssh (sshkeys.default_key), in every profile.
@@ -12,6 +12,10 @@ a table there, when the profile is embedded and embedded clouds serve it, or whe
 
 The `auto` profile (config.py) becomes, here, the clouds whose own credentials are found, or `local` when none
 are (`open_session`).
+
+A session reads each plugin's facts from its record (plugins.LoadedPlugin, what `Session.plugin` returns) and is
+the one reader of the environment: its `environ` gives the settings' env variables and the clouds' own
+credentials, and the settings of a plugin with a `settings_type` are parsed once, from the resolved values alone.
 """
 
 from __future__ import annotations

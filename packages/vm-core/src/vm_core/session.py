@@ -14,8 +14,8 @@ The `auto` profile (config.py) becomes, here, the clouds whose own credentials a
 are (`open_session`).
 
 A session reads each plugin's facts from its record (plugins.LoadedPlugin, what `Session.plugin` returns) and is
-the one reader of the environment: its `environ` gives the settings' env variables and the clouds' own
-credentials, and the settings of a plugin with a `settings_type` are parsed once, from the resolved values alone.
+the one reader of the environment for settings: its `environ` gives the settings' env variables and the clouds'
+own credentials, and the settings of a plugin with a `settings_type` are parsed once, from the resolved values alone.
 """
 
 from __future__ import annotations

@@ -197,7 +197,7 @@ def test_the_configuration_document_shows_secrets_only_as_set_or_not(tmp_path: P
 TYPED_PLUGIN = '''
 from dataclasses import dataclass
 
-from vm_core.kit import positive_number, setting
+from vm_core.kit import optional_text, positive_number, setting
 from vm_core.plugins import LoadedPlugin
 
 
@@ -205,6 +205,7 @@ from vm_core.plugins import LoadedPlugin
 class TypedSettings:
     token: str = setting(env="VM_TYPED_TOKEN", secret=True, help="credential")
     scale: float = setting(default=1.0, parse=positive_number, help="a positive number")
+    region: str | None = setting(env="VM_TYPED_REGION", default=None, parse=optional_text, help="optional")
 
 
 class Typed:
@@ -235,7 +236,24 @@ def test_the_session_parses_a_declared_settings_type_before_connect(tmp_path: Pa
     given = s.provider("typed")
     assert type(given).__name__ == "TypedSettings" and (given.token, given.scale) == ("s3cret", 2.5)
     assert [(x.key, x.env, x.secret, x.required) for x in s.plugin("typed").settings] == [
-        ("token", "VM_TYPED_TOKEN", True, True), ("scale", "", False, False)]  # derived from settings_type
+        ("token", "VM_TYPED_TOKEN", True, True), ("scale", "", False, False),
+        ("region", "VM_TYPED_REGION", False, False)]  # derived from settings_type
+
+
+def test_typed_settings_come_from_the_sessions_environment_alone(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's own environment is not read behind the session's back: only the session's `environ` is."""
+    monkeypatch.syspath_prepend(str(typed_plugin_dist(tmp_path / "site")))
+    monkeypatch.setenv("VM_TYPED_TOKEN", "from-the-process")
+    monkeypatch.setenv("VM_TYPED_REGION", "from-the-process")
+    s = session(tmp_path, Profile("p", providers={"typed": {}}), fresh=True)
+    with pytest.raises(ConfigError, match=r"provider 'typed' needs token \(or env VM_TYPED_TOKEN\)"):
+        s.provider("typed")
+    alone = session(tmp_path, Profile("p", providers={"typed": {}}), {"VM_TYPED_TOKEN": "given"}, fresh=True)
+    assert (alone.provider("typed").token, alone.provider("typed").region) == ("given", None)
+    both = session(tmp_path, Profile("p", providers={"typed": {}}),
+                   {"VM_TYPED_TOKEN": "given", "VM_TYPED_REGION": "r1"}, fresh=True)
+    assert both.provider("typed").region == "r1"
 
 
 def test_a_plugin_may_register_its_record_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -123,3 +123,71 @@ def test_many_places_are_cut_short() -> None:
     text = no_place_text(request(2), largest_fits(many, request(2)))
     assert text.count(" in crusoe ") == 5 and text.endswith("; and 3 more")
     assert no_place_text(request(2), []) == "no single place holds 2 H100:8 VMs; no place sells them"
+
+
+class _Gated:
+    """The example cloud, with its boots held until `gate` is set and the first create of slot 1 answered by a
+    lost response (Transient: the engine looks the VM up by name, finds none, and tries the slot again)."""
+
+    def __init__(self, inner, gate) -> None:
+        self._inner, self.gate, self.retried = inner, gate, False
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+    def begin_create(self, spec):
+        from vm_core.errors import Transient
+
+        if spec.name.endswith("-1") and not self.retried:
+            self.retried = True
+            raise Transient("connection reset (the response was lost)", provider="example")
+        return _HeldPending(self._inner.begin_create(spec), self.gate)
+
+
+class _HeldPending:
+    def __init__(self, inner, gate) -> None:
+        self._inner, self._gate = inner, gate
+        self.id, self.resource_id = inner.id, inner.resource_id
+
+    def done(self) -> bool:
+        return self._gate.is_set() and self._inner.done()
+
+    def wait(self, timeout: float):
+        self._gate.wait(timeout)
+        return self._inner.wait(timeout)
+
+
+def test_a_cluster_slot_that_fails_is_tried_again_while_the_others_still_boot(tmp_path) -> None:
+    """The cluster placer handles each slot's result as it arrives: the retry of slot 1 is sent while slots 0
+    and 2 still boot (their boots are held until the retry is seen, so a placer that waited for the whole batch
+    would never send it)."""
+    import threading
+    import time
+
+    from vm_core.fleet.cluster import Placement
+    from vm_core.fleet.create import FleetCreator, FleetSpec
+    from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
+    from vm_core.fleet.strategies import spread
+    from vm_example_provider import plugin
+
+    gate = threading.Event()
+    provider = _Gated(plugin.connect({"path": str(tmp_path / "cloud.json"), "seconds": 0.05, "capacity": 8}), gate)
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    creator = FleetCreator(store, {"example": provider}, spread, timeout=120, concurrency={"example": 3})
+    spec = FleetSpec(name="ring", gpu="H100", count=3, min_count=3, strategy="cluster", placement=Placement.CLUSTER)
+    result: dict[str, object] = {}
+    creating = threading.Thread(target=lambda: result.update(report=creator.create(spec)))
+    creating.start()
+    try:
+        deadline = time.monotonic() + 120  # a bound for a loaded machine, never reached when the engine works
+        while not any(m.slot == 1 and m.attempt == 2 for m in store.members("ring")):
+            assert creating.is_alive() and time.monotonic() < deadline, "slot 1 was never tried again"
+            time.sleep(0.05)
+        booting = {m.slot: m.state for m in store.members("ring") if m.attempt == 1 and m.slot != 1}
+        assert booting == {0: MemberState.CREATING, 2: MemberState.CREATING}
+    finally:
+        gate.set()
+        creating.join()
+    report = result["report"]
+    assert report.fleet.state is FleetState.ACTIVE and len(report.running) == 3
+    assert report.fleet.placement is Placement.CLUSTER

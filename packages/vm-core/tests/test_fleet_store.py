@@ -525,3 +525,58 @@ def test_a_store_of_version_4_gets_the_machine_column_and_its_fleets_the_default
     store = SqliteFleetStore(path)
     assert store.get_fleet("old").machine == MachineOptions()
     assert store._db.execute("SELECT version FROM schema_version").fetchall() == [(schema.LATEST,)]
+
+
+# The rows a store of version 5 holds, as that version wrote them (its dump, `sqlite3 vm.db .dump`): reservation
+# text with " (strict)" appended for --strict, and a cluster fleet's placement in its strategy.
+VERSION_5_ROWS = (
+    "INSERT INTO \"fleets\" VALUES('strict','H100',8,2,2,'spread',NULL,NULL,'res-7f3a (strict)','active',"
+     "'',0,1700000000.0,1700000000.0,'k3j9x2qa','','{}','ana@ws-1',NULL,NULL,'')",
+    "INSERT INTO \"fleets\" VALUES('lenient','H100',8,2,2,'cheapest',NULL,NULL,'res-7f3a','active','',0,"
+     "1700000000.0,1700000000.0,'k3j9x2qa','','{}','ana@ws-1',NULL,NULL,'')",
+    "INSERT INTO \"fleets\" VALUES('cluster','H100',8,2,2,'cluster',NULL,NULL,'auto (strict)','active','',"
+     "0,1700000000.0,1700000000.0,'k3j9x2qa','','{}','ana@ws-1',NULL,NULL,'')",
+    "INSERT INTO \"fleets\" VALUES('plain','H100',8,2,2,'spread',NULL,NULL,'none','active','',0,"
+     "1700000000.0,1700000000.0,'k3j9x2qa','','{}','ana@ws-1',NULL,NULL,'')",
+    "INSERT INTO \"members\" VALUES('cluster',0,1,'nebius','cluster-0','eu-north1',"
+     "'gpu-h100-sxm/8gpu-128vcpu-1600gb','','running','computeinstance-e00abc','',NULL,'',1700000000.0,"
+     "1700000000.0)",
+)
+
+
+def test_a_store_of_version_5_gets_its_reservations_and_placement_as_columns(where: tuple[str | None, Path]) -> None:
+    from vm_core.fleet import schema
+    from vm_core.fleet.placement import Placement
+    from vm_core.model import ReservationMode, ReservationRequest
+
+    for version, statements in schema.pending(0):
+        for statement in statements if version <= 5 else ():
+            _execute(where, statement)
+    _execute(where, schema.VERSION_TABLE)
+    _execute(where, "INSERT INTO schema_version (version) VALUES (5)")
+    for row in VERSION_5_ROWS:
+        _execute(where, row)
+    store = store_at(*where)
+    got = {f.name: f for f in store.list_fleets()}
+    assert got["strict"].reservation == ReservationRequest(ReservationMode.ID, "res-7f3a", strict=True)
+    assert got["lenient"].reservation == ReservationRequest(ReservationMode.ID, "res-7f3a")
+    assert got["cluster"].reservation == ReservationRequest(ReservationMode.AUTO, strict=True)
+    assert got["plain"].reservation == ReservationRequest(ReservationMode.NONE)
+    assert [got[n].placement for n in ("strict", "lenient", "cluster", "plain")] == [
+        Placement.ANY, Placement.ANY, Placement.CLUSTER, Placement.ANY]
+    assert (got["cluster"].strategy, got["lenient"].strategy, got["strict"].fleet_id) == ("cluster", "cheapest",
+                                                                                         "k3j9x2qa")
+    assert [m.instance_id for m in store.members("cluster")] == ["computeinstance-e00abc"]
+    assert _execute(where, "SELECT version FROM schema_version") == [(schema.LATEST,)]
+    updated = store.update_fleet("strict", state=FleetState.DEGRADED)
+    assert store_at(*where).get_fleet("strict") == updated and updated.reservation.strict
+
+
+def test_reservation_and_placement_round_trip_through_their_columns(store: FleetStore) -> None:
+    from vm_core.fleet.placement import Placement
+    from vm_core.model import ReservationMode, ReservationRequest
+
+    wanted = ReservationRequest(ReservationMode.ID, "res (strict) x", strict=False)
+    store.create_fleet(fleet(reservation=wanted, placement=Placement.CLUSTER))
+    got = store.get_fleet("train")
+    assert got is not None and got.reservation == wanted and got.placement is Placement.CLUSTER

@@ -11,22 +11,15 @@ fleet, the largest fleet that fits where.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model import Offer
+from .placement import Placement as Placement  # where it was defined before
 from .store import MemberRecord, MemberState
 from .strategies import Blocked, FleetRequest, Strategy, eligible, offer_key
 
 SHOWN_PLACES = 5  # places named in a "no single place" message
-
-
-class Placement(enum.StrEnum):
-    """Where a fleet's members may go: anywhere the strategy puts them, or all in one place."""
-
-    ANY = "any"
-    CLUSTER = "cluster"
 
 
 @dataclass(frozen=True, slots=True)

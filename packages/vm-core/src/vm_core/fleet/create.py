@@ -27,14 +27,14 @@ from ..provider import Provider, SupportsAccount
 from . import members as mem
 from .attempts import MIN_CLEANUP_TIMEOUT, Attempts, Context
 from .budget import check_budget
-from .cluster import Placement
 from .cluster_place import ClusterPlacer, plan_for
 from .destroy import FleetDestroyer
 from .eligibility import enforced
 from .lease import lease, user_at_host
 from .naming import FleetIdentity, check_fleet_name, new_fleet_id
 from .offers import OfferCache, OfferSet, held_by_members
-from .spec import FleetSpec, reservation_text, spec_of
+from .placement import Placement
+from .spec import FleetSpec, spec_of
 from .spread_place import SpreadPlacer
 from .store import FleetExists, FleetRecord, FleetState, FleetStore, MemberRecord
 from .strategies import Blocked, Strategy, unlisted_reservation
@@ -166,7 +166,7 @@ class FleetCreator:
         self.identity = FleetIdentity(spec.name, new_fleet_id())
         record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, requested_count=spec.count,
                              min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
-                             region=spec.region, reservation=reservation_text(spec.reservation),
+                             region=spec.region, reservation=spec.reservation, placement=spec.placement,
                              owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,
                              accounts=accounts(self.providers), created_by=user_at_host(),
                              max_price=spec.max_price, machine=spec.machine)

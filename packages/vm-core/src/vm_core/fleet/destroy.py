@@ -109,10 +109,10 @@ class FleetDestroyer:
         VMs is left; what could not be deleted, one line per provider. Only a cluster fleet with an id made any:
         for the others no call is made."""
         from ..provider import SupportsPlacementGroups
-        from .cluster import Placement
+        from .placement import Placement
 
         problems: list[str] = []
-        if record.strategy != Placement.CLUSTER or not identity.fleet_id:
+        if record.placement is not Placement.CLUSTER or not identity.fleet_id:
             return problems
         for name, provider in self.providers.items():
             if not isinstance(provider, SupportsPlacementGroups):

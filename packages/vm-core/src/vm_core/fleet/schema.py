@@ -51,6 +51,24 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     5: (
         "ALTER TABLE fleets ADD COLUMN machine TEXT NOT NULL DEFAULT ''",
     ),
+    # Reservation and placement as their own columns: the mode (auto, none, id), the reservation's id ('' unless
+    # mode id), whether --strict was asked (0/1), and the placement (any, cluster). They are filled from what
+    # earlier versions kept: the `reservation` text ("auto", "none" or an id, " (strict)" appended for --strict),
+    # which stays (NOT NULL, written as before) but is no longer read, and `strategy` "cluster" for a cluster fleet.
+    6: (
+        "ALTER TABLE fleets ADD COLUMN reservation_mode TEXT NOT NULL DEFAULT 'auto'",
+        "ALTER TABLE fleets ADD COLUMN reservation_id TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE fleets ADD COLUMN reservation_strict INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE fleets ADD COLUMN placement TEXT NOT NULL DEFAULT 'any'",
+        "UPDATE fleets SET reservation_strict = 1 "
+        "WHERE length(reservation) > 9 AND substr(reservation, length(reservation) - 8) = ' (strict)'",
+        "UPDATE fleets SET reservation_id = CASE WHEN reservation_strict = 1 "
+        "THEN substr(reservation, 1, length(reservation) - 9) ELSE reservation END",
+        "UPDATE fleets SET reservation_mode = CASE WHEN lower(reservation_id) IN ('auto', 'none') "
+        "THEN lower(reservation_id) ELSE 'id' END",
+        "UPDATE fleets SET reservation_id = '' WHERE reservation_mode <> 'id'",
+        "UPDATE fleets SET placement = 'cluster' WHERE strategy = 'cluster'",
+    ),
 }
 
 LATEST = max(MIGRATIONS)

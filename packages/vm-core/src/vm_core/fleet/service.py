@@ -60,10 +60,11 @@ def strategy_named(name: str) -> Enforced:
 def fleet_strategy(store: FleetStore, record: FleetRecord) -> Enforced:
     """The strategy of a recorded fleet; a cluster fleet's new VMs go where its running members are
     (UsageError when none runs: there is no place to grow beside)."""
-    from .cluster import Placement, pinned_to, place_of
+    from .cluster import pinned_to, place_of
+    from .placement import Placement
     from .strategies import cheapest
 
-    if record.strategy != Placement.CLUSTER:
+    if record.placement is not Placement.CLUSTER:
         return strategy_named(record.strategy)
     place = place_of(store.members(record.name))
     if place is None:

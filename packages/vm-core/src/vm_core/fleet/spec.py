@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..machine import MachineOptions
-from ..model import ReservationMode, ReservationRequest
-from .cluster import Placement
+from ..model import ReservationRequest
+from .placement import Placement
 from .store import FleetRecord
 from .strategies import FleetRequest
 
@@ -38,14 +38,8 @@ class FleetSpec:
 def spec_of(record: FleetRecord, count: int, ssh_public_key: str | None = None) -> FleetSpec:
     """The spec of a recorded fleet with `count` VMs (its size, strategy, providers, region, reservation and
     machine: the image, boot disk and startup script its members were created with)."""
-    text = record.reservation.removesuffix(" (strict)")
-    reservation = ReservationRequest.parse(text, strict=text != record.reservation)
     return FleetSpec(name=record.name, gpu=record.gpu, count=count, min_count=min(record.min_count, count),
                      strategy=record.strategy, gpu_count=record.gpu_count or 1, providers=record.providers,
-                     region=record.region, reservation=reservation, ssh_public_key=ssh_public_key,
+                     region=record.region, reservation=record.reservation, ssh_public_key=ssh_public_key,
                      machine=record.machine)
 
-
-def reservation_text(reservation: ReservationRequest) -> str:
-    text = reservation.reservation_id if reservation.mode is ReservationMode.ID else reservation.mode.value
-    return f"{text} (strict)" if reservation.strict else text

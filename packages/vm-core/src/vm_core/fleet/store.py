@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError, Transient
 from ..machine import MachineOptions
-from ..model import InstanceState
+from ..model import InstanceState, ReservationMode, ReservationRequest
 from . import schema
+from .placement import Placement
 
 
 class FleetState(enum.StrEnum):
@@ -110,7 +111,7 @@ class FleetRecord:
     strategy: str
     providers: tuple[str, ...] | None = None
     region: str | None = None
-    reservation: str = "auto"
+    reservation: ReservationRequest = ReservationRequest()  # --reservation and --strict
     state: FleetState = FleetState.CREATING
     message: str = ""
     owner_pid: int = 0
@@ -123,6 +124,7 @@ class FleetRecord:
     expires_at: float | None = None  # epoch seconds after which `vm fleet reap` destroys it (None: never)
     max_price: float | None = None  # the cap on the fleet's total $/h (None: none)
     machine: MachineOptions = MachineOptions()  # what every member boots (--image, --disk-size, --startup-script)
+    placement: Placement = Placement.ANY  # CLUSTER: every member in one place (--placement cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +233,10 @@ class LeaseHeld(Exception):
 
 
 DEFAULT_LEASE_SECONDS = 60.0
-_FLEET_COLUMNS = [f.name for f in fields(FleetRecord)]
+# The fleet columns read: each field of FleetRecord, its reservation as three (schema version 6).
+_RESERVATION_COLUMNS = ["reservation_mode", "reservation_id", "reservation_strict"]
+_FLEET_COLUMNS = [column for f in fields(FleetRecord)
+                  for column in (_RESERVATION_COLUMNS if f.name == "reservation" else [f.name])]
 _MEMBER_COLUMNS = [f.name for f in fields(MemberRecord)]
 _MEMBER_KEY = "WHERE fleet = ? AND slot = ? AND attempt = ?"
 
@@ -520,6 +525,13 @@ def _fleet_row(fleet: FleetRecord) -> dict[str, Any]:
     row["state"] = fleet.state.value
     row["accounts"] = json.dumps(fleet.accounts, sort_keys=True)
     row["machine"] = fleet.machine.to_record()
+    row["placement"] = fleet.placement.value
+    wanted = fleet.reservation
+    # the text column of versions 1-5 is NOT NULL: still written, never read
+    text = wanted.reservation_id if wanted.mode is ReservationMode.ID else wanted.mode.value
+    row["reservation"] = f"{text} (strict)" if wanted.strict else text
+    row.update(reservation_mode=wanted.mode.value, reservation_id=wanted.reservation_id,
+               reservation_strict=int(wanted.strict))
     return row
 
 
@@ -529,6 +541,9 @@ def _fleet_from(row: tuple[Any, ...]) -> FleetRecord:
     data["state"] = FleetState(data["state"])
     data["accounts"] = json.loads(data["accounts"])
     data["machine"] = MachineOptions.from_record(data["machine"])
+    data["placement"] = Placement(data["placement"])
+    data["reservation"] = ReservationRequest(ReservationMode(data.pop("reservation_mode")), data.pop("reservation_id"),
+                                             strict=bool(data.pop("reservation_strict")))
     return FleetRecord(**data)
 
 

@@ -197,6 +197,8 @@ def test_a_fact_whose_reading_raises_is_a_load_error() -> None:
         LoadedPlugin.of(_Raising())
     with pytest.raises(MalformedPlugin, match="no settings .* and no settings_type"):
         LoadedPlugin.of(SimpleNamespace(name="odd", title="Odd", connect=print))
+    with pytest.raises(MalformedPlugin, match="^no title, connect$"):
+        LoadedPlugin.of(SimpleNamespace(name="odd", settings=()))
 
 
 def test_absent_facts_get_their_defaults_and_a_record_may_be_the_plugin() -> None:

@@ -40,7 +40,8 @@ def provider_class_of(connect: Callable[..., Any]) -> type | None:
 
 def read_facts(plugin: object, facts: Sequence[str]) -> dict[str, Any]:
     """The facts `plugin` declares (an attribute that is absent or None is left out: its default applies).
-    Raises MalformedPlugin when reading one raises, or when it declares neither settings nor settings_type."""
+    Raises MalformedPlugin when reading one raises, when name, title or connect is missing, or when it declares
+    neither settings nor settings_type."""
     found = {}
     for fact in facts:
         try:
@@ -50,6 +51,8 @@ def read_facts(plugin: object, facts: Sequence[str]) -> dict[str, Any]:
             raise MalformedPlugin(f"{what} failed: {type(exc).__name__}: {exc}") from None
         if value is not _ABSENT and value is not None:
             found[fact] = value
+    if missing := [fact for fact in _REQUIRED if fact not in found]:
+        raise MalformedPlugin(f"no {', '.join(missing)}")
     if "settings" not in found and "settings_type" not in found:
         raise MalformedPlugin("no settings (a tuple of Setting) and no settings_type")
     return found

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -143,6 +145,20 @@ def test_the_process_reads_its_plugins_once() -> None:
     hidden = provider_plugins({"VM_DISABLE_PROVIDERS": " example, lambda "})
     assert hidden.names() == ["crusoe", "nebius"] and hidden.get("lambda") is None
     assert hidden.registry is installed_providers() and set(hidden.load_all()) == {"crusoe", "nebius"}
+
+
+def test_loading_every_record_and_the_catalog_imports_no_sdk() -> None:
+    """Reading the plugins' facts (shapes and GPU types included) imports none of the clouds' SDKs or their
+    transports: only `connect` does."""
+    code = ("import sys\n"
+            "from vm_core.plugins import provider_plugins\n"
+            "from vm_core.catalog import default_catalog\n"
+            "assert len(provider_plugins().load_all()) >= 4 and default_catalog().shapes\n"
+            "heavy = ('crusoe_sdk', 'lambda_sdk', 'nebius_sdk', 'grpc', 'requests', 'msgspec', 'betterproto2')\n"
+            "print(sorted(m for m in heavy if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def _plugin(**facts: object) -> SimpleNamespace:

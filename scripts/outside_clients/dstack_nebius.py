@@ -127,6 +127,30 @@ def main() -> int:
 
     pause()
     report.run("create that fails for capacity (dstack must raise, not report a booted VM)", sold_out, str)
+
+    def nothing_left() -> str:
+        """Every disk, GPU cluster and pricing policy dstack made is gone (its cleanup, after each VM)."""
+        from nebius.api.nebius.billing.v1 import ListPricingPoliciesRequest, PricingPolicyServiceClient
+        from nebius.api.nebius.compute.v1 import (
+            DiskServiceClient,
+            GpuClusterServiceClient,
+            ListDisksRequest,
+            ListGpuClustersRequest,
+        )
+
+        sdk = nebius._sdk
+        left = []
+        for project in nebius._region_to_project_id.values():
+            for client, request in ((DiskServiceClient, ListDisksRequest), (GpuClusterServiceClient,
+                                    ListGpuClustersRequest), (PricingPolicyServiceClient, ListPricingPoliciesRequest)):
+                items = resources.LOOP.await_(client(sdk).list(request(parent_id=project), timeout=10)).items
+                left += [f"{client.__name__.removesuffix('ServiceClient')} {i.metadata.name}" for i in items]
+        if left:
+            raise AssertionError(f"left behind: {left}")
+        return f"no disk, GPU cluster or pricing policy in {len(nebius._region_to_project_id)} projects"
+
+    report.run("nothing left (DiskService, GpuClusterService, PricingPolicyService List per project)",
+               nothing_left, str)
     return 1 if report.failed else 0
 
 

@@ -187,7 +187,7 @@ def go_build(gopath: Path | None, logs: Path, bin_path: Path) -> str:
             done = sh([go, "build", "-o", str(bin_path), "."], env=env, cwd=work, out=logs / "client-go-build.log")
     if done.returncode != 0:
         lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-        return f"go build failed: {lines[-1] if lines else 'no output'}"
+        return f"Go build step failed: {lines[-1] if lines else 'no output'}"
     return ""
 
 

@@ -205,6 +205,26 @@ def main() -> int:
         return "cleaned"
 
     report.run("cleanup (remove what a failed create left)", leftovers, str)
+
+    def nothing_left() -> str:
+        """No VM, managed boot disk, GPU cluster or SkyPilot security group of these clusters is left."""
+        compute, vpc = nebius.compute(), nebius.vpc()
+        left = []
+        for region in (REGION, SOLD_OUT_REGION):
+            parent = utils.get_project_by_region(region)
+            wait_until(lambda: not [i for i in utils.list_instances(parent).values()  # noqa: B023
+                                    if i["name"].startswith(CLUSTER)], 120)
+            for service, request in ((compute.DiskServiceClient, compute.ListDisksRequest),
+                                     (compute.GpuClusterServiceClient, compute.ListGpuClustersRequest),
+                                     (vpc.SecurityGroupServiceClient, vpc.ListSecurityGroupsRequest)):
+                items = nebius.sync_call(service(nebius.sdk()).list(request(parent_id=parent), timeout=10)).items
+                left += [i.metadata.name for i in items if CLUSTER in i.metadata.name]
+        if left:
+            raise AssertionError(f"left behind: {left}")
+        return "no VM, disk, GPU cluster or security group of these clusters"
+
+    report.run("nothing left (InstanceService, DiskService, GpuClusterService, SecurityGroupService List)",
+               nothing_left, str)
     return 1 if report.failed else 0
 
 

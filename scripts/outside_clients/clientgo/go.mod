@@ -4,5 +4,5 @@ go 1.17
 
 require (
 	github.com/antihax/optional v1.0.0
-	github.com/crusoecloud/client-go v0.1.99
+	github.com/crusoecloud/client-go v1.0.3
 )

@@ -43,7 +43,7 @@ from .requests import (
     FleetRepairRequest,
     FleetScaleRequest,
 )
-from .scaling import pinned_short, refusal, scale_problem
+from .scaling import pinned_short, refusal, scale_problem, unchecked
 
 if TYPE_CHECKING:
     from ..fleet.create import CreateReport, FleetCreator, FleetSpec
@@ -231,14 +231,6 @@ def interruptibly(creator: FleetCreator, run: Callable[[], T]) -> T:
 
 
 # ------------------------------------------------------------------------------------------ recorded fleets
-def unchecked(problems: list[str], name: str) -> Problem | None:
-    """A PartialFailure listing the members of fleet `name` that could not be checked, if any."""
-    if not problems:
-        return None
-    return Problem.of(PartialFailure(f"fleet {name}: {len(problems)} member(s) could not be checked"),
-                      [(name, VmError(p)) for p in problems])
-
-
 def list_fleets(client: Client, request: FleetListRequest) -> FleetList:
     from ..fleet.lease import user_at_host
     from ..fleet.location import open_store

@@ -183,7 +183,7 @@ def _target(client: Client, provider: str, instance_ids: Sequence[str]) -> tuple
 
 
 def _title(client: Client, provider: str) -> str:
-    return getattr(client.session.plugin(provider), "title", provider)
+    return client.session.plugin(provider).title
 
 
 def act(client: Client, verb: str, request: ActionRequest) -> VmsActed:

@@ -1,4 +1,5 @@
-"""How a scale or repair ended (`scale_problem`), and the errors of a refused or impossible scale."""
+"""How a fleet verb on a recorded fleet ended (`scale_problem`, `unchecked`), and the errors of a refused or
+impossible scale."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ def scale_problem(name: str, report: ScaleReport) -> Problem | None:
     cannot hold every VM it would create."""
     from ..fleet.service import failure_kind
     from ..fleet.store import FleetState
-    from .fleets import unchecked
 
     fleet = report.view.fleet
     if report.dry_run:
@@ -99,3 +99,11 @@ def refusal(exc: ScaleRefused) -> str:
                                                f"{exc.minimum}",
             ScaleProblem.BELOW_MINIMUM: f"--count {exc.count} is below fleet {exc.fleet}'s minimum of {exc.minimum};"
                                         " --min-count lowers the minimum"}[exc.problem]
+
+
+def unchecked(problems: list[str], name: str) -> Problem | None:
+    """A PartialFailure listing the members of fleet `name` that could not be checked, if any."""
+    if not problems:
+        return None
+    return Problem.of(PartialFailure(f"fleet {name}: {len(problems)} member(s) could not be checked"),
+                      [(name, VmError(p)) for p in problems])

@@ -170,10 +170,7 @@ class _DebugHandler(logging.StreamHandler[TextIO]):
 
 def _plugin_loggers(session: Session) -> list[str]:
     """The loggers of the provider plugins' SDKs: each plugin's optional `debug_loggers`."""
-    from ..plugins import optional
-
-    return [name for plugin in session.plugins.load_all().values() for name in optional(plugin, "debug_loggers", ())
-            if isinstance(name, str)]
+    return [name for plugin in session.plugins.load_all().values() for name in plugin.debug_loggers]
 
 
 def _debug_logging(redact: Callable[[str], str], loggers: Sequence[str]) -> None:

@@ -41,7 +41,7 @@ def _lifecycle(kind: OpKind, *, renews_public_ip: bool = False) -> ActionHandler
     """An asynchronous power action; a start gets a new dynamic public IP, as on the real service."""
 
     def run(call: Call, vm: VM, body: InstancesPatchRequest) -> Operation:
-        op = _begin(call, vm, kind, body.action)
+        op = begin(call, vm, kind, body.action)
         if renews_public_ip:
             _renew_public_ip(call.world, vm)
         return op
@@ -59,7 +59,7 @@ def _update(call: Call, vm: VM, body: InstancesPatchRequest) -> Operation:
         raise bad_request("commitment is no longer supported")
     if new_type is None and public_type is None and body.maintenance_policy is None:
         raise bad_request("nothing to update: give type, maintenance_policy or network_interfaces")
-    op = _begin(call, vm, OpKind.UPDATE, body.action)
+    op = begin(call, vm, OpKind.UPDATE, body.action)
     if new_type is not None:
         call.world.resize(CRUSOE, vm.id, new_type)
     extras = vmdata.load(vm)
@@ -126,7 +126,7 @@ def _world_error(exc: WorldError) -> ApiError:
     return _WORLD_ERRORS.get(exc.kind, bad_request)(exc.message)
 
 
-def _begin(call: Call, vm: VM, kind: OpKind, action: str) -> Operation:
+def begin(call: Call, vm: VM, kind: OpKind, action: str) -> Operation:
     """Start an asynchronous operation; a refusal names the Crusoe action and state, not the core's."""
     state = render.STATE_NAMES[vm.state]
     try:

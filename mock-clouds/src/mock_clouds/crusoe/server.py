@@ -15,7 +15,19 @@ from ..core.models import Provider
 from ..core.world import World
 from ..http import HttpServer, Request, Response, Router
 from ..tls import ServerTls
-from . import actions, catalog, images, instances, networking, operations, projects, reservations, storage, users
+from . import (
+    actions,
+    catalog,
+    disk_attach,
+    images,
+    instances,
+    networking,
+    operations,
+    projects,
+    reservations,
+    storage,
+    users,
+)
 from .access import Call
 from .auth import authenticate
 from .errors import ApiError, bad_request, error_body, method_not_allowed, not_found, too_many_requests
@@ -55,6 +67,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", f"{_VMS}/instances", instances.create_instance, creates=True),
     Route("GET", f"{_VMS}/instances/{{vm_id}}", instances.get_instance),
     Route("PATCH", f"{_VMS}/instances/{{vm_id}}", actions.patch_instance),
+    Route("POST", f"{_VMS}/instances/{{vm_id}}/attach-disks", disk_attach.attach_disks),
+    Route("POST", f"{_VMS}/instances/{{vm_id}}/detach-disks", disk_attach.detach_disks),
     Route("DELETE", f"{_VMS}/instances/{{vm_id}}", instances.delete_instance),
     Route("GET", "/organizations/{organization_id}/quotas", catalog.list_org_quotas),
     Route("GET", f"{_DISKS}/operations", storage.list_operations),

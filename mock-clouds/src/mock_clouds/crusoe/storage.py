@@ -195,6 +195,12 @@ def record_attachments(world: World, vm_id: str, attachments: list[dict[str, str
         disk["attached_to"].append({"vm_id": vm_id, "attachment_type": "data", "mode": attachment["mode"]})
 
 
+def remove_attachments(world: World, vm_id: str, disk_ids: list[str]) -> None:
+    for disk_id in disk_ids:
+        disk = _table(world, _DISKS)[disk_id]
+        disk["attached_to"] = [a for a in disk["attached_to"] if a["vm_id"] != vm_id]
+
+
 def vm_data_disks(world: World, vm_id: str) -> list[dict[str, object]]:
     """The data disks attached to a VM, as `AttachedDiskV1Alpha5` items of the instance's `disks`."""
     disks = []

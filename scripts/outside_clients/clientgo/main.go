@@ -204,7 +204,7 @@ func run(a api, org, projectName string) {
 	check("GetSSHKeys", err, resp, fmt.Sprintf("%d keys", len(keys.Items)))
 
 	vmID := lifecycle(a)
-	disks(a)
+	disks(a, vmID)
 	ib(a)
 	if vmID != "" {
 		res, resp, err := c.VMsApi.DeleteInstance(ctx, a.project, vmID)
@@ -280,7 +280,18 @@ func lifecycle(a api) string {
 	return vm.Id
 }
 
-func disks(a api) {
+// attached reports whether the VM lists the disk among its disks.
+func (a api) attached(vmID, diskID string) (bool, *http.Response, error) {
+	vm, resp, err := a.c.VMsApi.GetInstance(a.ctx, a.project, vmID)
+	for _, d := range vm.Disks {
+		if d.Id == diskID {
+			return true, resp, err
+		}
+	}
+	return false, resp, err
+}
+
+func disks(a api, vmID string) {
 	ctx, c := a.ctx, a.c
 	res, resp, err := c.DisksApi.CreateDisk(ctx, swagger.DisksPostRequestV1Alpha5{Name: "oc-clientgo-disk", Size: "100GiB",
 		Location: location, Type_: "persistent-ssd"}, a.project)
@@ -300,6 +311,33 @@ func disks(a api) {
 	check("GetDisk", err, resp, disk.Id+" "+disk.Size)
 	list, resp, err := c.DisksApi.ListDisks(ctx, a.project, &swagger.DisksApiListDisksOpts{})
 	check("ListDisks", err, resp, fmt.Sprintf("%d disks", len(list.Items)))
+	if vmID != "" {
+		attach := swagger.InstancesAttachDiskPostRequestV1Alpha5{AttachDisks: []swagger.DiskAttachment{
+			{DiskId: ids.ID, Mode: "read-write", AttachmentType: "data"}}}
+		res, resp, err := c.VMsApi.UpdateInstanceAttachDisks(ctx, attach, a.project, vmID)
+		if err == nil {
+			_, err = a.wait(res.Operation, a.vmOp)
+		}
+		if err == nil {
+			var on bool
+			if on, resp, err = a.attached(vmID, ids.ID); err == nil && !on {
+				err = errors.New("the VM does not list the disk")
+			}
+		}
+		check("UpdateInstanceAttachDisks on the running VM (operation, VM lists the disk)", err, resp, "attached")
+		detach := swagger.InstancesDetachDiskPostRequest{DetachDisks: []string{ids.ID}}
+		res, resp, err = c.VMsApi.UpdateInstanceDetachDisks(ctx, detach, a.project, vmID)
+		if err == nil {
+			_, err = a.wait(res.Operation, a.vmOp)
+		}
+		if err == nil {
+			var on bool
+			if on, resp, err = a.attached(vmID, ids.ID); err == nil && on {
+				err = errors.New("the VM still lists the disk")
+			}
+		}
+		check("UpdateInstanceDetachDisks (operation, disk gone from the VM)", err, resp, "detached")
+	}
 	del, resp, err := c.DisksApi.DeleteDisk(ctx, a.project, ids.ID)
 	if err == nil {
 		_, err = a.wait(del.Operation, a.diskOp)

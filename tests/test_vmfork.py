@@ -72,3 +72,24 @@ def test_a_run_past_its_timeout_is_killed_and_raises(tmp_path: Path) -> None:
     with pytest.raises(subprocess.TimeoutExpired):
         vmfork.run([VM, "--version"], env, 0)
     assert vmfork.run([VM, "--version"], env, 120).returncode == 0  # the server still serves
+
+
+def test_vm_tests_exec_makes_every_run_execute_the_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = _env(tmp_path)
+    monkeypatch.setenv("VM_TESTS_EXEC", "1")
+    assert not vmfork._forkable(env)
+    assert vmfork.start_mock(tmp_path / "mock-clouds", "0.002", env) is None  # vm's autostart starts them
+
+
+def test_a_mock_started_by_fork_serves_and_stops_as_a_detached_one(tmp_path: Path) -> None:
+    from mock_clouds import control
+
+    env = _env(tmp_path)
+    state = tmp_path / "home" / "mock-clouds"
+    pid = vmfork.start_mock(state, "0.002", env)
+    assert pid is not None and control.read_endpoints(state)["pid"] == pid
+    assert os.getsid(pid) == pid  # its own session, as `serve --detach` gives it
+    assert control.admin_call(control.read_endpoints(state), "GET", "/health")["ok"]
+    assert control.stop_server(state) == pid
+    assert "stopped, state saved" in (state / "server.log").read_text()
+    assert (state / "state.json").exists()  # the world it saved on SIGTERM

@@ -54,6 +54,40 @@ def run(command: list[str], env: Mapping[str, str], timeout: float | None) -> su
     return server.run(command, dict(env), timeout)
 
 
+def start_mock(state_dir: Path, time_scale: str, env: Mapping[str, str]) -> int | None:
+    """Start the mock clouds of `state_dir` in the background as `mock-clouds serve --detach` does (a new session,
+    stdio on STATE_DIR/server.log), in a process forked from the fork server, and return its pid once it answers;
+    None when the run could not fork (the caller then leaves the start to `vm`'s autostart). The process runs
+    `mock-clouds serve --state-dir DIR --time-scale T`, the command the detached server runs. Raises what
+    control.wait_until_ready raises when it does not come up."""
+    server = _server() if _forkable(env) else None
+    if server is None:
+        return None
+    from mock_clouds import control
+
+    _private_dirs(state_dir)
+    log = os.open(state_dir / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    argv = [sys.executable, "-m", "mock_clouds", "serve", "--state-dir", str(state_dir), "--time-scale", time_scale]
+    request = {"kind": "mock", "argv": argv, "env": dict(env), "cwd": os.getcwd()}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+        try:
+            conn.connect(server.path)
+            socket.send_fds(conn, [json.dumps(request).encode()], [stdin, log, log])
+        finally:
+            os.close(stdin)
+            os.close(log)
+        pid = int(_receive(conn, None)["pid"])
+    control.wait_until_ready(state_dir, pid, time.monotonic() + READY_TIMEOUT)
+    return pid
+
+
+def _private_dirs(path: Path) -> None:
+    """Create `path` and its missing parents with mode 0700, as vm does for its state."""
+    for directory in reversed([p for p in (path, *path.parents) if not p.exists()]):
+        directory.mkdir(mode=0o700, exist_ok=True)
+
+
 def _forkable(env: Mapping[str, str]) -> bool:
     if os.environ.get("VM_TESTS_EXEC", "") not in ("", "0"):
         return False
@@ -186,7 +220,9 @@ def _text(data: bytes) -> str:
 # ---------------------------------------------------------------------------------------------- the server
 PRELOAD = ("vm_core", "cloud_sdk_core", "crusoe_sdk", "lambda_sdk", "nebius_sdk")
 PRELOAD_MODULES = ("requests", "netrc", "grpc", "grpc.experimental", "pydantic", "pydantic.dataclasses",
-                   "mock_clouds.control", "mock_clouds.embedded")
+                   "mock_clouds.control", "mock_clouds.embedded", "mock_clouds.cli", "mock_clouds.runner",
+                   "mock_clouds.crusoe.server", "mock_clouds.lambda_cloud.server", "mock_clouds.nebius.server",
+                   "mock_clouds.admin", "mock_clouds.scenario")
 PLUGIN_GROUPS = ("vm_core.providers", "vm_core.strategies", "vm_core.embedded")
 
 
@@ -290,11 +326,25 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
     sys.argv = list(request["argv"])
+    if request.get("kind") == "mock":
+        os.setsid()  # as the detached server: its own session, no terminal
+
+
+def _main() -> None:
+    request, fds = _serve(sys.argv[1])
+    _become(request, fds)
+    if request.get("kind") == "mock":
+        from mock_clouds.cli import main as mock_main
+
+        sys.argv = sys.argv[2:]  # after `python -m`: [mock_clouds, serve, ...] as click sees it
+        sys.argv[0] = "mock-clouds"
+        mock_main()
+        sys.exit(0)
+    from vm_core.cli.entry import main
+
+    sys.exit(main())
 
 
 if __name__ == "__main__":
     sys.path.pop(0)  # this file's directory: not on the path of a real `vm` process
-    _become(*_serve(sys.argv[1]))
-    from vm_core.cli.entry import main
-
-    sys.exit(main())
+    _main()

@@ -4,6 +4,11 @@
 the CLI (the same arguments, environment, stdio and exit code as executing the script; VM_TESTS_EXEC=1 executes
 it). Tests of the process itself (signals, terminals) start `VM` with subprocess.
 
+The homes of `shared_home` and `fresh_home` start their mock clouds before their first command that would
+autostart them (no config.toml, no VM_PROFILE, autostart not disabled): the same `mock-clouds serve`, forked from
+that process instead of a new interpreter (vmfork.start_mock), so `vm` finds them running. Tests of the autostart
+itself (its notice, its lock, racing processes) take `autostart_home`, whose first command autostarts them.
+
 Each `VmHome` is one VM_HOME: the first command autostarts its mock clouds (time scale 0.002, so a boot takes a
 fraction of a second); the fixture stops them afterwards. Modules share one home where tests do not interfere
 (distinct VM names), and take a fresh one where they do.
@@ -61,8 +66,9 @@ def public_key(comment: str = "me@laptop") -> str:
 
 
 class VmHome:
-    def __init__(self, path: Path, **env: str) -> None:
+    def __init__(self, path: Path, prestart: bool = False, **env: str) -> None:
         self.path = path
+        self.prestart = prestart  # start the mocks before the first command that would autostart them
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_ENV) and k != "NO_COLOR"}
         # HOME too: the clouds' own credential files (~/.crusoe/config...) of whoever runs the tests are not read
         self.user_home = path.parent / f"{path.name}-user"
@@ -82,8 +88,26 @@ class VmHome:
         return self.path / "mock-clouds"
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Run:
-        done = vmfork.run([VM, *args], {**self.env, **(env or {})}, timeout)
+        run_env = {**self.env, **(env or {})}
+        if self.prestart:
+            self._prestart(run_env)
+        done = vmfork.run([VM, *args], run_env, timeout)
         return Run(done.returncode, done.stdout, done.stderr)
+
+    def _prestart(self, env: dict[str, str]) -> None:
+        """Start the mock clouds if this command would autostart them (once: later commands find them): the
+        `local` profile is the one in use (no config.toml, no VM_PROFILE, no cloud's credentials in the
+        environment or the user's home) and autostart is not disabled."""
+        cloud_files = [p for p in self.user_home.iterdir() if p.name != ".ssh"]
+        if (self.path / "config.toml").exists() or env.get("VM_PROFILE") or cloud_files or \
+                any(k.startswith(("CRUSOE_", "LAMBDA_", "NEBIUS_")) for k in env) or \
+                env.get("VM_NO_AUTOSTART", "") not in ("", "0"):
+            return
+        self.prestart = False
+        try:
+            control.read_endpoints(self.mock_dir)
+        except control.NotRunning:
+            vmfork.start_mock(self.mock_dir, env["VM_MOCK_TIME_SCALE"], env)
 
     def ok(self, *args: str, **kwargs: Any) -> Run:
         result = self(*args, **kwargs)
@@ -128,8 +152,8 @@ class VmHome:
         control.stop_server(self.mock_dir)
 
 
-def _home(path: Path, **env: str) -> Iterator[VmHome]:
-    home = VmHome(path, **env)
+def _home(path: Path, prestart: bool = True, **env: str) -> Iterator[VmHome]:
+    home = VmHome(path, prestart, **env)
     try:
         yield home
     finally:
@@ -146,3 +170,8 @@ def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmHome]:
 def fresh_home(tmp_path: Path) -> Iterator[VmHome]:
     yield from _home(tmp_path / "vm-home")
 
+
+@pytest.fixture
+def autostart_home(tmp_path: Path) -> Iterator[VmHome]:
+    """A fresh home whose first command autostarts the mock clouds, as a user's does."""
+    yield from _home(tmp_path / "vm-home", prestart=False)

@@ -154,18 +154,18 @@ def test_colour_on_a_terminal_unless_no_color(shared_home: VmHome) -> None:
     shared_home.ok("destroy", vm_id, "-p", "crusoe")
 
 
-def test_first_command_starts_the_mock_clouds_once(fresh_home: VmHome) -> None:
+def test_first_command_starts_the_mock_clouds_once(autostart_home: VmHome) -> None:
     # Two vm processes at once: one starts the clouds, the other waits for it and uses them.
-    procs = [subprocess.Popen([VM, "list", "-o", "json"], env=fresh_home.env, stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([VM, "list", "-o", "json"], env=autostart_home.env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
     assert [code for _, _, code in results] == [0, 0], results
     notes = [line for _, err, _ in results for line in err.splitlines()]
     assert len(notes) == 1 and notes[0].startswith("vm: starting the local mock clouds in the background (")
-    again = fresh_home.ok("list")
+    again = autostart_home.ok("list")
     assert again.err == ""
-    assert fresh_home.mock("status").returncode == 0
-    for directory in (fresh_home.path, fresh_home.mock_dir):  # what vm creates is private
+    assert autostart_home.mock("status").returncode == 0
+    for directory in (autostart_home.path, autostart_home.mock_dir):  # what vm creates is private
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-    assert stat.S_IMODE((fresh_home.mock_dir / "autostart.lock").stat().st_mode) == 0o600
-    assert stat.S_IMODE((fresh_home.mock_dir / "endpoints.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((autostart_home.mock_dir / "autostart.lock").stat().st_mode) == 0o600
+    assert stat.S_IMODE((autostart_home.mock_dir / "endpoints.json").stat().st_mode) == 0o600

@@ -115,16 +115,16 @@ def test_every_hint_is_a_command_that_runs(fresh_home: VmHome) -> None:
     assert home("list").code == 0  # the hint fixed it
 
 
-def test_autostart_line_gives_a_stop_command_that_works_from_any_shell(fresh_home: VmHome) -> None:
-    first = fresh_home.ok("list")
+def test_autostart_line_gives_a_stop_command_that_works_from_any_shell(autostart_home: VmHome) -> None:
+    first = autostart_home.ok("list")
     [line] = hints(first)
     [stop] = commands(line)
     assert stop.startswith(sys.executable + " -m mock_clouds stop --state-dir ")
-    env_without_venv = {**fresh_home.env, "PATH": "/usr/bin:/bin"}  # a plain shell: `python` may not be ours
+    env_without_venv = {**autostart_home.env, "PATH": "/usr/bin:/bin"}  # a plain shell: `python` may not be ours
     done = subprocess.run(["/bin/sh", "-c", stop], env=env_without_venv, capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    assert not (fresh_home.mock_dir / "endpoints.json").exists() or fresh_home.mock("status").returncode != 0
+    assert not (autostart_home.mock_dir / "endpoints.json").exists() or autostart_home.mock("status").returncode != 0
 
 
 def test_mock_clouds_commands_default_to_vms_state_dir(fresh_home: VmHome) -> None:

@@ -155,18 +155,18 @@ PRIVATE_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz
 @pytest.mark.parametrize("with_pub", [True, False])
 @pytest.mark.parametrize("command", [["create", "-p", "crusoe", "--gpu", "H100:8", "--name", "refused"],
                                      ["fleet", "create", "--gpu", "H100:8", "--count", "1", "--name", "refused"]])
-def test_a_private_key_file_is_refused_before_any_call(fresh_home: VmHome, tmp_path: Path, with_pub: bool,
+def test_a_private_key_file_is_refused_before_any_call(autostart_home: VmHome, tmp_path: Path, with_pub: bool,
                                                        command: list[str]) -> None:
     private = tmp_path / "id_ed25519"
     private.write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_BODY}\n-----END OPENSSH PRIVATE KEY-----\n")
     if with_pub:
         (tmp_path / "id_ed25519.pub").write_text(public_key() + "\n")
-    result = fresh_home(*command, "--ssh-key", str(private))
+    result = autostart_home(*command, "--ssh-key", str(private))
     assert result.code == 2, result.err
     assert "is a private key; vm never reads or sends private keys" in result.err
     assert (f"{private}.pub" in result.err) if with_pub else f"hint: ssh-keygen -y -f {private} >" in result.err
     assert PRIVATE_BODY[:20] not in result.out + result.err
-    assert not fresh_home.mock_dir.exists()  # refused while parsing: not even the mock clouds were started
+    assert not autostart_home.mock_dir.exists()  # refused while parsing: not even the mock clouds were started
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -175,15 +175,15 @@ def test_a_private_key_file_is_refused_before_any_call(fresh_home: VmHome, tmp_p
     ("ssh-ed25519 bm90IGEga2V5 me\n", "not a valid ssh-ed25519 public key"),
     ("hello world\n", "not an OpenSSH public key"),
 ])
-def test_a_bad_key_path_is_refused_before_any_call(fresh_home: VmHome, tmp_path: Path, content: str | None,
+def test_a_bad_key_path_is_refused_before_any_call(autostart_home: VmHome, tmp_path: Path, content: str | None,
                                                    message: str) -> None:
     path = tmp_path / "key.pub"
     if content is not None:
         path.write_text(content)
-    result = fresh_home("create", "-p", "lambda", "--gpu", "H100", "--ssh-key", str(path), "-o", "json")
+    result = autostart_home("create", "-p", "lambda", "--gpu", "H100", "--ssh-key", str(path), "-o", "json")
     assert result.code == 2
     assert message in result.error()["message"] and result.error()["code"] == "usage"
-    assert not fresh_home.mock_dir.exists()
+    assert not autostart_home.mock_dir.exists()
 
 
 # ------------------------------------------------------------------------------------------ vm ssh

@@ -98,8 +98,10 @@ class VmHome:
         proc.wait(timeout=60)
 
     def start(self) -> None:
-        """Autostart the mock clouds (the way a user's first command does)."""
-        self.ok("providers", "-q")
+        """Start the mock clouds: the same `mock-clouds serve` that vm's autostart runs, forked from the fork server
+        (vmfork.start_mock); where it cannot fork, the way a user's first command does (`vm providers`)."""
+        if vmfork.start_mock(self.mock_dir, self.time_scale, self.env) is None:
+            self.ok("providers", "-q")
 
     # ------------------------------------------------------------------------------------------ mocks
     def serve(self, ports: dict[str, int], scenario: Path | None = None) -> None:

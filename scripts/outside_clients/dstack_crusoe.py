@@ -41,7 +41,7 @@ def main() -> int:
     from dstack._internal.core.errors import NoCapacityError
     from dstack._internal.core.models.backends.base import BackendType
 
-    host = cru["url"].removesuffix("/v1alpha5")
+    host = cru["url"].removesuffix("/v1alpha5")  # http:// or, with --tls, https:// (the CA in REQUESTS_CA_BUNDLE)
     resources.API_URL = host
     gpuhunt_crusoe.API_URL = host
 

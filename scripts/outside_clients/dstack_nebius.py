@@ -43,7 +43,7 @@ CLUSTER_TYPE = "gpu-h100-sxm 8gpu-128vcpu-1600gb"
 def main() -> int:
     report = Report("dstack, Nebius")
     neb = endpoints()["nebius"]
-    mock_sdk = sdk_class_for_mock(neb["target"])
+    mock_sdk = sdk_class_for_mock(neb["target"], endpoints().get("ca_file", ""))
 
     import gpuhunt.providers.nebius as gpuhunt_nebius
     from dstack._internal.core.backends.nebius import compute, resources

@@ -2,7 +2,7 @@
 """Run seven outside clients against this repository's mock clouds and print what each call did.
 
     python scripts/outside_clients/run.py [--workdir DIR] [--only NAME ...] [--time-scale F] [--gopath DIR]
-                                          [--markdown] [--keep-mocks]
+                                          [--tls] [--markdown] [--keep-mocks]
 
 Steps (README.md beside this file says more): make one virtual environment per Python client under WORKDIR/venvs
 (`uv` when it is on PATH, else `python -m venv` and pip) with the pinned versions below; start the mock clouds
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -125,18 +126,22 @@ def mock_python(venvs: Path, logs: Path) -> Path:
 class Mocks:
     """The mock clouds in the background (`serve --detach`), stopped by stop()."""
 
-    def __init__(self, python: Path, state: Path, home: Path, time_scale: float, logs: Path) -> None:
+    def __init__(self, python: Path, state: Path, home: Path, time_scale: float, logs: Path, tls: bool) -> None:
         self.python, self.state, self.logs = python, state, logs
         serve = [str(python), "-m", "mock_clouds", "serve", "--detach", "--state-dir", str(state),
-                 "--time-scale", str(time_scale)]
+                 "--time-scale", str(time_scale), *(["--tls"] if tls else [])]
         if sh(serve, timeout=120, out=logs / "mocks.log").returncode != 0:
             raise HarnessError(f"the mock clouds did not start; see {logs}/mocks.log")
         credentials = [str(python), "-m", "mock_clouds", "credentials", "--state-dir", str(state), "--home",
                        str(home), "--force"]
-        if sh(credentials, out=logs / "mocks.log").returncode != 0:
+        done = sh(credentials, out=logs / "mocks.log")
+        if done.returncode != 0:
             self.stop()
             raise HarnessError(f"writing the credential files failed; see {logs}/mocks.log")
         self.endpoints = state / "endpoints.json"
+        # the `export NAME=VALUE` lines the files cannot hold: with TLS, the CA for OpenSSL, requests and grpcio
+        self.exports = dict(shlex.split(line)[1].split("=", 1) for line in done.stdout.splitlines()
+                            if line.startswith("export "))
 
     def inventory(self) -> list[dict[str, object]]:
         done = sh([str(self.python), "-m", "mock_clouds", "inventory", "--state-dir", str(self.state), "-o", "json"])
@@ -249,6 +254,9 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--gopath", type=Path, help="build the Go driver in GOPATH mode from this GOPATH "
                         "(github.com/crusoecloud/client-go, github.com/antihax/optional, golang.org/x/oauth2 under "
                         "src/), for machines without the Go module proxy")
+    parser.add_argument("--tls", action="store_true", help="serve the mocks over TLS (HTTPS, gRPC over TLS); the "
+                        "clients trust the mock's CA through SSL_CERT_FILE, REQUESTS_CA_BUNDLE and, for pysdk, "
+                        "channel credentials")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--keep-mocks", action="store_true", help="leave the mock clouds running afterwards")
     args = parser.parse_args(argv)
@@ -273,11 +281,12 @@ def main(argv: Sequence[str]) -> int:
         for name in dict.fromkeys(d.venv for d in chosen if d.venv):
             pythons[name] = make_venv(venvs, name, VENVS[name], logs)
             record(results, "(installed)", name, "INFO", installed_versions(pythons[name], VERSIONS[name]))
-        mocks = Mocks(mock_python(venvs, logs), state, home, args.time_scale, logs)
+        mocks = Mocks(mock_python(venvs, logs), state, home, args.time_scale, logs, args.tls)
     except (HarnessError, subprocess.TimeoutExpired) as e:
         log(f"error: {e}")
         return 2
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEBIUS_", "CRUSOE_", "LAMBDA_"))}
+    env |= mocks.exports
     env |= {"HOME": str(home), "OC_ENDPOINTS": str(mocks.endpoints), "OC_RESULTS": str(results),
             "PYTHONDONTWRITEBYTECODE": "1", "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
             "DSTACK_DISABLE_USAGE_COLLECTION": "1"}

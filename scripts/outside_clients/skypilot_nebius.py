@@ -37,8 +37,7 @@ def node_config(instance_type: str, *, spot: bool = False, network_tier: object 
 
 def main() -> int:
     report = Report("SkyPilot, Nebius")
-    target = endpoints()["nebius"]["target"]
-    patch_pysdk(target)
+    patch_pysdk(endpoints()["nebius"]["target"], endpoints().get("ca_file", ""))
 
     from sky.adaptors import nebius
     from sky.catalog.data_fetchers import fetch_nebius

@@ -136,3 +136,38 @@ def test_a_fleet_is_acted_on_through_its_own_profile_unless_one_is_named(home: P
     assert named.fleet_status(api.FleetNameRequest("inq")).ok
     assert named.session.profile.name == "p"  # named by the caller: kept
     assert named.fleet_destroy(api.FleetDestroyRequest("inq")).ok
+
+
+def test_the_catalog_verbs(home: Path, capsys) -> None:
+    client = Said().client()
+    offers = client.offers(api.OffersRequest(gpu="H100"))
+    assert offers.ok and offers.offers and offers.to_json() == cli_json(capsys, "offers", "--gpu", "H100")
+    providers = client.providers(api.ProvidersRequest(timeout=30))
+    assert providers.ok and providers.profile == "p" and providers.mock_clouds == ""
+    assert [r["name"] for r in providers.to_json() if r["configured"]] == ["example"]
+    config = client.config().to_json()
+    assert config["profile"] == "p" and {"p", "q"} <= set(config["profiles"])
+    assert TOKEN not in json.dumps(config)  # secrets only as <set>
+
+
+def test_reconcile_repair_forget_and_reap(home: Path) -> None:
+    client = Said().client()
+    assert client.fleet_create(api.FleetCreateRequest(gpu="H100", count=2, name="kept")).ok
+    reconciled = client.fleet_reconcile(api.FleetReconcileRequest("kept", dry_run=True))
+    assert reconciled.ok and reconciled.to_json()["dry_run"] is True and "actions" in reconciled.to_json()
+    repaired = client.fleet_repair(api.FleetRepairRequest("kept"))
+    assert repaired.ok and repaired.to_json()["state"] == "active"
+    forgotten = client.fleet_forget(api.FleetNameRequest("kept"))
+    assert forgotten.to_json()["forgotten"] is True and len(forgotten.members) == 2
+    assert len(client.list(api.ListRequest(state="running")).instances) == 2  # forget touches no VM
+    client.destroy(api.ActionRequest("example", tuple(m["id"] for m in forgotten.members)))
+
+    assert client.fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="brief", ttl=0.001)).ok
+    preview = client.fleet_reap(api.FleetReapRequest(dry_run=True))
+    assert preview.ok and [(f["name"], f["result"]) for f in preview.to_json()["fleets"]] == [
+        ("brief", "would-destroy")]
+    asked: list[api.Confirmation] = []
+    reaped = client.fleet_reap(confirm=asked.append)
+    assert reaped.ok and [(f["name"], f["result"]) for f in reaped.to_json()["fleets"]] == [("brief", "destroyed")]
+    assert asked[0].question == "Destroy 1 expired fleet(s)?" and "brief" in asked[0].lines[1]
+    assert client.fleet_reap().to_json() == {"dry_run": False, "fleets": []}

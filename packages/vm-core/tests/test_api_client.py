@@ -171,3 +171,29 @@ def test_reconcile_repair_forget_and_reap(home: Path) -> None:
     assert reaped.ok and [(f["name"], f["result"]) for f in reaped.to_json()["fleets"]] == [("brief", "destroyed")]
     assert asked[0].question == "Destroy 1 expired fleet(s)?" and "brief" in asked[0].lines[1]
     assert client.fleet_reap().to_json() == {"dry_run": False, "fleets": []}
+
+
+def test_a_fleet_is_created_from_another_thread_too(home: Path) -> None:
+    """Signals reach only the main thread: from another one the create runs without installing handlers."""
+    import threading
+
+    results: list[api.FleetCreated] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            results.append(Said().client().fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="side")))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            errors.append(exc)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join(timeout=120)
+    assert errors == [] and results[0].ok
+    assert Said().client().fleet_destroy(api.FleetDestroyRequest("side")).ok
+
+
+def test_requests_wait_1800_seconds_by_default() -> None:
+    assert api.CreateRequest(provider="p", gpu="H100").timeout == 1800
+    assert api.FleetCreateRequest(gpu="H100", count=1).timeout == 1800
+    assert api.ActionRequest("p", ("i",)).timeout == 1800

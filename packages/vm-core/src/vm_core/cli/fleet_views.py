@@ -8,17 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..api.fleet_json import RUNNING as RUNNING
-from ..api.fleet_json import expiry_text as expiry_text
-from ..api.fleet_json import fleet_json
-from ..api.fleet_json import recorded_instance as recorded_instance
 from ..fleet.budget import plan_total
 from ..fleet.store import FleetRecord, MemberRecord
-from ..model import Offer
+from ..model import InstanceState, Offer
 from .output import Output
 from .views import INSTANCE_COLUMNS, capacity_cell
 
-if TYPE_CHECKING:
+RUNNING = InstanceState.RUNNING.value  # a member's "state" in its JSON (the instance schema) when it runs
+
+if TYPE_CHECKING:  # the API is imported when a command runs, not by `vm fleet --help`
     from ..api.fleet_reports import (
         ClusterPlanReport,
         FleetCreated,
@@ -144,6 +142,8 @@ def scaled(out: Output, report: FleetScaled) -> None:
 
 
 def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
+    from ..api.fleet_json import expiry_text, fleet_json
+
     running = sum(1 for m in members if m["state"] == RUNNING)
     doc = fleet_json(fleet, members)
     out.pairs([("fleet", fleet.name), ("id", fleet.fleet_id or "- (recorded before fleet ids)"),

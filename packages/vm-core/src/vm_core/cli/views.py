@@ -4,12 +4,14 @@ report's own `to_json()` (schemas: docs/python-api.md), built of the model's `to
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..actions import Accepted
-from ..api.reports import DestroyedVms, InstanceList, InstanceReport, OfferList, ProviderList, VmsActed
 from ..model import Instance, Offer
 from .output import Output
+
+if TYPE_CHECKING:  # the API is imported when a command runs, not by `vm --help`
+    from ..actions import Accepted
+    from ..api.reports import DestroyedVms, OfferList, ProviderList, VmsActed
 
 INSTANCE_COLUMNS = ("PROVIDER", "ID", "NAME", "STATE", "GPU", "REGION", "RESERVED", "$/H")
 
@@ -18,6 +20,8 @@ def instances(out: Output, items: Sequence[Instance], *, raw: bool = False) -> N
     """Instances (`vm list`) as a table, or JSON: an array (InstanceList.to_json). `raw` adds each instance's
     native cloud object under "native" (and implies JSON)."""
     if out.json or raw:
+        from ..api.reports import InstanceList
+
         out.data(InstanceList(instances=list(items)).to_json(raw))
         return
     out.table(INSTANCE_COLUMNS, [_instance_row(i) for i in items])
@@ -26,6 +30,8 @@ def instances(out: Output, items: Sequence[Instance], *, raw: bool = False) -> N
 def instance(out: Output, item: Instance, *, raw: bool = False) -> None:
     """One instance (`vm get`): the table of `instances` plus its public IP, then the ssh command line."""
     if out.json or raw:
+        from ..api.reports import InstanceReport
+
         out.data(InstanceReport(instance=item).to_json(raw))
         return
     out.table((*INSTANCE_COLUMNS, "PUBLIC-IP"), [[*_instance_row(item), item.public_ip]])

@@ -12,6 +12,7 @@ from vm_core import api
 from vm_core.cli.hints import render
 from vm_core.cli.main import run
 from vm_core.errors import Cancelled, CapacityError, NotFound, UsageError
+from vm_core.fleet.steps import Step, StepKind
 
 TOKEN = "tok-3x4mpl3-s3cr3t-9qz7"
 
@@ -111,8 +112,11 @@ def test_a_fleet_from_plan_to_destroy(home: Path, capsys) -> None:
     assert isinstance(plan, api.FleetPlanReport) and plan.ok and len(plan.placements) == 2
     too_many = client.fleet_plan(api.FleetCreateRequest(gpu="H100", count=5, name="five"))
     assert too_many.exit is api.ExitKind.CAPACITY and len(too_many.placements) == 3
-    created = client.fleet_create(request)
+    steps: list[str] = []
+    created = client.fleet_create(request, progress=steps.append)
     assert created.ok and created.to_json()["state"] == "active"
+    running = [s for s in steps if isinstance(s, Step) and s.kind is StepKind.RUNNING]
+    assert sorted(s.slot for s in running) == [0, 1]
     assert client.fleet_status(api.FleetNameRequest("pair")).to_json() == cli_json(capsys, "fleet", "status", "pair")
     below = client.fleet_scale(api.FleetScaleRequest("pair", count=3, dry_run=True))
     assert below.ok and below.to_json()["dry_run"] is True and below.to_json()["slots"] == [2]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .confirm import Confirm
 
@@ -60,11 +60,11 @@ if TYPE_CHECKING:
         ProvidersRequest,
     )
 
-Progress = Callable[[Any], None]  # a line of text, or a fleet engine's Step (vm_core.fleet.steps)
+Progress = Callable[[str], None]  # a line of text; a fleet create's lines are Steps (str naming their slot)
 _log = logging.getLogger("vm_core.api")
 
 
-def _log_progress(message: Any) -> None:
+def _log_progress(message: str) -> None:
     _log.info("%s", message)
 
 

@@ -23,10 +23,7 @@ def show(app: App) -> None:
     vm config show
     vm config show --profile work -o json
     """
-    from ..api.instances import show_config
-
-    client = app.client()
-    report = show_config(client, app.config.names() if app.config else [])
+    report = app.client().config()
     doc = report.document
     if app.output.json:
         app.output.data(report.to_json())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -25,12 +26,22 @@ def test_a_signal_mid_create_interrupts_cleanly(fresh_home: VmHome, delay: float
     proc = subprocess.Popen([VM, "fleet", "create", "--gpu", "H100:1", "--count", "6", "--name", "sig"],
                             env={**vm.env, "VM_MOCK_TIME_SCALE": "0.05"}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # The delay counts from vm's first line (its plan): a signal before the interpreter has even started is
+    # Python's own business, and one while the CLI is still imported is test_cli_exit.py's.
+    lines: list[str] = []
+    spoke = threading.Event()
+    reader = threading.Thread(target=_read_into, args=(proc, lines, spoke), daemon=True)
+    reader.start()
+    assert spoke.wait(timeout=120), "vm printed nothing"
     time.sleep(delay)
     if sig is signal.SIGINT:
         os.killpg(proc.pid, sig)  # what a terminal does on Ctrl-C
     else:
         proc.send_signal(sig)
-    _, err = proc.communicate(timeout=300)
+    proc.stdout.read()
+    proc.wait(timeout=300)
+    reader.join(timeout=60)
+    err = "".join(lines)
     assert "internal error" not in err and "Traceback" not in err, err
     # 130: interrupted; 0: it had finished before the signal came; -SIGTERM: the signal came before the create
     # began or after it ended, where SIGTERM's default action applies (nothing is in flight then)
@@ -42,6 +53,13 @@ def test_a_signal_mid_create_interrupts_cleanly(fresh_home: VmHome, delay: float
         assert state.json()["state"] == "active"
     vm.ok("fleet", "destroy", "sig")
     assert fleet_vms(vm, "sig") == []
+
+
+def _read_into(proc: subprocess.Popen[str], lines: list[str], spoke: threading.Event) -> None:
+    for line in proc.stderr:
+        lines.append(line)
+        spoke.set()
+    spoke.set()
 
 
 def test_degraded_is_7_and_a_dry_run_that_cannot_place_everything_is_6(fresh_home: VmHome) -> None:

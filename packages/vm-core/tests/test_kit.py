@@ -152,8 +152,8 @@ class ToySettings:
     region: str = setting(help="where VMs go")
 
 
-def parse(values: dict[str, Any]) -> ToySettings:
-    return parse_settings(ToySettings, values, title="Toy Cloud", provider="toy")
+def parse(values: dict[str, Any], environ: dict[str, str] | None = None) -> ToySettings:
+    return parse_settings(ToySettings, values, title="Toy Cloud", provider="toy", environ=environ)
 
 
 def test_the_declaration_is_derived_from_the_dataclass() -> None:
@@ -166,15 +166,16 @@ def test_the_declaration_is_derived_from_the_dataclass() -> None:
 
 def test_values_are_parsed_defaults_fill_unset_ones_and_env_vars_back_the_profile(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TOY_TOKEN", raising=False)
-    monkeypatch.setenv("TOY_INTERVAL", "0")
-    parsed = parse({"token": " t0k ", "region": "r1", "time_scale": "0.5", "endpoint": ""})
+    parsed = parse({"token": " t0k ", "region": "r1", "time_scale": "0.5", "endpoint": ""}, {"TOY_INTERVAL": "0"})
     assert (parsed.token, parsed.endpoint, parsed.time_scale, parsed.interval, parsed.region) == \
         ("t0k", None, 0.5, 0.0, "r1")
-    monkeypatch.setenv("TOY_TOKEN", "from-env")
-    assert parse({"region": "r1"}).token == "from-env"
-    assert parse({"region": "r1", "token": "profile-wins"}).token == "profile-wins"
-    assert "from-env" not in repr(parse({"region": "r1"}))  # a secret field is left out of repr
+    given = {"TOY_TOKEN": "from-env"}
+    assert parse({"region": "r1"}, given).token == "from-env"
+    assert parse({"region": "r1", "token": "profile-wins"}, given).token == "profile-wins"
+    assert "from-env" not in repr(parse({"region": "r1"}, given))  # a secret field is left out of repr
+    monkeypatch.setenv("TOY_TOKEN", "from-the-process")  # only the environment given is read (the session's)
+    with pytest.raises(ConfigError, match="'token' is missing"):
+        parse({"region": "r1"})
 
 
 def test_a_missing_setting_names_its_key_and_env_var(monkeypatch: pytest.MonkeyPatch) -> None:

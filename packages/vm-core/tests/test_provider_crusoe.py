@@ -413,15 +413,14 @@ def test_a_malformed_secret_is_a_config_error_that_does_not_echo_it() -> None:
     assert "Xsecret99" not in str(err.value) and "Xsecret99" not in repr(err.value.to_json())
 
 
-def test_settings_fall_back_to_the_conventional_env_vars(clouds: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_connect_reads_no_process_environment(clouds: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session is the one reader of the environment (its fallback to CRUSOE_* is test_session.py's): a
+    `connect` given a mapping uses that mapping alone."""
     endpoint = clouds.endpoints["crusoe"]
     monkeypatch.setenv("CRUSOE_ACCESS_KEY_ID", endpoint["access_key_id"])
     monkeypatch.setenv("CRUSOE_SECRET_KEY", endpoint["secret_key"])
-    monkeypatch.setenv("CRUSOE_DEFAULT_PROJECT", endpoint["project_id"])
-    monkeypatch.setenv("CRUSOE_API_ENDPOINT", endpoint["url"])
-    provider = plugin.connect({"time_scale": 0.002})
-    assert list(provider.list_instances()) == []
-    assert endpoint["secret_key"] not in repr(provider)
+    with pytest.raises(ConfigError, match="access_key_id"):
+        plugin.connect({"time_scale": 0.002, "api_endpoint": endpoint["url"]})
 
 
 def test_plugin_declares_its_settings() -> None:

@@ -28,7 +28,6 @@ from vm_core.plugins import (
     MalformedPlugin,
     create_concurrency,
     installed_providers,
-    optional,
     provider_plugins,
     provider_set,
 )
@@ -233,22 +232,8 @@ def test_absent_facts_get_their_defaults_and_a_record_may_be_the_plugin() -> Non
         LoadedPlugin(name="typed", title="Typed", connect=print, settings_type=_Typed, create_concurrency=-1)
 
 
-def test_optional_reads_an_attribute_of_a_plain_object_defensively() -> None:
-    """`plugins.optional` (for callers holding an object that is not a record): the default when the attribute is
-    missing, of the wrong type or raises."""
-    wrong = SimpleNamespace(create_concurrency=True, instance_id_pattern=3, embedded_settings="not callable")
-    assert optional(wrong, "create_concurrency", 4) == 4 and optional(wrong, "instance_id_pattern", "") == ""
-    assert optional(wrong, "embedded_settings", None) is None and optional(_Raising(), "shapes", ()) == ()
-    assert optional(SimpleNamespace(debug_loggers=("x",)), "debug_loggers", ()) == ("x",)
-
-
 def test_the_catalog_keeps_the_shapes_of_gpu_types_it_has() -> None:
     mixed = LoadedPlugin.of(_plugin(name="mixed", gpus=(GpuType("TPU-v9", (), 16),), shapes=(
         ShapeEntry("mixed", "H100", "m.1x", 1), ShapeEntry("mixed", "TPU-v9", "t.1x", 1))))
     assert plugin_shapes(mixed, ["H100"]) == [ShapeEntry("mixed", "H100", "m.1x", 1)]
     assert create_concurrency([]) == {}
-
-
-def test_a_plugin_with_a_bad_id_pattern_checks_nothing() -> None:
-    plugin = SimpleNamespace(name="odd", instance_id_pattern="([unclosed")
-    assert validate.instance_id(plugin, "odd", "anything") == "anything"

@@ -10,12 +10,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mock_clouds.core.faults import FaultInjector
 from mock_clouds.core.models import Faults, OpKind, Provider, Quota, VMState
 from vm_core.cli.hints import render
+from vm_core.config import Paths, Profile
 from vm_core.errors import (
     AuthError,
     CapacityError,
@@ -29,6 +31,7 @@ from vm_core.errors import (
 )
 from vm_core.hints import Command
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
+from vm_core.plugins import provider_plugins
 from vm_core.provider import (
     CreateRound,
     Paced,
@@ -40,6 +43,7 @@ from vm_core.provider import (
     SupportsStopStart,
 )
 from vm_core.providers.nebius import NebiusProvider, plugin
+from vm_core.session import Session
 from vm_core.sshkeys import NO_KEY
 
 WAIT = 60.0  # generous: mock operations take a fraction of a second, the machine may be slow
@@ -115,10 +119,12 @@ def test_missing_project_names_its_environment_variable(monkeypatch: pytest.Monk
         plugin.connect({"token": "t0ken"})
 
 
-def test_token_and_project_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NEBIUS_IAM_TOKEN", "s3cret-t0ken-value")
-    monkeypatch.setenv("NEBIUS_PROJECT_ID", EU_NORTH1)
-    provider = plugin.connect({})  # no network call
+def test_token_and_project_come_from_the_sessions_environment(tmp_path: Path) -> None:
+    """NEBIUS_IAM_TOKEN and NEBIUS_PROJECT_ID, read by the session (the one reader of the environment)."""
+    environ = {"NEBIUS_IAM_TOKEN": "s3cret-t0ken-value", "NEBIUS_PROJECT_ID": EU_NORTH1, "VM_NO_AUTOSTART": "1"}
+    session = Session(Profile("p", providers={"nebius": {}}), Paths(tmp_path / "config.toml", tmp_path),
+                      provider_plugins(), environ, lambda _: None)
+    provider = session.provider("nebius")  # no network call
     assert "s3cret-t0ken-value" not in repr(provider)
     provider.close()
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CREATE_CONCURRENCY", "EMBEDDED_GROUP", "FACTS", "PROVIDERS_GROUP", "PROVIDER_ATTRIBUTES",
     "STRATEGIES_GROUP", "LoadedPlugin", "MalformedPlugin", "PluginProblem", "PluginSet", "ProviderSet",
-    "create_concurrency", "disabled_from_env", "discover_providers", "installed_providers", "optional",
+    "create_concurrency", "disabled_from_env", "discover_providers", "installed_providers",
     "provider_plugins", "provider_set",
 ]
 
@@ -272,17 +272,4 @@ def create_concurrency(names: Iterable[str]) -> dict[str, int]:
     found = {name: registry.get(name) for name in names}
     return {name: plugin.create_concurrency if isinstance(plugin, LoadedPlugin) else DEFAULT_CREATE_CONCURRENCY
             for name, plugin in found.items()}
-
-
-def optional(plugin: Any, attribute: str, default: Any) -> Any:
-    """An attribute of a plugin object that is not a LoadedPlugin: `default` when it lacks it, when reading it
-    fails, or when the value is not of the default's type. A LoadedPlugin's fields are typed: read them directly."""
-    value = _read(plugin, attribute, _ABSENT)
-    if value is _ABSENT or value is None:
-        return default
-    if default is None:
-        return value if callable(value) else None
-    if not isinstance(value, type(default)) or isinstance(value, bool) != isinstance(default, bool):
-        return default
-    return value
 

@@ -5,7 +5,7 @@ fleet/reap.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..fleet.scale import FleetScaler
     from ..fleet.store import FleetRecord
     from ..provider import Provider
+    from ..session import Session
     from .client import Client, Progress
 
 MAX_FLEET = 1000  # VMs per fleet
@@ -80,8 +81,13 @@ def _prepare(client: Client, request: FleetCreateRequest, progress: Progress, *,
     if not dry_run:
         check_keys(session, connected, request.ssh_public_key, client.warn)
     creator = FleetCreator(open_store(session), connected, chosen, progress=progress, timeout=request.timeout,
-                           profile=session.profile.name)
+                           concurrency=create_concurrency(session, connected), profile=session.profile.name)
     return _Prepared(spec, creator)
+
+
+def create_concurrency(session: Session, providers: Iterable[str]) -> dict[str, int]:
+    """Each provider's concurrent create calls, as its plugin declares them (the session's typed records)."""
+    return {name: session.plugin(name).create_concurrency for name in providers}
 
 
 def fleet_spec(request: FleetCreateRequest) -> tuple[FleetSpec, Enforced]:
@@ -307,7 +313,8 @@ def _scaler(client: Client, name: str, timeout: float, ssh_public_key: str | Non
 
     store, record, providers = client.recorded_fleet(name)
     creator = FleetCreator(store, providers, fleet_strategy(store, record), progress=client.progress,
-                           timeout=timeout, profile=record.profile)
+                           timeout=timeout, concurrency=create_concurrency(client.session, providers),
+                           profile=record.profile)
     return FleetScaler(creator, ssh_public_key=ssh_public_key)
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..catalog import Catalog, GpuRequest
 from ..errors import UsageError
 from ..hints import Hint
 from ..model import Offer, ReservationError, ReservationProblem, ReservationRequest
+
+if TYPE_CHECKING:
+    from ..plugins import LoadedPlugin
 
 MAX_COUNT = 64  # VMs per create; more is almost certainly a typo
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -22,26 +25,16 @@ NAME_HELP = ("names are 1-63 characters of lowercase letters, digits and single 
              " digit (the rule all three clouds accept; '--' is reserved for fleet members)")
 
 
-def instance_id(plugin: Any, provider: str, value: str) -> str:
-    """The id, stripped; UsageError when it cannot be an instance id of `provider`."""
+def instance_id(plugin: LoadedPlugin, provider: str, value: str) -> str:
+    """The id, stripped; UsageError when it cannot be an instance id of `provider` (its plugin's pattern)."""
     text = value.strip()
     if not text:
         raise UsageError("empty instance id", provider=provider)
-    from ..plugins import optional
-
-    pattern, example = optional(plugin, "instance_id_pattern", ""), optional(plugin, "instance_id_example", "")
-    if pattern and not _matches(pattern, text):
+    pattern, example = plugin.instance_id_pattern, plugin.instance_id_example
+    if pattern and re.fullmatch(pattern, text) is None:  # the record's pattern compiles (checked at load)
         looks = f"; {provider} instance ids look like {example}" if example else f" (expected /{pattern}/)"
         raise UsageError(f"malformed {provider} instance id {text!r}{looks}", provider=provider)
     return text
-
-
-def _matches(pattern: str, text: str) -> bool:
-    """Whether `text` is a whole match of a plugin's pattern; a pattern that is not a valid regex checks nothing."""
-    try:
-        return re.fullmatch(pattern, text) is not None
-    except re.error:
-        return True
 
 
 def count(value: int) -> int:

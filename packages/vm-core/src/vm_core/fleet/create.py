@@ -22,7 +22,7 @@ from ..catalog import default_catalog
 from ..errors import AuthError, Transient, UsageError, VmError
 from ..hints import Command, Hint
 from ..model import Instance, Offer
-from ..plugins import create_concurrency
+from ..plugins import DEFAULT_CREATE_CONCURRENCY
 from ..provider import Provider, SupportsAccount
 from . import members as mem
 from .attempts import MIN_CLEANUP_TIMEOUT, Attempts, Context
@@ -75,7 +75,8 @@ class FleetCreator:
         self.identity = FleetIdentity("", "")  # set when the fleet is registered
         self.offers = offers or OfferCache()
         self.progress, self.timeout = progress, timeout
-        self.caps = {**create_concurrency(providers), **(concurrency or {})}  # each plugin's create_concurrency
+        # concurrent create calls per provider: what its plugin declares (the caller reads it from the session)
+        self.caps = {name: (concurrency or {}).get(name, DEFAULT_CREATE_CONCURRENCY) for name in providers}
         self.stop = threading.Event()
         self.errors: list[VmError] = []  # the failures of the last placement, for the exit code
 

@@ -7,15 +7,15 @@
 
 `settings_of(MySettings)` is the plugin's `settings` tuple (key, env var, secret, required, help), and
 `parse_settings(MySettings, values, title=..., provider=...)` its `connect`'s validation: each value comes from
-`values`, else from the field's env var; a field without a default is required. A missing required value or one
-its parser refuses is a ConfigError (exit 4) naming the key and its env var, never echoing the value of a secret.
+`values`, else from the field's env var in the `environ` given (the session's: no other reader of the environment);
+a field without a default is required. A missing required value or one its parser refuses is a ConfigError
+(exit 4) naming the key and its env var, never echoing the value of a secret.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -117,13 +117,14 @@ def settings_of(cls: type) -> tuple[Setting, ...]:
 def parse_settings(cls: type[S], values: Mapping[str, Any] | S, *, title: str, provider: str,
                    environ: Mapping[str, str] | None = None) -> S:
     """An instance of the settings dataclass `cls` from `values` (profile and session layers), each unset key
-    falling back to its env var in `environ` (default: the process's; the session passes {} since it read the
-    environment itself). Raises ConfigError naming the first key missing or malformed. `values` that already are
-    a `cls` (the session parsed them: provider.DeclaresSettingsType) are returned as they are."""
+    falling back to its env var in `environ` (default: none; the session is the one reader of the environment and
+    passes what it read, so a plugin's `connect` given a mapping never reads the process's environment). Raises
+    ConfigError naming the first key missing or malformed. `values` that already are a `cls` (the session parsed
+    them: provider.DeclaresSettingsType) are returned as they are."""
     if isinstance(values, cls):
         return values
     assert isinstance(values, Mapping)
-    variables = os.environ if environ is None else environ
+    variables: Mapping[str, str] = {} if environ is None else environ
     parsed: dict[str, Any] = {}
     for field in _fields(cls):
         env, secret, _help, parse, hint = field.metadata[_META]

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..fleet.budget import plan_total, price_total
-from ..fleet.store import FleetRecord, MemberRecord, MemberState
+from ..fleet.store import FleetRecord, MemberRecord
 from ..model import Instance, InstanceState, Offer
 
 if TYPE_CHECKING:
@@ -27,15 +27,6 @@ if TYPE_CHECKING:
 RUNNING = InstanceState.RUNNING.value  # a member's "state" in its JSON (the instance schema) when it runs
 
 # A member without a fresh cloud view is shown with the state its record implies.
-_RECORDED_STATE = {
-    MemberState.INTENT: InstanceState.CREATING, MemberState.CREATING: InstanceState.CREATING,
-    MemberState.RUNNING: InstanceState.RUNNING, MemberState.FAILED: InstanceState.ERROR,
-    MemberState.UNKNOWN: InstanceState.UNKNOWN, MemberState.DESTROYING: InstanceState.TERMINATING,
-    MemberState.DESTROYED: InstanceState.TERMINATED, MemberState.RELEASED: InstanceState.RUNNING,
-    MemberState.MISSING: InstanceState.MISSING,
-}
-
-
 def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A fleet's document, its `members` already as instance documents."""
     total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == RUNNING)
@@ -62,10 +53,10 @@ def member_json(fleet: FleetRecord, member: MemberRecord, instance: Instance | N
 def recorded_instance(fleet: FleetRecord, member: MemberRecord) -> Instance:
     """The member as an Instance, from its record alone. A member whose VM is gone outside vm is `missing`."""
     return Instance(provider=member.provider, id=member.instance_id, name=member.name,
-                    state=_RECORDED_STATE[member.state],
+                    state=member.state.as_instance_state,
                     gpu=fleet.gpu, gpu_count=fleet.gpu_count or 0, region=member.region, shape=member.shape,
                     reserved=bool(member.reservation_id), reservation_id=member.reservation_id,
-                    price_per_hour=None if _RECORDED_STATE[member.state].not_billed else member.price_per_hour)
+                    price_per_hour=None if member.state.as_instance_state.not_billed else member.price_per_hour)
 
 
 def current(members: Sequence[MemberRecord]) -> list[MemberRecord]:

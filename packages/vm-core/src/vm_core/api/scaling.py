@@ -60,7 +60,7 @@ def pinned_short(store: FleetStore, name: str, count: int, report: ScaleReport) 
     if not report.dry_run or plan is None or len(plan.placements) >= len(plan.slots):
         return None
     record = store.get_fleet(name)
-    place = place_of(store.members(name)) if record is not None and record.strategy == Placement.CLUSTER else None
+    place = place_of(store.members(name)) if record is not None and record.placement is Placement.CLUSTER else None
     if place is None:
         return None
     provider, region, shape, reservation = place

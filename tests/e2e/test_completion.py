@@ -51,5 +51,8 @@ def test_tab_completes_fleets_vms_gpus_and_profiles_without_a_cloud(fresh_home: 
     assert "H100" in complete(vm, "vm offers --gpu H")  # every size, for offers
     assert complete(vm, "vm list --profile ") == ["work", "team", "auto", "local"]
     assert complete(vm, "vm --profile w") == ["work"]
+    # a --profile on the line limits the VMs to what that profile listed (the fleet store's members stay: one store)
+    assert complete(vm, "vm --profile work get ") == [member["id"]]
+    assert complete(vm, "vm get --profile work ") == [member["id"]]
 
     assert vm.mock("status").returncode == 3  # TAB started no mock cloud (nor called one)

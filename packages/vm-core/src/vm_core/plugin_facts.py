@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .catalog import GpuType, MalformedDeclaration, ShapeEntry, check_gpus, shared_gpus
+from .gpus import GpuType, MalformedDeclaration, ShapeEntry, check_gpus, shared_gpus
 from .provider import Setting
 
 if TYPE_CHECKING:

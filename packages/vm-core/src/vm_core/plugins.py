@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .catalog import GpuType, ShapeEntry
+from .gpus import GpuType, ShapeEntry
 from .plugin_facts import MalformedPlugin, checked, misspelt, read_facts
 from .provider import Setting
 

@@ -211,8 +211,11 @@ def _set_debug(ctx: click.Context, _: click.Parameter, value: bool) -> None:
 
 def _set_profile(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
     if value is not None:
+        from .complete import PROFILE_NAMED
+
         app = ctx.ensure_object(App)
         app.profile_name, app.profile_asked_by = value, "--profile"
+        ctx.meta[PROFILE_NAMED] = value  # for the completers, which read the command line before any command runs
 
 
 def completes(what: str) -> Callable[[click.Context, click.Parameter, str], list[str]]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..model import Instance
 
 CACHE_FILE = "completion.json"
+PROFILE_NAMED = "vm.profile"  # ctx.meta key: the profile --profile named (set by the option, cli/app.py)
 
 
 def _quietly(fn: Callable[..., list[str]]) -> Callable[[click.Context, click.Parameter, str], list[str]]:
@@ -54,10 +55,7 @@ def _paths() -> Paths:
 
 def _profile_name(ctx: click.Context) -> str | None:
     """The profile the command line names (--profile, before or after the command), else VM_PROFILE."""
-    from .app import App
-
-    app = ctx.find_object(App)
-    named = app.profile_name if app is not None else None
+    named = ctx.meta.get(PROFILE_NAMED)  # click shares `meta` with every context of the command line
     return named or _environ().get("VM_PROFILE") or None
 
 

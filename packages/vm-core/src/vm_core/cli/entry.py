@@ -1,7 +1,8 @@
-"""The `vm` console script's own module. It imports only the standard library's `os` and `sys` at load, so that
-a Ctrl-C that arrives while the CLI is still being imported (a loaded machine takes a few tenths of a second for
-click and the command modules) ends the process as every other interruption does: exit 130 and one line on
-stderr, never a traceback. Once `cli.main` is imported, its own handling applies (main.py `main`)."""
+"""The `vm` console script's own module. It imports only the standard library's `os` and `sys`, and cli/argv.py
+(which imports nothing), at load, so that a Ctrl-C that arrives while the CLI is still being imported (a loaded
+machine takes a few tenths of a second for click and the command modules) ends the process as every other
+interruption does: exit 130 and one line on stderr, never a traceback. Once `cli.main` is imported, its own
+handling applies (main.py `main`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
+
+from .argv import wants_json
 
 INTERRUPTED = 130  # errors.Interrupted.exit_code, written out: importing errors could itself be interrupted
 
@@ -22,12 +25,6 @@ def main() -> NoReturn:
         _say_interrupted(sys.argv[1:])
         os._exit(INTERRUPTED)
     run()
-
-
-def wants_json(args: Sequence[str]) -> bool:
-    """-o json anywhere in the arguments (also when parsing stopped, or never began, before the option)."""
-    pairs = zip(args, [*args[1:], ""], strict=True)
-    return any((a in ("-o", "--output") and b == "json") or a in ("-ojson", "--output=json") for a, b in pairs)
 
 
 def _say_interrupted(args: Sequence[str]) -> None:

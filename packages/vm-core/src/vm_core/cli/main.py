@@ -19,7 +19,7 @@ import click
 from .. import __version__
 from ..errors import Interrupted, UsageError, VmError
 from .app import App, common_options, stop_debug_logging
-from .entry import wants_json
+from .argv import wants_json
 
 # name -> (module:attribute, one-line help). The help is written here so that `vm --help` imports nothing.
 COMMANDS: dict[str, tuple[str, str]] = {

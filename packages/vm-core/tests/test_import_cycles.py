@@ -2,8 +2,7 @@
 
 The graph is read from the source with `ast`: one edge per `import` or `from ... import` anywhere in a module
 (inside functions too), except under `if TYPE_CHECKING:`, which never runs. A cycle is a strongly connected set of
-two or more modules. The cycles that remain outside the fleet engine lie within a few groups of modules, listed as
-known (the CLI's commands, the typed API's modules, the plugin loader and the catalog); any other cycle fails.
+two or more modules. There is none: any cycle fails.
 """
 
 from __future__ import annotations
@@ -14,23 +13,6 @@ from pathlib import Path
 import vm_core
 
 ROOT = Path(vm_core.__file__).parent
-
-# Cycles outside the fleet engine that are still to be cut: a cycle is known when all its modules lie in one
-# of these groups (module names, or a package followed by ".*"). Today: cli.app <-> cli.complete,
-# cli.entry <-> cli.main, cli.cmd_fleet <-> cli.cmd_fleet_scale, catalog <-> plugins.
-KNOWN = (
-    ("vm_core.cli.*",),
-    ("vm_core.api.*",),
-    ("vm_core.catalog", "vm_core.plugins", "vm_core.plugin_facts"),
-)
-
-
-def _known(cycle: frozenset[str]) -> bool:
-    def within(module: str, group: tuple[str, ...]) -> bool:
-        return any(module == g or (g.endswith(".*") and module.startswith(g[:-1])) for g in group)
-
-    return any(all(within(m, group) for m in cycle) for group in KNOWN)
-
 
 def _modules(root: Path) -> dict[str, Path]:
     modules = {}
@@ -143,11 +125,6 @@ def test_the_graph_sees_function_level_imports_and_skips_type_checking_ones(tmp_
     assert cycles(graph) == {frozenset({"pkg.sub.b", "pkg.c"})}
 
 
-def test_vm_core_has_no_import_cycle_but_the_known_ones() -> None:
-    unknown = [sorted(c) for c in cycles(import_graph()) if not _known(c)]
-    assert not unknown, f"new import cycles: {sorted(unknown)}"
-
-
-def test_the_fleet_engine_is_in_no_import_cycle() -> None:
-    found = cycles(import_graph())
-    assert not [c for c in found if any(m.startswith("vm_core.fleet") for m in c)]
+def test_vm_core_has_no_import_cycle() -> None:
+    found = sorted(sorted(c) for c in cycles(import_graph()))
+    assert not found, f"import cycles: {found}"

@@ -31,7 +31,7 @@ def vm(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 BAD = [
     (["create", "-p", "aws", "--gpu", "H100"], "unknown provider 'aws'; available providers: crusoe, "),
-    (["create", "-p", "crusoe", "--gpu", "H1000"], "unknown GPU type 'H1000'; known types: H100, H100-PCIE, H200"),
+    (["create", "-p", "crusoe", "--gpu", "H1000"], "unknown GPU type 'H1000'; known types: H100, H200, B200"),
     (["create", "-p", "crusoe", "--gpu", "H100:x"], "bad GPU count in 'H100:x': give GPUs per VM as a number"),
     (["create", "-p", "crusoe", "--gpu", "H100:0"], "bad GPU count"),
     (["create", "-p", "crusoe", "--gpu", "H100:1"], "crusoe sells H100 only as H100:8"),

@@ -319,13 +319,23 @@ class Attempts:
                 mem.record(ctx.store, member, state=MemberState.FAILED, error=member.error or "never created")
             elif needed > 0 and member.slot not in adopted and not self._slot_running(member.slot):
                 member = mem.record(ctx.store, member, state=MemberState.CREATING, instance_id=found.id)
-                instance = mem.wait_running(provider, found.id, ctx.timeout)
+                instance = self._adopt(member, provider)
                 self.running(member, instance)
                 adopted[member.slot] = instance
                 needed -= 1
             else:
                 mem.destroy(ctx.store, provider, member, ctx.identity, ctx.cleanup_timeout)
         return adopted
+
+    def _adopt(self, member: MemberRecord, provider: Provider) -> Instance:
+        """Block until the member's VM (found by name) runs, followed by the provider's follower like every
+        create, at most the create's timeout; raises VmError when it can no longer run, is gone, or is late."""
+        follow, settled = CreateFollow(None), threading.Event()
+        assert member.instance_id
+        self._follower(member.provider).follow(member.instance_id, follow, self.ctx.timeout,
+                                               lambda _by_read: settled.set())
+        settled.wait()
+        return follow.instance or _not_running(provider, member, follow)
 
     def _slot_running(self, slot: int) -> bool:
         return any(m.slot == slot and m.state is MemberState.RUNNING for m in self.ctx.store.members(self.spec.name))

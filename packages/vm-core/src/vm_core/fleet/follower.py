@@ -114,13 +114,19 @@ class Follower:
             seen, instances = None, {}
         now = time.monotonic()
         for item in items:
-            if (seen is not None and item.instance_id in seen
-                    and item.follow.shown(seen[item.instance_id], instances.get(item.instance_id))):
+            if seen is not None and item.instance_id in seen and self._shown(item, seen, instances):
                 self._settle(item, True)
-                continue
-            if now >= item.deadline:
+            elif now >= item.deadline:
                 self._settle(item, False)
         return seen is not None
+
+    def _shown(self, item: _Item, seen: dict[str, InstanceState | None], instances: dict[str, Instance]) -> bool:
+        """The item's Follow asked about what the read showed; a bug in it settles nothing (its deadline will)."""
+        try:
+            return item.follow.shown(seen[item.instance_id], instances.get(item.instance_id))
+        except Exception:
+            log.exception("%s: following %s failed; following it again", self.provider.name, item.instance_id)
+            return False
 
     def _settle(self, item: _Item, by_read: bool) -> None:
         with self._lock:

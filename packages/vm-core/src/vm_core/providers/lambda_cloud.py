@@ -60,9 +60,6 @@ T = TypeVar("T")
 
 ID_PATTERN = r"[0-9a-f]{32}"
 _MAX_NAME = 64
-# Seconds between two listings that follow VMs, at least (times time_scale): a third of the account's 1 request/s,
-# so launches and other reads keep the rest.
-FOLLOW_INTERVAL = 3.0
 # The limiter paces calls this much wider than the configured (documented) limits: paced exactly, jitter in
 # arrival times makes about every other call of a burst arrive early and come back as a 429.
 _HEADROOM = 1.1
@@ -204,9 +201,9 @@ class LambdaProvider:
 
     @property
     def poll_interval(self) -> float:
-        """Seconds between two listings that follow VMs: two of the client's request intervals (Lambda allows 1
-        request/s), and at least FOLLOW_INTERVAL (scaled)."""
-        return max(_POLL_REQUESTS * self._request_interval, FOLLOW_INTERVAL * self._scale)
+        """Seconds between two listings that follow VMs (creates and deletions alike): two of the client's request
+        intervals (Lambda allows 1 request/s), and at least one second (scaled)."""
+        return max(_POLL_REQUESTS * self._request_interval, 1.0 * self._scale)
 
     def account(self) -> str:
         """A fingerprint of the API key (see key_fingerprint); "" when the provider was built without one."""

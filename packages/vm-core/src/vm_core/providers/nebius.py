@@ -503,7 +503,7 @@ class NebiusProvider:
             )
         context = replace(context, instance_id=operation.resource_id)
         return _pending(operation, self.get_instance, context,
-                                 failed=lambda error, deadline: self._remove_failed(operation, error, deadline))
+                        failed=lambda error, deadline: self._remove_failed(operation, error, deadline))
 
     def begin_destroy(self, instance_id: str) -> Pending[None]:
         """Delete an instance and its managed disks; an instance already gone gives a finished Pending."""

@@ -65,6 +65,26 @@ def test_a_round_reads_the_states_once_then_the_running_vms_whole_once() -> None
     assert list(instances) == ["up"] and provider.listings == 0
 
 
+class Many(Listed):
+    """A provider with `get_instances` alone (as Crusoe's filtered listing): one call gives states and VMs."""
+
+    def __init__(self, states: dict[str, InstanceState]) -> None:
+        super().__init__(states)
+        self.calls: list[list[str]] = []
+
+    def get_instances(self, instance_ids: Collection[str]) -> dict[str, Instance | None]:
+        self.calls.append(sorted(instance_ids))
+        return {i: toy_instance(i, self.states[i]) if i in self.states else None for i in instance_ids}
+
+
+def test_a_round_over_get_instances_alone_is_one_call() -> None:
+    provider = Many({"up": InstanceState.RUNNING, "boot": InstanceState.CREATING})
+    states, instances = read_round(provider, [_Item("up"), _Item("boot"), _Item("gone")])  # type: ignore[arg-type]
+    assert provider.calls == [["boot", "gone", "up"]] and provider.listings == 0
+    assert states == {"up": InstanceState.RUNNING, "boot": InstanceState.CREATING, "gone": None}
+    assert instances["up"].state is InstanceState.RUNNING
+
+
 def test_a_round_without_batch_reads_is_one_listing_giving_states_and_vms() -> None:
     provider = Listed({"up": InstanceState.RUNNING, "other": InstanceState.RUNNING})
     states, instances = read_round(provider, [_Item("up"), _Item("gone")])  # type: ignore[arg-type]

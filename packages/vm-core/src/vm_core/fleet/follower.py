@@ -1,8 +1,9 @@
 """Following instances by id: one watcher thread per provider, whatever the number of VMs it follows.
 
-Creates, VMs adopted after an ambiguous create and anything else that waits for VMs register ids with their
-provider's `Follower`. Each round is one read of every id followed (`watch.read_states`: the provider's
-`get_states`, else one listing), one `poll_interval` (`Paced`) after the last, or after as long as the last round
+A fleet's creates and the VMs it adopts after an ambiguous create register their ids with their provider's
+`Follower` (a fleet destroy confirms its deletions through the same read, `watch.read_states`, in its own
+thread). Each round is one read of every id followed (`read_round`: the provider's `get_states`, else its
+`get_instances`, else one listing), one `poll_interval` (`Paced`) after the last, or after as long as the last round
 took if that is longer (a follower never keeps a cloud busy more than half the time). One follower per provider
 reading at that interval is what keeps a cloud's account-wide request limit (Lambda's) by construction.
 
@@ -139,14 +140,13 @@ class Follower:
 def read_round(provider: Provider, items: Collection[_Item]) -> tuple[dict[str, InstanceState | None],
                                                                        dict[str, Instance]]:
     """One read of the items' ids: their states (ids a batch read could not read left out), and the Instances of
-    the RUNNING ids whose Follow wants one. A listing gives those with the states; a batch read of states is
-    followed by one `get_instances` (SupportsGetMany) of them, else one `get_instance` each. Raises VmError."""
+    the RUNNING ids whose Follow wants one (maybe more). `get_states` is followed by one `get_instances`
+    (SupportsGetMany) of those, else one `get_instance` each; `get_instances` alone, or a listing, gives both at
+    once. Raises VmError."""
     ids = sorted({i.instance_id for i in items})
-    wanting = {i.instance_id for i in items if i.follow.wants_instance}
-    if isinstance(provider, SupportsGetStates | SupportsGetMany):
-        from .watch import read_states
-
-        states = read_states(provider, ids)
+    if isinstance(provider, SupportsGetStates):
+        wanting = {i.instance_id for i in items if i.follow.wants_instance}
+        states = provider.get_states(ids)
         running = [i for i in ids if i in wanting and states.get(i) is InstanceState.RUNNING]
         if not running:
             return states, {}
@@ -154,6 +154,10 @@ def read_round(provider: Provider, items: Collection[_Item]) -> tuple[dict[str, 
             found = provider.get_instances(running)
             return states, {i: got for i, got in found.items() if got is not None}
         return states, {i: provider.get_instance(i) for i in running}
+    if isinstance(provider, SupportsGetMany):
+        read = provider.get_instances(ids)
+        return ({i: None if got is None else got.state for i, got in read.items()},
+                {i: got for i, got in read.items() if got is not None})
     wanted = set(ids)
     listed = {i.id: i for i in provider.list_instances() if i.id in wanted}
     return {i: listed[i].state if i in listed else None for i in ids}, listed

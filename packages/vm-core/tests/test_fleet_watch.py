@@ -20,7 +20,7 @@ from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
 from vm_core.model import InstanceState
-from vm_core.provider import SupportsCreateWatch
+from vm_core.provider import SupportsGetMany, SupportsGetStates
 
 from .test_fleet_manager import BUILT_IN, cloud_ids, cloud_vms, no_nebius_h100
 
@@ -174,11 +174,11 @@ def test_a_failed_slot_is_placed_again_while_the_rest_still_boots(mock_clouds_fa
     assert {i.provider for i in report.running} == {"crusoe", "lambda"}
 
 
-def test_a_provider_without_batch_reads_is_followed_through_each_pending(tmp_path: Path) -> None:
+def test_a_provider_without_batch_reads_is_followed_through_one_listing_a_round(tmp_path: Path) -> None:
     from vm_example_provider import plugin
 
     provider = plugin.connect({"path": str(tmp_path / "cloud.json"), "seconds": 0.05, "capacity": 4})
-    assert not isinstance(provider, SupportsCreateWatch)
+    assert not isinstance(provider, SupportsGetStates | SupportsGetMany)  # followed through one listing a round
     store = SqliteFleetStore(tmp_path / "vm.db")
     report = FleetCreator(store, {"example": provider}, spread, timeout=60).create(
         FleetSpec(name="plain", gpu="H100", count=6, min_count=4))
@@ -203,7 +203,7 @@ def test_a_crusoe_create_that_fails_and_removes_its_vm_still_fails_over(mock_clo
 
 
 def test_rounds_that_settle_nothing_are_spaced_wider_up_to_a_limit_and_close_again_after_one_that_settles() -> None:
-    from vm_core.fleet.create_watch import IDLE_BACKOFF, MAX_BACKOFF, round_delay
+    from vm_core.fleet.follower import IDLE_BACKOFF, MAX_BACKOFF, round_delay
 
     idle = [round_delay(1.0, 0, rounds, 0.0) for rounds in range(8)]
     assert idle[0] == 1.0 and idle == sorted(idle) and idle[-1] == IDLE_BACKOFF  # grows while VMs still boot

@@ -26,7 +26,6 @@ from vm_core.errors import (
 )
 from vm_core.hints import Command, Hint
 from vm_core.kit import (
-    ENDED,
     AccountKeys,
     Backoff,
     ErrorTable,
@@ -39,7 +38,6 @@ from vm_core.kit import (
     ShapesFile,
     batch_call,
     chunks,
-    create_round,
     destroy_many,
     follow,
     gave_up,
@@ -64,7 +62,7 @@ from vm_core.kit import (
 )
 from vm_core.kit.errors import capacity
 from vm_core.kit.keys import key_name
-from vm_core.model import Instance, InstanceState, Offer
+from vm_core.model import Offer
 
 
 class SdkError(Exception):
@@ -326,43 +324,6 @@ def test_shapes_are_the_providers_rows_of_its_file_read_once() -> None:
 
     first = Plugin().shapes
     assert first and {s.provider for s in first} == {"lambda"} and Plugin().shapes is first
-
-
-# ------------------------------------------------------------------------------------------ create watch
-class Mine(Finished[Instance]):
-    """A Pending of the toy provider (create_round recognises them by class)."""
-
-
-def toy_instance(instance_id: str, state: InstanceState) -> Instance:
-    return Instance(provider="toy", id=instance_id, name=instance_id, state=state, gpu="H100", gpu_count=1,
-                    region="r1", shape="h100.1x", reserved=False, reservation_id="", price_per_hour=1.0,
-                    created_at=None, public_ip="", ssh_user="ubuntu")
-
-
-def test_a_create_round_reads_once_and_sorts_running_ended_and_absent() -> None:
-    natives: dict[str, Any] = {"up": "RUNNING", "boot": "CREATING", "dead": "ERROR", "stopped": "STOPPED",
-                               "stranger": "RUNNING", "unread": SdkFull()}  # a batch get's per-id failure
-    reads: list[list[str]] = []
-
-    def read(ids: list[str]) -> dict[str, Any]:
-        reads.append(ids)
-        return natives  # more than asked for: what was not asked for is left out
-
-    followed = ("up", "boot", "dead", "stopped", "gone", "unread")
-    pendings = [Mine(i, toy_instance(i, InstanceState.CREATING)) for i in followed]
-    pendings.append(Finished("foreign", toy_instance("foreign", InstanceState.CREATING)))  # another provider's
-    converted: list[list[str]] = []
-
-    def instances(found: list[str]) -> list[Instance]:
-        converted.append(found)
-        return [toy_instance(n, InstanceState.RUNNING) for n in found]
-
-    round_ = create_round(pendings, Mine, read, state=lambda n: InstanceState(n.lower()), instances=instances)
-    assert reads == [list(followed)] and converted == [["RUNNING"]]
-    assert list(round_.running) == ["up"] and round_.ended == {"dead", "stopped"}
-    assert round_.absent == {"gone", "unread", "foreign"}
-    assert {InstanceState.ERROR, InstanceState.STOPPED, InstanceState.PREEMPTED} <= ENDED
-    assert InstanceState.CREATING not in ENDED and InstanceState.RUNNING not in ENDED
 
 
 # ------------------------------------------------------------------------------------------ batches

@@ -450,9 +450,11 @@ def test_importing_the_adapter_loads_no_sdk_and_no_requests() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
-def test_deletes_go_one_per_vm_and_a_watcher_lists_every_poll_interval(crusoe: CrusoeProvider) -> None:
-    """Crusoe's DELETE takes one VM and it has no batch read: a watcher lists, paced by the poll policy."""
-    assert not isinstance(crusoe, SupportsBatchDestroy) and not isinstance(crusoe, SupportsGetMany)
+def test_deletes_go_one_per_vm_and_a_follower_reads_a_filtered_listing_every_poll_interval(
+        crusoe: CrusoeProvider) -> None:
+    """Crusoe's DELETE takes one VM; its batch read is the listing filtered by id (`get_instances`), paced by the
+    poll policy."""
+    assert not isinstance(crusoe, SupportsBatchDestroy) and isinstance(crusoe, SupportsGetMany)
     assert isinstance(crusoe, Paced) and crusoe.poll_interval > 0
     settings = {"access_key_id": "k", "secret_key": "c2VjcmV0", "project_id": "p", "time_scale": "1"}
     assert plugin.connect(settings).poll_interval == 1.0

@@ -29,11 +29,11 @@ from vm_core.errors import (
     UsageError,
     VmError,
 )
+from vm_core.fleet.follower import CreateFollow
 from vm_core.hints import Command
 from vm_core.model import CreateSpec, InstanceState, ReservationMode, ReservationRequest
 from vm_core.plugins import provider_plugins
 from vm_core.provider import (
-    CreateRound,
     Paced,
     SupportsBatchDestroy,
     SupportsGetMany,
@@ -290,14 +290,15 @@ def test_a_doomed_create_reads_as_creating_until_it_fails_for_capacity(mock_clou
     nebius = connect(clouds, "nebius")
     clock = FrozenClock(clouds.world)
     pending = nebius.begin_create(spec("doomed", region="eu-north1"))
+    follow, rid = CreateFollow(pending), pending.resource_id
     duration = clouds.world.scaled(clouds.world.config(NEBIUS).durations.create)
     for _ in range(3):  # 1/4, 1/2 and 3/4 of the way
         clock.advance(duration / 4)
         assert nebius.get_instance(pending.resource_id).state is InstanceState.CREATING
         assert nebius.get_states([pending.resource_id]) == {pending.resource_id: InstanceState.CREATING}
-        assert nebius.poll_creates([pending]) == CreateRound()  # still in progress
+        assert not follow.shown(nebius.get_states([rid])[rid], None)  # still in progress for a fleet
     clock.advance(duration / 2)
-    assert nebius.poll_creates([pending]).ended == {pending.resource_id}
+    assert follow.shown(nebius.get_states([rid])[rid], None) and follow.ended is InstanceState.STOPPED
     del clouds.world.now  # the real clock again, for the deletion of the husk
     with pytest.raises(CapacityError) as err:
         pending.wait(WAIT)

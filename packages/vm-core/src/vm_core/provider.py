@@ -3,7 +3,9 @@
 A provider package registers a `ProviderPlugin` under the entry-point group `vm_core.providers`; vm-core's own
 adapters (crusoe, lambda, nebius) register the same way. Callers check capabilities with `isinstance`
 (`SupportsStopStart`, `SupportsReboot`, `SupportsReservations`, `SupportsAccount`, `SupportsBatchDestroy`,
-`SupportsGetMany`, `SupportsGetStates`, `Paced`, `SupportsCreateWatch`) and never catch NotImplementedError.
+`SupportsGetMany`, `SupportsGetStates`, `Paced`) and never catch NotImplementedError. A fleet follows every VM of
+one provider (creates, deletions, adopted VMs) with one read per `poll_interval`: `get_states` where the cloud can
+read many ids at once, else one listing (vm_core.fleet.follower).
 
 Every method raises only `vm_core.errors` exceptions (adapters translate their SDK's errors at the edge).
 """
@@ -11,7 +13,7 @@ Every method raises only `vm_core.errors` exceptions (adapters translate their S
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -45,6 +47,20 @@ class Pending(Protocol[T_co]):
     def wait(self, timeout: float) -> T_co:
         """Block until finished or `timeout` seconds pass (then raise Timeout); raise the normalized error of a
         failed action (CapacityError, QuotaError, VmError...)."""
+        ...
+
+
+@runtime_checkable
+class Completes(Protocol):
+    """A create's Pending that makes its result from its VM as a read of many VMs shows it running, so a fleet
+    that follows many creates with one read per round never reads a VM or an operation per create. A Pending
+    without it is asked `wait` once its VM runs."""
+
+    def completed(self, instance: Instance, timeout: float) -> Instance | None:
+        """The create's result, given its VM as a read shows it RUNNING: the Instance `wait` would return, or None
+        when the VM is not complete yet (e.g. it has no address yet: it is followed again). Makes no API call
+        except to clean up: raises the VmError `wait` would raise for a VM that is not what was asked for (e.g. a
+        strict create that landed off its reservation, destroyed first, blocking at most `timeout` seconds)."""
         ...
 
 
@@ -102,34 +118,6 @@ class Provider(Protocol):
         what is free of it now, except for a provider that cannot list its reservations (not
         SupportsReservations): there it is the reservation's size where the provider knows it (a Nebius
         capacity block from the contract), and the fleet engine takes its own VMs on it off."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class CreateRound:
-    """What one read of the cloud (a listing or a batch get) says about pending creates, by resource id.
-
-    A pending create in none of the three sets is still in progress."""
-
-    running: Mapping[str, Instance] = field(default_factory=dict)  # finished: the VM runs (as `wait` returns it)
-    ended: frozenset[str] = frozenset()  # finished otherwise: the Pending's `wait` raises its error at once
-    absent: frozenset[str] = frozenset()  # the read does not show the VM: only the operation can tell
-
-
-@runtime_checkable
-class SupportsCreateWatch(Protocol):
-    """A provider that follows many pending creates with one read of the cloud per round, instead of one poll
-    per VM. Providers without it are followed through each Pending's own `done()`."""
-
-    @property
-    def watch_interval(self) -> float:
-        """Seconds between two rounds, within the API's documented request limits."""
-        ...
-
-    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One round over `pendings` (Pendings its own `begin_create` returned), with one read whatever their
-        number (a few for paged listings). A failed create whose VM is not shown is `absent`: a caller asks
-        its Pending (`done`). Raises VmError when the read failed: nothing is known then."""
         ...
 
 

@@ -30,7 +30,16 @@ import pytest
 
 from .errors import AuthError, CapacityError, NotFound
 from .model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
-from .provider import Pending, Provider, SupportsReboot, SupportsReservations, SupportsStopStart
+from .provider import (
+    Completes,
+    Pending,
+    Provider,
+    SupportsGetMany,
+    SupportsGetStates,
+    SupportsReboot,
+    SupportsReservations,
+    SupportsStopStart,
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,27 @@ class ProviderContract:
         with contextlib.suppress(NotFound):  # the cloud may have forgotten it already: also correct
             assert provider.get_instance(vm.id).state is InstanceState.TERMINATED
         provider.begin_destroy(vm.id).wait(self.facts.wait)  # destroying again is success
+
+    def test_a_fleet_can_follow_its_vms(self, provider: Provider) -> None:
+        """A fleet follows every VM of a provider with one read a round: `get_states` (or `get_instances`) where
+        the provider has it, which must answer as `get_instance` does, else one listing. A create's Pending that
+        is Completes makes its result from the VM as that read shows it running."""
+        pending = self.begin(provider, "followed")
+        vm = pending.wait(self.facts.wait)
+        ids = [vm.id, self.facts.unknown_id]
+        if isinstance(provider, SupportsGetStates):
+            states = provider.get_states(ids)
+            assert states[vm.id] is InstanceState.RUNNING and states.get(self.facts.unknown_id) is None
+        if isinstance(provider, SupportsGetMany):
+            found = provider.get_instances(ids)
+            read = found[vm.id]
+            assert read is not None and read.state is InstanceState.RUNNING
+            assert found.get(self.facts.unknown_id) is None
+        listed = next(i for i in provider.list_instances() if i.id == vm.id)
+        if isinstance(pending, Completes):
+            completed = pending.completed(listed, self.facts.wait)
+            assert completed is not None and (completed.id, completed.state) == (vm.id, InstanceState.RUNNING)
+        provider.begin_destroy(vm.id).wait(self.facts.wait)
 
     def test_stop_and_start_as_claimed(self, provider: Provider) -> None:
         assert isinstance(provider, SupportsStopStart) is self.facts.stop_start

@@ -1,13 +1,13 @@
 """The attempts of one placement: each slot attempt from its intent to its end, and their results as one stream.
 
 One attempt of one slot on one offer goes: record the intent (store) -> call the cloud (`begin_create`, in the
-provider's bounded pool) -> record the ids -> follow the boot (the provider's watcher, create_watch.py: no thread
-per VM) -> record the outcome. It ends *settled* (running), *refused* (no VM: the scope the error names is
-blocked), *ambiguous* (no clear answer: the VM is looked up by its name, and followed when found, else the
-member stays UNKNOWN for the final sweep), or *cleaned up* (accepted but never came up: destroyed before the slot
-is placed again). Every attempt delivers exactly one `Attempt` to the result queue, in the order they end, so a
-placement policy handles each failure as soon as it is known (spread_place.py, cluster_place.py): no batch waits
-for its slowest VM.
+provider's bounded pool) -> record the ids -> follow the boot (the provider's follower, follower.py: one read per
+round for every VM of the provider, no thread per VM) -> record the outcome. It ends *settled* (running),
+*refused* (no VM: the scope the error names is blocked), *ambiguous* (no clear answer: the VM is looked up by its
+name, and followed when found, else the member stays UNKNOWN for the final sweep), or *cleaned up* (accepted but
+never came up: destroyed before the slot is placed again). Every attempt delivers exactly one `Attempt` to the
+result queue, in the order they end, so a placement policy handles each failure as soon as it is known
+(spread_place.py, cluster_place.py): no batch waits for its slowest VM.
 
 Threads stay bounded whatever the fleet's size: create calls run in a pool per provider (its create_concurrency),
 and what follows a boot (recording, cleanup, resolving by name) runs in a pool of FINISH_WORKERS.
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from ..errors import AuthError, CapacityError, Interrupted, QuotaError, Scope, Timeout, Transient, VmError
 from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationRequest
-from ..provider import Pending, Provider
+from ..provider import Completes, Pending, Provider
 from . import members as mem
-from .create_watch import CreateWatcher, Located
+from .follower import CreateFollow, Follower
 from .naming import FleetIdentity
 from .offers import OfferCache
 from .spec import FleetSpec
@@ -104,7 +104,7 @@ class Attempts:
         self._abandoned = threading.Event()  # interrupted: boots still awaited are left to the cloud (recorded)
         self._pools: dict[str, ThreadPoolExecutor] = {}
         self._after = ThreadPoolExecutor(max_workers=1)
-        self._watchers: dict[str, CreateWatcher] = {}
+        self._followers: dict[str, Follower] = {}
 
     @contextmanager
     def open(self) -> Iterator[Attempts]:
@@ -208,36 +208,50 @@ class Attempts:
                           ssh_public_key=spec.ssh_public_key, abort=self.ctx.stop, machine=spec.machine,
                           placement_group=self.placement_groups.get((offer.provider, offer.region, offer.shape)))
 
-    def _follow(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance],
-                deliver: Deliver) -> None:
-        """Hand the wait for `pending` to the provider's watcher; the result is delivered when it settles,
-        unless the placement was interrupted and its boots abandoned meanwhile."""
-        deadline = time.monotonic() + self.ctx.timeout
+    def _follow(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance] | None,
+                deliver: Deliver, deadline: float | None = None) -> None:
+        """Hand the wait for the member's VM (`pending` None: a VM found by name) to the provider's follower; the
+        result is delivered when it settles, unless the placement was interrupted and its boots abandoned
+        meanwhile."""
+        deadline = time.monotonic() + self.ctx.timeout if deadline is None else deadline
         with self._lock:
             self._booting.add(member.slot)
+        follow = CreateFollow(pending)
 
-        def settled(instance: Instance | None) -> None:
+        def settled(_by_read: bool) -> None:
             if self._abandoned.is_set():
                 return
-            self._after.submit(_guarded, deliver, member.slot, self._settled, member, provider, offer, pending,
-                               instance, deadline)
+            self._after.submit(_guarded, deliver, member.slot, self._settled, member, provider, offer, follow,
+                               deadline, deliver)
 
-        self._watcher(offer.provider).follow(pending, self.ctx.timeout, settled)
+        assert member.instance_id
+        self._follower(offer.provider).follow(member.instance_id, follow, max(deadline - time.monotonic(), 0.0),
+                                              settled)
 
-    def _watcher(self, provider: str) -> CreateWatcher:
+    def _follower(self, provider: str) -> Follower:
         with self._lock:
-            if provider not in self._watchers:
-                self._watchers[provider] = CreateWatcher(self.ctx.providers[provider])
-            return self._watchers[provider]
+            if provider not in self._followers:
+                self._followers[provider] = Follower(self.ctx.providers[provider])
+            return self._followers[provider]
 
-    def _settled(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance],
-                 instance: Instance | None, deadline: float) -> Attempt:
-        """The watcher's answer: the running VM, or ask the Pending how it ended (it says at once)."""
-        if instance is None:
-            try:
-                instance = pending.wait(max(deadline - time.monotonic(), 0.0))
-            except VmError as exc:  # capacity too: an adapter's cleanup of what the cloud kept can itself fail
-                return self._cleaned_up(member, provider, offer, exc)
+    def _settled(self, member: MemberRecord, provider: Provider, offer: Offer, follow: CreateFollow,
+                 deadline: float, deliver: Deliver) -> Attempt | None:
+        """The follower's answer: the VM runs (its Pending makes the result, or its `wait` does), or ask the
+        Pending how it ended (it says at once). None: followed again (not complete yet)."""
+        pending, left = follow.pending, max(deadline - time.monotonic(), 0.0)
+        try:
+            if pending is None:
+                instance = follow.instance or _not_running(provider, member, follow)
+            elif follow.instance is not None and isinstance(pending, Completes):
+                completed = pending.completed(follow.instance, left)
+                if completed is None:
+                    self._follow(member, provider, offer, pending, deliver, deadline)
+                    return None
+                instance = completed
+            else:
+                instance = pending.wait(left)
+        except VmError as exc:  # capacity too: an adapter's cleanup of what the cloud kept can itself fail
+            return self._cleaned_up(member, provider, offer, exc)
         return self.running(member, instance)
 
     def running(self, member: MemberRecord, instance: Instance) -> Attempt:
@@ -267,7 +281,7 @@ class Attempts:
             mem.record(self.ctx.store, member, state=MemberState.UNKNOWN, error=exc.message)
             return Attempt(member.slot, error=exc, note=f"{member.name}: {exc.message}; not found by name, retried")
         member = mem.record(self.ctx.store, member, state=MemberState.CREATING, instance_id=found.id)
-        self._follow(member, provider, offer, Located(provider, found.id), deliver)
+        self._follow(member, provider, offer, None, deliver)
         return None
 
     def _cleaned_up(self, member: MemberRecord, provider: Provider, offer: Offer, exc: VmError) -> Attempt:
@@ -305,7 +319,7 @@ class Attempts:
                 mem.record(ctx.store, member, state=MemberState.FAILED, error=member.error or "never created")
             elif needed > 0 and member.slot not in adopted and not self._slot_running(member.slot):
                 member = mem.record(ctx.store, member, state=MemberState.CREATING, instance_id=found.id)
-                instance = mem.wait_running(provider, found.id, ctx.timeout)
+                instance = self._adopt(member, provider)
                 self.running(member, instance)
                 adopted[member.slot] = instance
                 needed -= 1
@@ -313,8 +327,30 @@ class Attempts:
                 mem.destroy(ctx.store, provider, member, ctx.identity, ctx.cleanup_timeout)
         return adopted
 
+    def _adopt(self, member: MemberRecord, provider: Provider) -> Instance:
+        """Block until the member's VM (found by name) runs, followed by the provider's follower like every
+        create, at most the create's timeout; raises VmError when it can no longer run, is gone, or is late."""
+        follow, settled = CreateFollow(None), threading.Event()
+        assert member.instance_id
+        self._follower(member.provider).follow(member.instance_id, follow, self.ctx.timeout,
+                                               lambda _by_read: settled.set())
+        settled.wait()
+        return follow.instance or _not_running(provider, member, follow)
+
     def _slot_running(self, slot: int) -> bool:
         return any(m.slot == slot and m.state is MemberState.RUNNING for m in self.ctx.store.members(self.spec.name))
+
+
+def _not_running(provider: Provider, member: MemberRecord, follow: CreateFollow) -> Instance:
+    """The error of a VM followed without a Pending (found by name) that settled without running: NotFound when
+    it is gone, a VmError naming its state when it can no longer run, Timeout at the deadline."""
+    from ..errors import NotFound
+
+    if follow.ended is not None:
+        raise VmError(f"instance {member.instance_id} is {follow.ended.value}", provider=provider.name)
+    if follow.seen_gone:
+        raise NotFound(f"instance {member.instance_id} no longer exists", provider=provider.name)
+    raise Timeout(f"instance {member.instance_id} was not running in time", provider=provider.name)
 
 
 def _not_started(slot: int) -> Attempt:

@@ -5,7 +5,6 @@
   (`positive_number`, `seconds`, `table`, `texts`...) (kit.settings);
 - `poll_until` + `Backoff`: the one polling loop with a deadline (kit.polling);
 - `OperationPending`, `PolledPending`, `Finished`, `Noted`: Pending building blocks (kit.pending);
-- `create_round` + `ENDED`: one round of a create watch (kit.watch);
 - `destroy_many`, `batch_call`, `read_many`, `chunks`: actions and reads on many ids at once (kit.batch);
 - `AccountKeys`: the account SSH key a launch names, added when missing, and `key_fingerprint`, the account of
   an API key (kit.keys);
@@ -40,11 +39,10 @@ from .settings import (
     texts,
 )
 from .shapes import GivenCatalog, GpusFile, ShapesFile, offer
-from .watch import ENDED, create_round
 
 __all__ = [
-    "ENDED", "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "GpusFile", "Memo", "Noted",
-    "OperationPending", "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks", "create_round",
+    "AccountKeys", "Backoff", "ErrorTable", "Finished", "GivenCatalog", "GpusFile", "Memo", "Noted",
+    "OperationPending", "PolledPending", "ShapesFile", "batch_call", "capacity", "chunks",
     "destroy_many", "follow", "gave_up", "id_check", "key_fingerprint", "offer", "optional_text", "parse_settings",
     "poll_until", "positive_number", "rate_limited", "read_many", "rule", "scaled", "seconds", "setting",
     "settings_of", "still_running", "table", "text", "texts", "translated",

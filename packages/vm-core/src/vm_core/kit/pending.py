@@ -1,8 +1,8 @@
 """Pending building blocks: one over an SDK operation, one polling a resource where the cloud has no operation,
 and one for an action already finished.
 
-All satisfy vm_core.provider.Pending; `Noted` wraps one to give it a `note`. Adapters subclass `OperationPending`
-(without adding behaviour) when they need to recognise their own Pendings, e.g. in `poll_creates`.
+All satisfy vm_core.provider.Pending; `Noted` wraps one to give it a `note`. `OperationPending` and `Noted` are
+also `Completes`: a create's result made from its VM as a fleet's read of many VMs shows it running.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import VmError
-from ..provider import Pending
+from ..model import Instance
+from ..provider import Completes, Pending
 from .polling import Backoff, poll_until
 
 T = TypeVar("T")
@@ -67,6 +68,10 @@ class OperationPending(_OnResource, Generic[T]):
     def done(self) -> bool:
         with self._errors():
             return bool(self.operation.done())
+
+    def completed(self, instance: Instance, timeout: float) -> Instance | None:
+        """A create's running VM as read is its result (Completes): no call."""
+        return instance
 
     def wait(self, timeout: float) -> T:
         deadline = time.monotonic() + timeout
@@ -143,4 +148,13 @@ class Noted(_OnResource, Generic[T]):
     def wait(self, timeout: float) -> T:
         result = self._pending.wait(timeout)
         self.note = self._explain(result)
+        return result
+
+    def completed(self, instance: Instance, timeout: float) -> Instance | None:
+        """The wrapped Pending's result from its running VM (Completes; the VM as read when it is not one),
+        explained as `wait` explains it; None when not complete yet."""
+        pending = self._pending
+        result = pending.completed(instance, timeout) if isinstance(pending, Completes) else instance
+        if result is not None:
+            self.note = self._explain(result)  # type: ignore[arg-type]  # a create's Noted: T is Instance
         return result

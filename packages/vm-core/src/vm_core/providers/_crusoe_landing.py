@@ -11,14 +11,14 @@ VM that landed elsewhere is destroyed and its create reported failed (CapacityEr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..catalog import ShapeEntry
 from ..errors import CapacityError, Scope, VmError
 from ..hints import MARK, Command, Hint
 from ..model import Instance, ReservationMode, ReservationRequest
-from ..provider import CreateRound, Pending
+from ..provider import Pending
 
 NAME = "crusoe"
 IGNORED = "Crusoe's backend ignores a reservation named at create and places a VM on the cheapest one with room"
@@ -93,6 +93,18 @@ class Landed:
     def done(self) -> bool:
         return self.pending.done()
 
+    def completed(self, instance: Instance, timeout: float) -> Instance | None:
+        """The running VM as read, checked as `wait` checks it (Completes): a strict create off its reservation
+        is destroyed (blocking, at most `timeout` seconds) and the Landing's CapacityError raised."""
+        if not self.landing.refuses(instance):
+            self.note = self.landing.note(instance)
+            return instance
+        try:
+            self._destroy(instance.id, max(timeout, 1.0))
+        except VmError as cleanup:
+            raise self.landing.refusal(instance, cleanup) from cleanup
+        raise self.landing.refusal(instance)
+
     def wait(self, timeout: float) -> Instance:
         deadline = time.monotonic() + timeout
         instance = self.pending.wait(timeout)
@@ -110,17 +122,6 @@ def landing_of(request: ReservationRequest, shape: ShapeEntry) -> Landing:
     """The Landing of a create of `shape` with `--reservation`/`--strict` as `request`."""
     wanted = {ReservationMode.AUTO: "", ReservationMode.NONE: None}.get(request.mode, request.reservation_id)
     return Landing(wanted, request.strict, shape.price_per_hour, shape.gpu)
-
-
-def refused_landings(pendings: Sequence[Pending[Instance]], seen: CreateRound) -> CreateRound:
-    """`seen` with the running VMs of strict Landed creates that are not on their reservation moved to `ended`:
-    their `wait` destroys them and raises (a create watcher asks it, never keeping such a VM)."""
-    refused = frozenset(p.resource_id for p in pendings if isinstance(p, Landed) and p.resource_id in seen.running
-                        and p.landing.refuses(seen.running[p.resource_id]))
-    if not refused:
-        return seen
-    running = {rid: vm for rid, vm in seen.running.items() if rid not in refused}
-    return CreateRound(running, seen.ended | refused, seen.absent)
 
 
 def _dollars(price: float | None) -> str:

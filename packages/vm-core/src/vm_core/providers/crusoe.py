@@ -5,9 +5,9 @@ Importing this module does not import crusoe_sdk or requests: `plugin.connect()`
 Crusoe is asynchronous: create, stop, start, reboot and delete return an operation that `Pending.wait` polls
 (`/instances/operations/{id}`). Poll intervals and retry backoff are multiplied by the `time_scale` setting
 (1.0 for the real cloud; the mock clouds' scale in tests, so waits poll every few milliseconds there).
-A fleet follows all its pending creates with one listing per `watch_interval` (POLL_INTERVAL), filtered by their ids
-(SupportsCreateWatch): a running VM is done; a create that failed (`out_of_stock`) removes its VM, so only its
-operation can say why, and the fleet asks the operation of a VM the listing does not show.
+A fleet follows all its VMs with one listing per `poll_interval` (POLL_INTERVAL): a running VM is done; a create that
+failed (`out_of_stock`) removes its VM, so only its operation can say why, and the fleet asks the operation of a VM
+the listing does not show.
 
 `--reservation` on Crusoe:
 
@@ -52,7 +52,7 @@ sends a fresh random ed25519 public key whose private half never existed, so nob
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -60,16 +60,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog import Catalog, ShapeEntry
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Unsupported, UsageError
 from ..hints import Command, Hint
-from ..kit import GivenCatalog, Noted, OperationPending, ShapesFile, chunks, create_round, id_check, offer, scaled
+from ..kit import GivenCatalog, Noted, OperationPending, ShapesFile, chunks, id_check, offer, scaled
 from ..kit.settings import optional_text, parse_settings, positive_number, setting, settings_of
 from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
-from ..provider import CreateRound, Pending, ReservationInfo, Setting
+from ..provider import Pending, ReservationInfo, Setting
 from ..sshkeys import NO_KEY, no_key_error, public_key_setting, unheld_key
 from . import _crusoe_fabric as fabric
 from ._chain import StopThenStart
-from ._crusoe_landing import Landed, landing_of, refused_landings
+from ._crusoe_landing import Landed, landing_of
 from ._crusoe_map import (
     NAME,
     TITLE,
@@ -177,18 +177,16 @@ def policies(time_scale: float) -> tuple[Any, Any]:
     return scaled(PollPolicy(), time_scale), scaled(RetryPolicy(), time_scale)
 
 
-class CrusoePending(OperationPending[T]):
+def _pending(operation: Any, convert: Callable[[Any], T], context: ErrorContext) -> OperationPending[T]:
     """A Crusoe operation as a vm-core Pending (every call translates SDK errors). `id` is the operation id, or
     the instance id when nothing had to be done (deleting a gone VM)."""
-
-    def __init__(self, operation: Any, convert: Callable[[Any], T], context: ErrorContext) -> None:
-        super().__init__(operation, lambda: translated(context), id=str(operation.id or operation.resource_id),
-                         resource_id=str(operation.resource_id), block=operation.result, finish=convert)
+    return OperationPending(operation, lambda: translated(context), id=str(operation.id or operation.resource_id),
+                            resource_id=str(operation.resource_id), block=operation.result, finish=convert)
 
 
 class CrusoeProvider:
     """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot,
-    SupportsReservations, SupportsPlacementGroups (IB partitions), Paced and SupportsCreateWatch.
+    SupportsReservations, SupportsPlacementGroups (IB partitions), SupportsGetMany and Paced.
 
     Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
     Raises only vm_core.errors exceptions.
@@ -211,8 +209,8 @@ class CrusoeProvider:
 
     @property
     def poll_interval(self) -> float:
-        """Seconds between two reads that follow deletions (POLL_INTERVAL, scaled): Crusoe documents no rate
-        limit, and a watcher's one listing covers every followed VM."""
+        """Seconds between two reads that follow VMs (POLL_INTERVAL, scaled): Crusoe documents no rate limit, and
+        a follower's one filtered listing covers every followed VM."""
         return self._poll_interval
 
     @property
@@ -250,23 +248,16 @@ class CrusoeProvider:
                     return self._instance(vm)
         return None
 
-    @property
-    def watch_interval(self) -> float:
-        return self._poll_interval
-
-    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One listing of the project filtered by id (SupportsCreateWatch; one call per IDS_PER_LISTING ids, which
-        keeps the query short and the answer small in a busy project): VMs running, VMs in a state no create passes
-        through (ended), and VMs the listing does not show (absent: a failed create removes its VM). Pendings
-        this provider did not make are absent: only they can say how they end (kit.create_round)."""
-        def listed(ids: list[str]) -> dict[str, Any]:
-            return {vm.id: vm for part in chunks(ids, IDS_PER_LISTING) for vm in self._client.list_instances(ids=part)}
-
+    def get_instances(self, instance_ids: Collection[str]) -> dict[str, Instance | None]:
+        """One listing of the project filtered by id (SupportsGetMany; one call per IDS_PER_LISTING ids, which keeps
+        the query short and the answer small in a busy project): each id maps to its VM (a terminated one too), or
+        to None when the listing does not show it (a failed create removes its VM). Raises VmError."""
+        for instance_id in instance_ids:
+            _check_id(instance_id)
         with translated():
-            seen = create_round([p.pending if isinstance(p, Landed) else p for p in pendings], CrusoePending,
-                                listed, state=lambda vm: instance_state(vm.state),
-                                instances=lambda vms: [self._instance(vm) for vm in vms])
-        return refused_landings(pendings, seen)
+            listed = {vm.id: self._instance(vm) for part in chunks(list(instance_ids), IDS_PER_LISTING)
+                      for vm in self._client.list_instances(ids=part)}
+        return {i: listed.get(i) for i in instance_ids}
 
     # ------------------------------------------------------------------------------------------ create
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
@@ -290,7 +281,7 @@ class CrusoeProvider:
                 startup_script=spec.machine.startup_script or "",
                 host_channel_adapters=_adapters(spec.placement_group),
             )
-        pending = CrusoePending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
+        pending = _pending(operation, self._instance, ErrorContext(location, operation.resource_id, shape.gpu))
         return Landed(pending, landing_of(spec.reservation, shape), self._destroy_now)
 
     def _destroy_now(self, instance_id: str, timeout: float) -> None:
@@ -439,7 +430,7 @@ class CrusoeProvider:
         _check_id(instance_id)
         context = ErrorContext(resource_id=instance_id)
         with translated(context):
-            return CrusoePending(begin(instance_id), convert, context)
+            return _pending(begin(instance_id), convert, context)
 
     # ------------------------------------------------------------------------------------------ offers
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:

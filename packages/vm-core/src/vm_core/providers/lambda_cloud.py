@@ -4,9 +4,9 @@ How Lambda differs, and what this adapter does about it:
 - No stop/start in the API: LambdaProvider is not SupportsStopStart (the CLI says "not supported by Lambda Cloud").
   Reboot is Lambda's restart; there is no API for a hard (cold) reboot.
 - A launch answers with an instance id at once and the instance then boots: the Pending *is* the instance
-  (`id` = `resource_id` = instance id), resumable anywhere. A fleet follows all its launches with one
-  `GET /instances` per `watch_interval` (SupportsCreateWatch) instead of one `GET /instances/{id}` per launch:
-  Lambda allows one request per second for the whole account.
+  (`id` = `resource_id` = instance id), resumable anywhere. A fleet follows all its VMs (launches, deletions) with
+  one `GET /instances` per `poll_interval` instead of one `GET /instances/{id}` per launch: Lambda allows one
+  request per second for the whole account.
 - Capacity is read from GET /instance-types before launching, never probed with launches (Lambda allows one
   launch per 12 s): a region without listed capacity is a CapacityError before any launch. A launch reuses a
   read younger than TYPES_TTL (a fleet's launches, 12 s apart, do not each read it again); a launch Lambda
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog import default_catalog
 from ..errors import CapacityError, ConfigError, NotFound, Scope, Transient, Unsupported, UsageError, VmError
 from ..hints import Command, Hint
-from ..kit import AccountKeys, Backoff, Finished, Memo, OperationPending, PolledPending, ShapesFile, create_round
+from ..kit import AccountKeys, Backoff, Finished, Memo, OperationPending, PolledPending, ShapesFile
 from ..kit.batch import Answers, batch_call, destroy_many
 from ..kit.hints import gave_up
 from ..kit.ids import id_check
@@ -45,7 +45,7 @@ from ..kit.settings import optional_text, parse_settings, positive_number, secon
 from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer
-from ..provider import CreateRound, Pending, ReservationInfo
+from ..provider import Pending, ReservationInfo
 from ..sshkeys import NO_KEY, public_key_setting
 from . import _lambda_map as lm
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
@@ -60,9 +60,6 @@ T = TypeVar("T")
 
 ID_PATTERN = r"[0-9a-f]{32}"
 _MAX_NAME = 64
-# Seconds between two listings that follow launches (times time_scale): a third of the account's 1 request/s,
-# so launches and other reads keep the rest.
-WATCH_INTERVAL = 3.0
 # The limiter paces calls this much wider than the configured (documented) limits: paced exactly, jitter in
 # arrival times makes about every other call of a burst arrive early and come back as a 429.
 _HEADROOM = 1.1
@@ -75,8 +72,8 @@ TYPES_TTL = 60.0
 # Seconds (times time_scale) a GET /reservations read is reused: a fleet's offers and its check for reservations
 # that cannot be terminated, asked one after the other, share one read.
 RESERVATIONS_TTL = 5.0
-# A watcher reads (GET /instances) once per this many request intervals, leaving the rest of Lambda's 1 request/s
-# to the calls it is waiting on (terminates, launches).
+# A follower reads (GET /instances) once per this many request intervals at most, leaving the rest of Lambda's
+# 1 request/s to the calls it is waiting on (terminates, launches).
 _POLL_REQUESTS = 2
 
 
@@ -166,7 +163,7 @@ plugin = LambdaPlugin()
 # --------------------------------------------------------------------------------------------- provider
 class LambdaProvider:
     """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations + SupportsBatchDestroy + Paced
-    + SupportsCreateWatch (not SupportsStopStart).
+    (not SupportsStopStart).
 
     Thread-safe: the client's rate limiter is shared by every thread using this provider, so concurrent
     creates are spaced a launch interval apart instead of failing with 429s (a 429 is retried by the client).
@@ -204,7 +201,8 @@ class LambdaProvider:
 
     @property
     def poll_interval(self) -> float:
-        """Two of the client's request intervals (Lambda allows 1 request/s), and at least one second (scaled)."""
+        """Seconds between two listings that follow VMs (creates and deletions alike): two of the client's request
+        intervals (Lambda allows 1 request/s), and at least one second (scaled)."""
         return max(_POLL_REQUESTS * self._request_interval, 1.0 * self._scale)
 
     def account(self) -> str:
@@ -281,10 +279,6 @@ class LambdaProvider:
             raise
         return _Launch(self, operation, reservation_id)
 
-    @property
-    def watch_interval(self) -> float:
-        return WATCH_INTERVAL * self._scale
-
     def images(self, gpu: str | None, gpu_count: int | None = None, region: str | None = None) -> list[ImageInfo]:
         """Lambda's image families (`GET /images`, one object per image and region), in `region` when given. The
         default is what a launch without `image` boots, the latest Lambda Stack (drivers, CUDA, PyTorch): vm
@@ -317,20 +311,6 @@ class LambdaProvider:
         if not any(options.image in (i.family, i.id) for i in listed):
             where = f" in {region}" if region else ""
             raise unknown_image(options.image, NAME, where, sorted({i.family for i in listed}))
-
-    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One listing of the account (SupportsCreateWatch): launches active with an IP (as `wait` returns them),
-        launches that can no longer become active (ended: `wait` terminates an unhealthy one and says so), and
-        launches the listing does not show (absent). Pendings this provider did not make are absent: only they
-        can say how they end (kit.create_round)."""
-        launches = {p.resource_id: p for p in pendings if isinstance(p, _Launch)}
-
-        def running(natives: list[NativeInstance]) -> list[Instance]:
-            return [launches[n.id].launched(i) for n, i in zip(natives, self._to_instances(natives), strict=True)]
-
-        with translated():
-            return create_round(pendings, _Launch, lambda _ids: {n.id: n for n in self._client.list_instances()},
-                                state=lm.launch_state, instances=running)
 
     def _region_with_capacity(self, shape: str, requested: str | None) -> str:
         """The requested region if Lambda lists capacity there, else the first region that has some. A reused
@@ -535,6 +515,11 @@ class _Launch(OperationPending[Instance]):
         if instance.reserved and not instance.reservation_id:
             return replace(instance, reservation_id=self._reservation_id)
         return instance
+
+    def completed(self, instance: Instance, timeout: float) -> Instance | None:
+        """The launch's result from its instance as a listing shows it active (Completes): None until it has its
+        IP (as `wait` waits for it); no call."""
+        return self.launched(instance) if instance.public_ip else None
 
 
 def _has_room(sold: InstanceTypeAvailability, requested: str | None) -> bool:

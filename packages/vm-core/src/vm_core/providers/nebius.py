@@ -40,9 +40,10 @@ How the Nebius model maps onto vm-core:
 - **Capacity shortage surfaces late**: the create operation fails (RESOURCE_EXHAUSTED/NotEnoughResources)
   and Nebius keeps the instance, STOPPED. `wait()` of a failed create deletes that instance (waiting for the
   delete within what is left of its timeout) before raising, so a failed create leaves nothing behind.
-- **Following creates** (SupportsCreateWatch): a fleet reads all its pending instances with one
-  `InstanceService.BatchGet` (up to 1000 ids a call) per `watch_interval` instead of polling each operation; a
-  STOPPED or failed instance sends the fleet to its operation's `wait()`, which says why and removes it.
+- **Following instances** (SupportsGetStates): a fleet reads the statuses of all the instances it follows with
+  one `InstanceService.BatchGet` (up to 1000 ids a call) per `poll_interval` instead of polling each operation,
+  then the running ones whole with one more (`get_instances`); a STOPPED or failed instance sends the fleet to
+  its operation's `wait()`, which says why and removes it.
 - **Reboot**: Nebius has none; `begin_reboot` is stop then start, as one Pending whose `wait()` waits for
   both (the start is sent only when the stop has finished, from `wait()` or `done()`); its `note` says so.
   `hard` is Unsupported: there is no reset, and a stop + start must not pass for one.
@@ -92,10 +93,9 @@ from ..hints import MARK, Command, Hint
 from ..kit import Finished, GivenCatalog, Memo, Noted, OperationPending, ShapesFile, offer, read_many, scaled
 from ..kit.settings import number, parse_settings, positive_number, setting, settings_of, table, texts
 from ..kit.shapes import GpusFile
-from ..kit.watch import ENDED
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, PriceSource, ReservationMode
-from ..provider import CreateRound, Pending, Setting
+from ..provider import Pending, Setting
 from ..sshkeys import no_key_error, public_key_setting
 from . import _nebius_clusters as nc
 from . import _nebius_images as ni
@@ -366,7 +366,7 @@ def _credentials(config: NebiusSettings, retry: RetryPolicy) -> TokenSource:
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + SupportsGetStates + Paced + SupportsCreateWatch + SupportsPlacementGroups (GPU clusters) +
+    + SupportsGetStates + Paced + SupportsPlacementGroups (GPU clusters) +
     SupportsSpotPriceCap (pricing policies). Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
@@ -464,28 +464,6 @@ class NebiusProvider:
                 return self._instance(native)
         return None
 
-    @property
-    def watch_interval(self) -> float:
-        """Seconds between two BatchGets that follow creates: the SDK's first poll interval (Nebius documents no
-        request limit)."""
-        return WATCH_INTERVAL * self._config.time_scale
-
-    def poll_creates(self, pendings: Sequence[Pending[Instance]]) -> CreateRound:
-        """One BatchGet of the pending instances' statuses (SupportsCreateWatch), then one of the whole instances
-        that run: running ones, ones in a state no create passes through (ended: a failed create leaves its
-        instance STOPPED, kit.watch.ENDED), and ids BatchGet does not find. Pendings this provider did not make are
-        absent: only they can say how they end."""
-        ids = [p.resource_id for p in pendings if isinstance(p, _OperationPending)]
-        foreign = {p.resource_id for p in pendings} - set(ids)
-        states = {i: state for i, state in self.get_states(ids).items() if state is not None}  # None: not found
-        ended = {i for i, state in states.items() if state in ENDED}
-        running = [i for i, state in states.items() if state is InstanceState.RUNNING]
-        with translated():
-            natives = self._client.batch_get_instances(running) if running else {}
-        shown = {i: self._instance(n) for i, n in natives.items() if not isinstance(n, Exception)}
-        return CreateRound({i: s for i, s in shown.items() if s.state is InstanceState.RUNNING}, frozenset(ended),
-                           frozenset((set(ids) - states.keys()) | foreign))
-
     # ------------------------------------------------------------------------------------------ lifecycle
     def begin_create(self, spec: CreateSpec) -> Pending[Instance]:
         """Send the create and return at once (the operation knows the new instance id).
@@ -524,8 +502,8 @@ class NebiusProvider:
                 spot_pricing_policy_id=cap,
             )
         context = replace(context, instance_id=operation.resource_id)
-        return _OperationPending(operation, self.get_instance, context,
-                                 failed=lambda error, deadline: self._remove_failed(operation, error, deadline))
+        return _pending(operation, self.get_instance, context,
+                        failed=lambda error, deadline: self._remove_failed(operation, error, deadline))
 
     def begin_destroy(self, instance_id: str) -> Pending[None]:
         """Delete an instance and its managed disks; an instance already gone gives a finished Pending."""
@@ -534,7 +512,7 @@ class NebiusProvider:
             operation = self._client.begin_delete_instance(instance_id)
         if not operation.continuation_token():  # already gone: the SDK's finished Operation
             return Finished(instance_id, None)
-        return _OperationPending(operation, lambda _id: None, context)
+        return _pending(operation, lambda _id: None, context)
 
     def begin_stop(self, instance_id: str) -> Pending[Instance]:
         """Stop a RUNNING instance; the result is the instance re-read after the stop."""
@@ -633,7 +611,7 @@ class NebiusProvider:
         context = _about(instance_id)
         with translated(context):
             operation = begin()
-        return _OperationPending(operation, self.get_instance, context)
+        return _pending(operation, self.get_instance, context)
 
     def _instance(self, native: Any) -> Instance:
         region = next((r for r, p in self._projects().items() if p == native.metadata.parent_id), "")
@@ -823,7 +801,6 @@ class NebiusProvider:
         return error
 
 
-WATCH_INTERVAL = 1.0
 PLATFORMS_TTL = 60.0  # seconds a PlatformService.List answer is reused (times time_scale)
 
 
@@ -853,14 +830,13 @@ def _cloud_init(ssh_public_key: str | None, user: str = SSH_USER) -> str:
             f"    shell: /bin/bash\n    ssh_authorized_keys:\n      - {quoted}\n")
 
 
-class _OperationPending(OperationPending[T]):
+def _pending(operation: Operation[Any], finish: Callable[[str], T], context: ErrorContext, *,
+             failed: Callable[[VmError, float], VmError] | None = None) -> OperationPending[T]:
     """A Pending over one SDK Operation; `finish(resource_id)` gives the result once it succeeded; `failed` is
     the kit's hook for a wait that raised (OperationPending)."""
-
-    def __init__(self, operation: Operation[Any], finish: Callable[[str], T], context: ErrorContext, *,
-                 failed: Callable[[VmError, float], VmError] | None = None) -> None:
-        super().__init__(operation, lambda: translated(context), id=operation.id, resource_id=operation.resource_id,
-                         block=operation.wait, finish=lambda _answer: finish(operation.resource_id), failed=failed)
+    return OperationPending(operation, lambda: translated(context), id=operation.id,
+                            resource_id=operation.resource_id, block=operation.wait,
+                            finish=lambda _answer: finish(operation.resource_id), failed=failed)
 
 
 def _on_demand_note(instance: Instance, blocks: Sequence[CapacityBlock]) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vm_core.fleet.actions import Action, Verb
 from vm_core.fleet.members import Outcome
+from vm_core.fleet.report import Action, Verb
 from vm_core.fleet.store import MemberRecord, MemberState
 
 

@@ -20,10 +20,10 @@ import pytest
 import requests
 from mock_clouds.core.models import Capacity, Faults, Provider, WorldState
 from vm_core.errors import Transient, VmError
-from vm_core.fleet.actions import Verb
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.destroy import FleetDestroyer
 from vm_core.fleet.naming import FleetIdentity
+from vm_core.fleet.report import Verb
 from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
 from vm_core.fleet.watch import Watch

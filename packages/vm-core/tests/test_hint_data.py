@@ -1,5 +1,5 @@
 """Hints are data in the core (vm_core.hints) and words only in the CLI (vm_core.cli.hints); the default timeout
-has one source (vm_core.actions.DEFAULT_TIMEOUT)."""
+has one source (vm_core.calls.DEFAULT_TIMEOUT)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import click
 import pytest
-from vm_core.actions import DEFAULT_TIMEOUT
+from vm_core.calls import DEFAULT_TIMEOUT
 from vm_core.cli.hints import render, to_json
 from vm_core.cli.main import cli
 from vm_core.cli.output import JSON, TABLE, Output

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import fan_out
+from .calls import fan_out
 from .errors import NotFound, Unsupported, VmError
 from .hints import MARK, Command, Hint
 from .model import Instance, InstanceState

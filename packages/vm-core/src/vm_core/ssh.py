@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from .actions import fan_out
+from .calls import fan_out
 from .errors import ConfigError, NotFound, UsageError, VmError
 from .hints import Hint
 from .model import Instance, InstanceState

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fleet.actions import Action
 from ..fleet.cluster_place import ClusterPlan
 from ..fleet.create import CreateReport, FleetSpec
 from ..fleet.destroy import DestroyReport
 from ..fleet.inspect import FleetView
 from ..fleet.offers import OfferSet
 from ..fleet.reap import Outcome as ReapOutcome
+from ..fleet.report import Action
 from ..fleet.scale import ScaleReport
 from ..fleet.store import FleetRecord, MemberRecord
 from ..model import Instance, Offer

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..actions import Outcome as Done
-from ..actions import failure_error, fan_out
+from ..calls import Outcome as Done
+from ..calls import failure_error, fan_out
 from ..errors import Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint, phrase
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode

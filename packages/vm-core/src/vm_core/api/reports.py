@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..actions import Accepted
+from ..calls import Accepted
 from ..machine import ImageInfo
 from ..model import Instance, Offer
 from ..session import ProviderReport

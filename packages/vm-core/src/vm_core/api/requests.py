@@ -1,7 +1,7 @@
 """What each call of `vm_core.api` is asked to do: one frozen dataclass per verb, with the defaults of `vm`.
 
 GPU requests are written as on the command line (`"H100:8"`; `"H100"` means one GPU per VM); timeouts are
-seconds (default vm_core.actions.DEFAULT_TIMEOUT, the one default of every wait). `ssh_public_key` is the text of
+seconds (default vm_core.calls.DEFAULT_TIMEOUT, the one default of every wait). `ssh_public_key` is the text of
 a public key, `vm_core.sshkeys.NO_KEY` for none on purpose, or None for the key rule of vm_core/sshkeys.py.
 Requests are checked when the call runs (UsageError, before any API call), not when they are made.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..actions import DEFAULT_TIMEOUT
+from ..calls import DEFAULT_TIMEOUT
 from ..machine import MachineOptions
 from ..session import CHECK_TIMEOUT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ..actions import Accepted, Outcome, Tracker, fan_out, start, wait
+from ..calls import Accepted, Outcome, Tracker, fan_out, start, wait
 from ..provider import Pending, Provider, Staged
 
 K = TypeVar("K")

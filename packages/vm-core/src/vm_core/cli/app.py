@@ -309,8 +309,8 @@ class Price(PositiveNumber):
 
 
 def timeout_option(help: str | None = None) -> Callable[[F], F]:
-    """The --timeout option (seconds; default vm_core.actions.DEFAULT_TIMEOUT, the one default of every wait)."""
-    from ..actions import DEFAULT_TIMEOUT
+    """The --timeout option (seconds; default vm_core.calls.DEFAULT_TIMEOUT, the one default of every wait)."""
+    from ..calls import DEFAULT_TIMEOUT
 
     return click.option("--timeout", type=SECONDS, default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS",
                         help=help)

@@ -10,8 +10,8 @@ from ..model import Instance, Offer
 from .output import Output
 
 if TYPE_CHECKING:  # the API is imported when a command runs, not by `vm --help`
-    from ..actions import Accepted
     from ..api.reports import DestroyedVms, OfferList, ProviderList, VmsActed
+    from ..calls import Accepted
 
 INSTANCE_COLUMNS = ("PROVIDER", "ID", "NAME", "STATE", "GPU", "REGION", "RESERVED", "$/H")
 

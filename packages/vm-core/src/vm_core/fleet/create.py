@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..actions import DEFAULT_TIMEOUT
+from ..calls import DEFAULT_TIMEOUT
 from ..catalog import default_catalog
 from ..errors import AuthError, Transient, UsageError, VmError
 from ..hints import Command, Hint

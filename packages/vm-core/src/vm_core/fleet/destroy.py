@@ -15,14 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..actions import DEFAULT_TIMEOUT
+from ..calls import DEFAULT_TIMEOUT
 from ..errors import NotFound, VmError
 from ..provider import Provider
 from . import members as mem
-from .actions import Action, Verb
 from .deletion import ProviderDeletion
 from .lease import lease
 from .naming import FleetIdentity
+from .report import Action, Verb
 from .store import FleetMissing, FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strays import Scan, record_stray, scan
 

@@ -13,8 +13,8 @@ from ..errors import NotFound, Unsupported, VmError
 from ..kit.polling import Backoff, poll_until
 from ..model import Instance, InstanceState
 from ..provider import Provider
-from .actions import Action, Verb
 from .naming import FleetIdentity
+from .report import Action, Verb
 from .retrying import retried
 from .store import FleetStore, MemberRecord, MemberState
 

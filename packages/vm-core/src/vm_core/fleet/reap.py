@@ -16,10 +16,10 @@ from enum import StrEnum
 from ..errors import NotFound, VmError
 from ..provider import Provider
 from . import members as mem
-from .actions import Action
 from .destroy import DestroyReport, FleetDestroyer
 from .expiry import expired
 from .lease import LeaseRefused, live_lease
+from .report import Action
 from .store import FleetRecord, FleetStore
 
 GONE_MEANWHILE = "removed by another vm process meanwhile"

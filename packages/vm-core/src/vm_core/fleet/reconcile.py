@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from ..actions import DEFAULT_TIMEOUT
+from ..calls import DEFAULT_TIMEOUT
 from ..model import Instance, InstanceState
 from ..provider import Provider
 from . import members as mem
-from .actions import Action, Verb
 from .destroy import identity_of, recorded_fleet, removed_meanwhile
 from .inspect import FleetInspector, FleetView, recorded_running, running_message, settled_state
 from .lease import lease
 from .naming import Claim, FleetIdentity
+from .report import Action, Verb
 from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 from .strays import Scan, record_stray, scan
 

@@ -28,7 +28,6 @@ from ..hints import Hint
 from ..model import InstanceState, Offer
 from ..provider import Provider
 from . import members as mem
-from .actions import Action, Verb
 from .create import FleetCreator
 from .destroy import PARALLEL, identity_of, recorded_fleet, removed_meanwhile
 from .inspect import (
@@ -43,6 +42,7 @@ from .inspect import (
 from .lease import lease
 from .offers import OfferSet
 from .reconcile import FleetReconciler
+from .report import Action, Verb
 from .spec import FleetSpec, spec_of
 from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from ..errors import VmError
 from ..model import Instance
 from ..provider import Provider
-from .actions import Action, Verb
 from .naming import Claim, FleetIdentity
+from .report import Action, Verb
 from .retrying import retried
 from .store import FleetStore, MemberRecord, MemberState
 

@@ -1,4 +1,4 @@
-"""actions.py: concurrent fan-out, waiting with progress and deadlines, and what several failures add up to."""
+"""calls.py: concurrent fan-out, waiting with progress and deadlines, and what several failures add up to."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 import pytest
-from vm_core.actions import Accepted, Tracker, failure_error, fan_out, wait
+from vm_core.calls import Accepted, Tracker, failure_error, fan_out, wait
 from vm_core.cli.hints import render
 from vm_core.errors import CapacityError, NotFound, PartialFailure, Scope, Timeout, Transient, VmError
 from vm_core.hints import Command, Hint

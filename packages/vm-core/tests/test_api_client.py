@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from vm_core import api
-from vm_core.cli.hints import render
 from vm_core.cli.main import run
+from vm_core.cli.spelling import render
 from vm_core.errors import Cancelled, CapacityError, NotFound, UsageError
 from vm_core.fleet.steps import Step, StepKind
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from vm_core.calls import Accepted, Tracker, failure_error, fan_out, wait
-from vm_core.cli.hints import render
+from vm_core.cli.spelling import render
 from vm_core.errors import CapacityError, NotFound, PartialFailure, Scope, Timeout, Transient, VmError
 from vm_core.hints import Command, Hint
 from vm_core.model import Instance, InstanceState

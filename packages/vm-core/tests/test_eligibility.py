@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from vm_core.cli.hints import words
+from vm_core.cli.spelling import words
 from vm_core.errors import StrategyError
 from vm_core.fleet.eligibility import Checked, Dropped, enforce, enforced
 from vm_core.fleet.strategies import Blocked, FleetRequest, cheapest, offer_key, packed, reserved_first, spread

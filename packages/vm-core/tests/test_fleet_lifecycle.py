@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from vm_core.cli.hints import words
+from vm_core.cli.spelling import words
 from vm_core.errors import BudgetError, UsageError
 from vm_core.fleet.budget import check_budget, plan_total, price_total
 from vm_core.fleet.create import FleetCreator, FleetSpec

@@ -1,4 +1,4 @@
-"""Hints are data in the core (vm_core.hints) and words only in the CLI (vm_core.cli.hints); the default timeout
+"""Hints are data in the core (vm_core.hints) and words only in the CLI (vm_core.cli.spelling); the default timeout
 has one source (vm_core.calls.DEFAULT_TIMEOUT)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import json
 import click
 import pytest
 from vm_core.calls import DEFAULT_TIMEOUT
-from vm_core.cli.hints import render, to_json
 from vm_core.cli.main import cli
 from vm_core.cli.output import JSON, TABLE, Output
+from vm_core.cli.spelling import render, to_json
 from vm_core.errors import UsageError, VmError
 from vm_core.fleet.create import FleetCreator
 from vm_core.fleet.destroy import FleetDestroyer
@@ -101,7 +101,7 @@ def test_a_bad_reservation_request_is_data_and_the_cli_words_it() -> None:
 
 def test_settings_are_data_in_the_core_and_options_in_the_cli() -> None:
     """A Setting names an input of the command; the core reads it in words, the CLI spells it as its option."""
-    from vm_core.cli.hints import option, words
+    from vm_core.cli.spelling import option, words
     from vm_core.hints import Setting, Words
 
     assert option(Setting("max_price", "4.00")) == "--max-price 4.00"
@@ -116,7 +116,7 @@ def test_settings_are_data_in_the_core_and_options_in_the_cli() -> None:
 
 
 def test_words_keep_their_settings_when_joined() -> None:
-    from vm_core.cli.hints import words
+    from vm_core.cli.spelling import words
     from vm_core.hints import Setting, Words, joined, phrase
 
     strict = Words("on-demand (", Setting("strict"), ")")

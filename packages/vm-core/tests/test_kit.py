@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from vm_core.catalog import Catalog, ShapeEntry, default_catalog
-from vm_core.cli.hints import render
+from vm_core.cli.spelling import render
 from vm_core.errors import (
     CapacityError,
     ConfigError,

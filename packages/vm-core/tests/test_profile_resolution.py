@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from vm_core.cli.hints import words
+from vm_core.cli.spelling import words
 from vm_core.config import Paths, load_config
 from vm_core.errors import ConfigError
 from vm_core.plugins import provider_plugins

@@ -17,7 +17,7 @@ import pytest
 from cloud_sdk_core.net import Cause, CauseKind
 from mock_clouds.core.models import Faults, OpKind, Provider, WorldState
 from vm_core.catalog import default_catalog
-from vm_core.cli.hints import render
+from vm_core.cli.spelling import render
 from vm_core.errors import (
     AuthError,
     CapacityError,

@@ -14,7 +14,7 @@ from typing import Any
 import lambda_sdk as sdk
 import pytest
 from mock_clouds.core.models import Capacity, Faults, Provider, Quota, WorldState
-from vm_core.cli.hints import render
+from vm_core.cli.spelling import render
 from vm_core.errors import (
     AuthError,
     CapacityError,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mock_clouds.core.faults import FaultInjector
 from mock_clouds.core.models import Faults, OpKind, Provider, Quota, VMState
-from vm_core.cli.hints import render
+from vm_core.cli.spelling import render
 from vm_core.config import Paths, Profile
 from vm_core.errors import (
     AuthError,

@@ -1,4 +1,4 @@
-"""What to do next, as data: the core says which vm command helps, the CLI (vm_core.cli.hints) says how it is
+"""What to do next, as data: the core says which vm command helps, the CLI (vm_core.cli.spelling) says how it is
 spelled (`vm ARGS...`, quoted for a POSIX shell) and JSON output gives each command as its argv.
 
 A Hint is advice: prose whose `{}` marks stand for its commands and settings, in order (a hint without them is

@@ -94,7 +94,7 @@ class Output:
 
     def error(self, error: VmError, failures: Sequence[tuple[str, VmError]] = ()) -> None:
         """The error of a command (and of each failed target) on stderr: plain, or one JSON object."""
-        from .hints import render
+        from .spelling import render
 
         if self.json:
             body = {"error": _error_json(error)}
@@ -141,14 +141,14 @@ class Output:
 
 def words(text: str) -> str:
     """A message as printed: settings spelled as options (cli.hints.words); plain text as it is."""
-    from .hints import words as spelled
+    from .spelling import words as spelled
 
     return spelled(text)
 
 
 def _error_json(error: VmError) -> dict[str, object]:
     """An error's JSON body with its message as printed and its hint (`suggestion`, `next`)."""
-    from .hints import to_json
+    from .spelling import to_json
 
     return {**error.to_json()["error"], "message": words(error.message), **to_json(error.hint)}
 

@@ -9,7 +9,7 @@
 - `AccountKeys`: the account SSH key a launch names, added when missing, and `key_fingerprint`, the account of
   an API key (kit.keys);
 - `Memo`: a lookup made once (or once per time-to-live) per key, one at a time (kit.memo);
-- `follow`, `still_running`, `gave_up`: the hints and Timeouts of an action that goes on in the cloud (kit.hints);
+- `follow`, `still_running`, `gave_up`: the hints and Timeouts of an action that goes on in the cloud (kit.ongoing);
 - `scaled`: an SDK backoff policy times a plugin's time_scale (kit.polling);
 - `ShapesFile`, `GpusFile`: a plugin's catalog rows and GPU types from a TOML file next to it, read on first
   use; `offer` (the Offer of one row) and `GivenCatalog` (the catalog a provider was given, or the default one)
@@ -21,10 +21,10 @@ Importing the kit imports no SDK.
 
 from .batch import batch_call, chunks, destroy_many, read_many
 from .errors import ErrorTable, capacity, rate_limited, rule, translated
-from .hints import follow, gave_up, still_running
 from .ids import id_check
 from .keys import AccountKeys, key_fingerprint
 from .memo import Memo
+from .ongoing import follow, gave_up, still_running
 from .pending import Finished, Noted, OperationPending, PolledPending
 from .polling import Backoff, poll_until, scaled
 from .settings import (

@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
-from ..kit.hints import still_running
+from ..kit.ongoing import still_running
 from ..model import InstanceState, ReservationMode, ReservationRequest
 
 NAME = "crusoe"

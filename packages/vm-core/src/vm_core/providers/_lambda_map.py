@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
-from ..kit.hints import follow, still_running
+from ..kit.ongoing import follow, still_running
 from ..model import Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import ReservationInfo
 

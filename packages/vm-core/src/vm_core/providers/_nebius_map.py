@@ -42,7 +42,7 @@ from ..errors import (
 )
 from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
-from ..kit.hints import still_running
+from ..kit.ongoing import still_running
 from ..model import Instance, InstanceState, ReservationMode, ReservationRequest
 
 SSH_USER = "ubuntu"  # the login of the Ubuntu images vm boots; cloud-init installs the key for it

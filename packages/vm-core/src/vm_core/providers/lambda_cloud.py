@@ -37,9 +37,9 @@ from ..errors import CapacityError, ConfigError, NotFound, Scope, Transient, Uns
 from ..hints import Command, Hint
 from ..kit import AccountKeys, Backoff, Finished, Memo, OperationPending, PolledPending, ShapesFile
 from ..kit.batch import Answers, batch_call, destroy_many
-from ..kit.hints import gave_up
 from ..kit.ids import id_check
 from ..kit.keys import key_fingerprint
+from ..kit.ongoing import gave_up
 from ..kit.polling import scaled
 from ..kit.settings import optional_text, parse_settings, positive_number, seconds, setting, settings_of, whole_number
 from ..kit.shapes import GpusFile

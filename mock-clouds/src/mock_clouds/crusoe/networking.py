@@ -138,11 +138,15 @@ def list_vpc_subnets(call: Call) -> Response:
 
 
 def get_vpc_subnet(call: Call) -> Response:
-    proj = access.project(call)
-    subnet_id = access.require_uuid(call.params["vpc_subnet_id"], "vpc subnet id")
-    found = next((s for s in _subnets(call.world, proj.id) if s["id"] == subnet_id), None)
+    return _one_of(call, _subnets(call.world, access.project(call).id), "vpc_subnet_id", "vpc subnet")
+
+
+def _one_of(call: Call, items: list[dict[str, object]], param: str, what: str) -> Response:
+    """The item of `items` whose id the path names (`param`): 400 for an id that is no UUID, 404 naming `what`."""
+    wanted = access.require_uuid(call.params[param], f"{what} id")
+    found = next((item for item in items if item["id"] == wanted), None)
     if found is None:
-        raise not_found(f"vpc subnet {subnet_id} not found")
+        raise not_found(f"{what} {wanted} not found")
     return Response(200, found)
 
 
@@ -159,9 +163,4 @@ def list_vpc_networks(call: Call) -> Response:
 
 
 def get_vpc_network(call: Call) -> Response:
-    proj = access.project(call)
-    network_id = access.require_uuid(call.params["vpc_network_id"], "vpc network id")
-    found = next((n for n in _networks(call.world, proj.id) if n["id"] == network_id), None)
-    if found is None:
-        raise not_found(f"vpc network {network_id} not found")
-    return Response(200, found)
+    return _one_of(call, _networks(call.world, access.project(call).id), "vpc_network_id", "vpc network")

@@ -18,7 +18,7 @@ import pytest
 from .conftest import VmHome
 
 _roles = itertools.count(1)
-TABLES = "fleets, members, leases, schema_version"
+TABLES = "fleets, members, leases, schema_version, ledger_vms, ledger_intervals, events, deliveries"
 
 
 @dataclass(frozen=True)

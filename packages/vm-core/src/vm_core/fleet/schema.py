@@ -69,13 +69,47 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "UPDATE fleets SET reservation_id = '' WHERE reservation_mode <> 'id'",
         "UPDATE fleets SET placement = 'cluster' WHERE strategy = 'cluster'",
     ),
+    # Money and fleets that look after themselves. On the fleet: its spend budget in USD (NULL: none) and what
+    # reaching it does ('stop' or 'destroy'); whether the watchdog keeps its count (maintain 0/1); spot members
+    # (spot 0/1, the first on_demand_base on-demand, spot_fallback 0/1: on-demand when no spot is left); and until
+    # when a fleet waiting for capacity waits (epoch seconds; NULL: it does not wait).
+    # The spend ledger (spend/): every VM vm created, single or fleet member, keyed by its cloud account and id
+    # (`account` is the fingerprint fleets record, never a secret), and each interval of its life in one state at
+    # one price (`ended_at` NULL: still open). Events: an append-only log (events/), and each webhook delivery of one.
+    7: (
+        "ALTER TABLE fleets ADD COLUMN budget DOUBLE PRECISION",
+        "ALTER TABLE fleets ADD COLUMN on_budget TEXT NOT NULL DEFAULT 'stop'",
+        "ALTER TABLE fleets ADD COLUMN maintain INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE fleets ADD COLUMN spot INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE fleets ADD COLUMN on_demand_base INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE fleets ADD COLUMN spot_fallback INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE fleets ADD COLUMN wait_until DOUBLE PRECISION",
+        """CREATE TABLE IF NOT EXISTS ledger_vms (
+  provider TEXT NOT NULL, account TEXT NOT NULL, instance_id TEXT NOT NULL, name TEXT NOT NULL,
+  shape TEXT NOT NULL, region TEXT NOT NULL, gpu TEXT NOT NULL, gpu_count INTEGER NOT NULL,
+  pricing TEXT NOT NULL, reservation_id TEXT NOT NULL, fleet TEXT NOT NULL, fleet_id TEXT NOT NULL,
+  profile TEXT NOT NULL, created_by TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+  closed_at DOUBLE PRECISION, PRIMARY KEY (provider, account, instance_id))""",
+        """CREATE TABLE IF NOT EXISTS ledger_intervals (
+  provider TEXT NOT NULL, account TEXT NOT NULL, instance_id TEXT NOT NULL, started_at DOUBLE PRECISION NOT NULL,
+  ended_at DOUBLE PRECISION, state TEXT NOT NULL, pricing TEXT NOT NULL, price_per_hour DOUBLE PRECISION,
+  source TEXT NOT NULL, PRIMARY KEY (provider, account, instance_id, started_at))""",
+        "CREATE INDEX IF NOT EXISTS ledger_intervals_time ON ledger_intervals (started_at, ended_at)",
+        """CREATE TABLE IF NOT EXISTS events (
+  id TEXT PRIMARY KEY, seq BIGINT NOT NULL, at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL, kind TEXT NOT NULL,
+  fleet TEXT NOT NULL, provider TEXT NOT NULL, instance_id TEXT NOT NULL, details TEXT NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS events_at ON events (at)",
+        """CREATE TABLE IF NOT EXISTS deliveries (
+  event_id TEXT NOT NULL, target TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
+  next_attempt_at DOUBLE PRECISION NOT NULL, last_error TEXT NOT NULL, PRIMARY KEY (event_id, target))""",
+    ),
 }
 
 LATEST = max(MIGRATIONS)
 
 # Every table the migrations create. A team database's user roles need SELECT, INSERT, UPDATE and DELETE on each
 # (only its owner role creates or alters them: docs/fleets.md, team mode).
-TABLES = ("fleets", "members", "leases", "schema_version")
+TABLES = ("fleets", "members", "leases", "schema_version", "ledger_vms", "ledger_intervals", "events", "deliveries")
 
 
 def pending(current: int) -> list[tuple[int, tuple[str, ...]]]:

@@ -42,6 +42,15 @@ class FleetState(enum.StrEnum):
     INTERRUPTED = "interrupted"  # the creating process died or was stopped; `vm fleet destroy` cleans up
     DESTROYING = "destroying"
     DESTROYED = "destroyed"
+    STOPPED = "stopped"  # `vm fleet stop`: every member that can stop is stopped (the others are said)
+    WAITING = "waiting"  # --wait-for-capacity: nothing placed yet; placed when the clouds have room
+
+
+class OnBudget(enum.StrEnum):
+    """What reaching a fleet's spend budget does (--on-budget)."""
+
+    STOP = "stop"  # stop every member that can stop; destroy the fleet when one cannot
+    DESTROY = "destroy"
 
 
 class MemberState(enum.StrEnum):
@@ -125,6 +134,13 @@ class FleetRecord:
     max_price: float | None = None  # the cap on the fleet's total $/h (None: none)
     machine: MachineOptions = MachineOptions()  # what every member boots (--image, --disk-size, --startup-script)
     placement: Placement = Placement.ANY  # CLUSTER: every member in one place (--placement cluster)
+    budget: float | None = None  # the cap on the fleet's total spend in USD (--budget; None: none)
+    on_budget: OnBudget = OnBudget.STOP  # what reaching the budget does (--on-budget)
+    maintain: bool = False  # the watchdog keeps requested_count running (--maintain)
+    spot: bool = False  # members beyond on_demand_base are spot where a cloud sells spot (--spot)
+    on_demand_base: int = 0  # with spot: how many members are on-demand (--on-demand-base)
+    spot_fallback: bool = False  # with spot: on-demand when no spot can be placed (--spot-fallback)
+    wait_until: float | None = None  # epoch seconds until which a waiting fleet waits (--wait-for-capacity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,6 +542,8 @@ def _fleet_row(fleet: FleetRecord) -> dict[str, Any]:
     row["accounts"] = json.dumps(fleet.accounts, sort_keys=True)
     row["machine"] = fleet.machine.to_record()
     row["placement"] = fleet.placement.value
+    row["on_budget"] = fleet.on_budget.value
+    row.update(maintain=int(fleet.maintain), spot=int(fleet.spot), spot_fallback=int(fleet.spot_fallback))
     wanted = fleet.reservation
     # the text column of versions 1-5 is NOT NULL: still written, never read
     text = wanted.reservation_id if wanted.mode is ReservationMode.ID else wanted.mode.value
@@ -542,6 +560,8 @@ def _fleet_from(row: tuple[Any, ...]) -> FleetRecord:
     data["accounts"] = json.loads(data["accounts"])
     data["machine"] = MachineOptions.from_record(data["machine"])
     data["placement"] = Placement(data["placement"])
+    data["on_budget"] = OnBudget(data["on_budget"])
+    data.update(maintain=bool(data["maintain"]), spot=bool(data["spot"]), spot_fallback=bool(data["spot_fallback"]))
     data["reservation"] = ReservationRequest(ReservationMode(data.pop("reservation_mode")), data.pop("reservation_id"),
                                              strict=bool(data.pop("reservation_strict")))
     return FleetRecord(**data)

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ConfigError, Transient
 from ..machine import MachineOptions
 from ..model import InstanceState, ReservationMode, ReservationRequest
+from ..spend.ledger import LedgerStore
+from ..spend.members import FleetFacts, MemberFacts, record_members_in
 from . import schema
 from .placement import Placement
 
@@ -257,8 +259,10 @@ _MEMBER_COLUMNS = [f.name for f in fields(MemberRecord)]
 _MEMBER_KEY = "WHERE fleet = ? AND slot = ? AND attempt = ?"
 
 
-class SqlFleetStore:
-    """The FleetStore operations in SQL shared by both backends (placeholders `?`). A backend provides:
+class SqlFleetStore(LedgerStore):
+    """The FleetStore operations in SQL shared by both backends (placeholders `?`), and the spend ledger's
+    (LedgerStore: a member that gets an instance id or changes state is entered in the ledger in the same
+    transaction). A backend provides:
     `_write()` (a context manager: one transaction, yielding an object with DB-API `execute`), `_read(sql,
     params)` (rows of one statement), `_unversioned_layout(db)`, `location` (for messages), and these:"""
 
@@ -379,7 +383,22 @@ class SqlFleetStore:
             rows = [_member_row(m) for m in done]  # every column, so one statement serves every row
             db.executemany(f"UPDATE members SET {', '.join(f'{k} = ?' for k in rows[0])} {_MEMBER_KEY}",
                            [[*row.values(), fleet, m.slot, m.attempt] for row, m in zip(rows, done, strict=True)])
+            self._enter_in_ledger(db, fleet, done)
         return done
+
+    def _enter_in_ledger(self, db: Any, fleet: str, members: list[MemberRecord]) -> None:
+        """Enter the changed members in the spend ledger (spend/members.py), inside the transaction `db`."""
+        if not any(m.instance_id for m in members):
+            return
+        row = db.execute(f"SELECT {', '.join(_FLEET_COLUMNS)} FROM fleets WHERE name = ?", (fleet,)).fetchone()
+        if row is None:
+            return
+        record = _fleet_from(row)
+        facts = FleetFacts(record.name, record.fleet_id, record.profile, record.created_by, record.gpu,
+                           record.gpu_count or 0, record.spot, record.accounts)
+        record_members_in(db, facts, [MemberFacts(m.provider, m.instance_id, m.name, m.shape, m.region,
+                                                  m.reservation_id, m.state.value, m.price_per_hour, m.updated_at)
+                                      for m in members])
 
     def _locked_attempts(self, db: Any, fleet: str, slots: set[int]) -> dict[tuple[int, int], MemberRecord]:
         """Every recorded attempt of `slots` of the fleet, by (slot, attempt), read with one query that locks

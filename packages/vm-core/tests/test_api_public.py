@@ -23,6 +23,7 @@ EXPECTED = {
     "FleetStatus", "GetRequest", "Gone", "ImageList", "ImagesRequest", "InstanceList", "InstanceReport",
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",
     "ProvidersRequest", "VmError", "VmsActed", "VmsCreated", "connect",
+    "FleetPowerReport", "FleetPowerRequest",
 }
 
 
@@ -45,7 +46,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_every_request_is_a_frozen_dataclass() -> None:
     found = [c for _, c in inspect.getmembers(requests, inspect.isclass)
              if c.__module__ == requests.__name__ and c.__name__.endswith("Request")]
-    assert len(found) == 15
+    assert len(found) == 16
     for cls in found:
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls  # type: ignore[attr-defined]
 
@@ -53,7 +54,7 @@ def test_every_request_is_a_frozen_dataclass() -> None:
 def test_every_report_is_an_outcome_with_a_serialisation() -> None:
     reports = [getattr(api, n) for n in EXPECTED if n.endswith(("Report", "List", "Created", "Destroyed", "Status",
                                                                   "Scaled", "Forgotten", "Reaped", "Acted", "Vms"))]
-    assert len(reports) == 18
+    assert len(reports) == 19
     for cls in reports:
         assert issubclass(cls, Outcome) and callable(cls.to_json), cls
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         FleetForgotten,
         FleetList,
         FleetPlanReport,
+        FleetPowerReport,
         FleetReaped,
         FleetScaled,
         FleetStatus,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         FleetDestroyRequest,
         FleetListRequest,
         FleetNameRequest,
+        FleetPowerRequest,
         FleetReapRequest,
         FleetReconcileRequest,
         FleetRepairRequest,
@@ -260,6 +262,26 @@ class Client:
         from .requests import FleetReapRequest
 
         return reap_fleets(self, request or FleetReapRequest(), confirm)
+
+    def fleet_stop(self, request: FleetPowerRequest) -> FleetPowerReport:
+        """Stop every member of a fleet whose cloud can stop it (blocks until each stopped; Ctrl-C raises
+        Interrupted, the stops sent go on); members whose cloud cannot stop them (Lambda) are warned about with
+        the $/h they keep billing and listed in the report. The fleet's state is `stopped` once every member
+        that can stop is. The problem is a PartialFailure when some member could not be stopped. Raises NotFound
+        for an unknown fleet, UsageError (LeaseRefused) while another process holds its lease or for a fleet
+        being destroyed or waiting for capacity."""
+        from .fleet_power import power_fleet
+
+        return power_fleet(self, "stop", request)
+
+    def fleet_start(self, request: FleetPowerRequest) -> FleetPowerReport:
+        """Start the stopped members of a fleet again, as `start` does (a VM that cannot go back to its
+        reservation starts on-demand, warned about with both prices); the fleet is active again, or degraded by
+        the usual rules. The problem is a PartialFailure when some member could not be started or the fleet is
+        degraded afterwards. Raises as fleet_stop."""
+        from .fleet_power import power_fleet
+
+        return power_fleet(self, "start", request)
 
     # -------------------------------------------------------------------------------- for the verbs
     def recorded_fleet(self, name: str) -> tuple[FleetStore, FleetRecord, dict[str, Provider]]:

@@ -11,6 +11,7 @@ from ..fleet.create import CreateReport, FleetSpec
 from ..fleet.destroy import DestroyReport
 from ..fleet.inspect import FleetView
 from ..fleet.offers import OfferSet
+from ..fleet.power import PowerReport, Result
 from ..fleet.reap import Outcome as ReapOutcome
 from ..fleet.report import Action
 from ..fleet.scale import ScaleReport
@@ -177,3 +178,20 @@ class FleetReaped(Outcome):
 
     def to_json(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "fleets": self.docs()}
+
+
+@dataclass
+class FleetPowerReport(Outcome):
+    """A fleet stop or start (fleet/power.py): the fleet afterwards and each member's result. Members whose cloud
+    cannot stop them are in `cannot_stop`, with the $/h they keep billing (`still_billing_per_hour`)."""
+
+    report: PowerReport
+
+    def to_json(self) -> dict[str, Any]:
+        report, fleet = self.report, self.report.fleet
+        done = Result.STOPPED if report.verb == "stop" else Result.STARTED
+        return {"name": fleet.name, "id": fleet.fleet_id or None, "action": report.verb, "actor": report.actor,
+                "state": fleet.state.value, "message": fleet.message, done.value: len(report.acted),
+                "already": len(report.of(Result.ALREADY)), "cannot_stop": len(report.cannot_stop),
+                "missing": len(report.of(Result.MISSING)), "failed": len(report.failures),
+                "still_billing_per_hour": report.still_billing, "actions": [r.to_json() for r in report.members]}

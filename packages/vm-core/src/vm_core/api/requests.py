@@ -175,3 +175,11 @@ class FleetReapRequest:
 
     dry_run: bool = False
     timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class FleetPowerRequest:
+    """`vm fleet stop NAME` or `vm fleet start NAME`: `timeout` bounds the wait for each VM's stop or start."""
+
+    name: str
+    timeout: float = DEFAULT_TIMEOUT

@@ -10,6 +10,7 @@ from click.core import ParameterSource
 
 from ..errors import UsageError
 from ..hints import Hint
+from . import cmd_fleet_power as power
 from . import fleet_views as views
 from .app import SECONDS, App, Price, completes, timeout_option, with_app, yes_option
 from .cmd_fleet_scale import MAX_FLEET, repair, scale
@@ -207,3 +208,5 @@ fleet.add_command(fleet_ssh)
 fleet.add_command(scale)
 fleet.add_command(repair)
 fleet.add_command(reap)
+fleet.add_command(power.stop)
+fleet.add_command(power.start)

@@ -1,0 +1,105 @@
+"""`vm fleet stop | start` through the real executable, checked against the mock clouds' own inventory: a mixed
+fleet's Crusoe and Nebius members stop and start again, its Lambda member is said with its rate and keeps
+running, the fleet's state follows (stopped, then active), and a start whose reservation was taken meanwhile
+falls back to on-demand with a warning."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import VmHome
+
+STOPPABLE = ("crusoe", "nebius")
+
+
+def states(vm: VmHome, fleet: str) -> dict[str, str]:
+    """provider -> the state of the fleet's one VM there, from the mock clouds' inventory."""
+    found = {i["provider"]: i["state"] for i in vm.inventory() if i["name"].startswith(f"{fleet}--")}
+    assert len(found) == 3, found
+    return found
+
+
+def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
+    vm = shared_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--name", "pw", "-o", "json").json()
+    assert sorted(m["provider"] for m in made["members"]) == ["crusoe", "lambda", "nebius"]
+    [rate] = [m["price_per_hour"] for m in made["members"] if m["provider"] == "lambda"]
+
+    stopped = vm.ok("fleet", "stop", "pw", "-o", "json")
+    doc = stopped.json()
+    assert (doc["state"], doc["action"], doc["stopped"], doc["cannot_stop"], doc["failed"]) == ("stopped", "stop",
+                                                                                                2, 1, 0)
+    assert doc["still_billing_per_hour"] == pytest.approx(rate)
+    by_provider = {a["provider"]: a for a in doc["actions"]}
+    assert by_provider["lambda"]["action"] == "cannot stop" and by_provider["lambda"]["state"] == "running"
+    assert all(by_provider[p]["action"] == "stopped" and by_provider[p]["state"] == "stopped" for p in STOPPABLE)
+    assert f"keeps running and billing ${rate:.2f}/h" in stopped.err and "vm: warning: lambda: pw--" in stopped.err
+    assert states(vm, "pw") == {"crusoe": "stopped", "nebius": "stopped", "lambda": "running"}
+
+    status = vm.ok("fleet", "status", "pw", "-o", "json").json()
+    assert status["state"] == "stopped"
+    assert sorted(m["state"] for m in status["members"]) == ["running", "stopped", "stopped"]
+    assert status["price_per_hour"] == pytest.approx(rate)  # only the Lambda member bills
+    assert [(f["name"], f["state"]) for f in vm.ok("fleet", "list", "-o", "json").json()] == [("pw", "stopped")]
+
+    again = vm.ok("fleet", "stop", "pw", "-o", "json")
+    assert again.json()["already"] == 2 and again.json()["stopped"] == 0
+    assert "nothing to stop: every VM that can stop is already stopped" in again.err
+
+    started = vm.ok("fleet", "start", "pw", "-o", "json").json()
+    assert (started["state"], started["started"], started["already"], started["failed"]) == ("active", 2, 1, 0)
+    assert states(vm, "pw") == {"crusoe": "running", "nebius": "running", "lambda": "running"}
+    assert vm.ok("fleet", "status", "pw", "-o", "json").json()["state"] == "active"
+    vm.ok("fleet", "destroy", "pw")
+
+
+def test_stop_table_and_unknown_fleet(shared_home: VmHome) -> None:
+    vm = shared_home
+    vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "pw-table", "--providers", "nebius")
+    table = vm.ok("fleet", "stop", "pw-table")
+    rows = table.rows()
+    assert ["state", "stopped"] in rows and ["stopped", "1"] in rows and ["failed", "0"] in rows
+    header = rows.index(["PROVIDER", "ID", "NAME", "RESULT", "STATE", "$/H"])
+    assert rows[header + 1][0] == "nebius" and rows[header + 1][3:] == ["stopped", "stopped", "-"]
+    missing = vm("fleet", "stop", "no-such-fleet", "-o", "json")
+    assert missing.code == 3 and missing.error()["code"] == "not_found" and missing.out == ""
+    bad = vm("fleet", "start", "Bad_Name")
+    assert bad.code == 2 and "invalid fleet name" in bad.err and "Traceback" not in bad.err
+    vm.ok("fleet", "destroy", "pw-table")
+
+
+def test_only_lambda_is_nothing_to_stop(shared_home: VmHome) -> None:
+    vm = shared_home
+    vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "pw-lambda", "--providers", "lambda")
+    result = vm.ok("fleet", "stop", "pw-lambda", "-o", "json")
+    doc = result.json()
+    assert (doc["stopped"], doc["cannot_stop"], doc["state"]) == (0, 1, "active")  # nothing stopped: as it was
+    assert "nothing to stop: none of its VMs can stop" in result.err
+    vm.ok("fleet", "destroy", "pw-lambda")
+
+
+def test_start_whose_reservation_was_taken_falls_back_to_on_demand(fresh_home: VmHome) -> None:
+    """A stop releases the Crusoe member's reservation; filled meanwhile (4 + 2 VMs of 8 GPUs fill every H100
+    reservation of the scenario), the start runs the member on-demand and says so with both prices."""
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "1", "--name", "pw-res", "--providers", "crusoe",
+                 "-o", "json").json()
+    [member] = made["members"]
+    assert member["reserved"]
+    vm.ok("fleet", "stop", "pw-res")
+    fillers = vm.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--count", "6", "--name", "fill", "-o", "json")
+    assert all(f["reserved"] for f in fillers.json())
+    started = vm.ok("fleet", "start", "pw-res", "-o", "json")
+    [action] = started.json()["actions"]
+    assert action["action"] == "started" and action["state"] == "running"
+    assert action["price_per_hour"] > member["price_per_hour"]
+    note = (f"started on-demand at ${action['price_per_hour']:.2f}/h: reservation {member['reservation_id']} "
+            f"(${member['price_per_hour']:.2f}/h) has no room for it")
+    assert action["detail"] == note and f"vm: warning: crusoe: {member['name']}: {note}" in started.err
+    [now] = vm.ok("fleet", "status", "pw-res", "-o", "json").json()["members"]
+    assert (now["reserved"], now["price_per_hour"]) == (False, action["price_per_hour"])
+    listed = vm.ok("fleet", "list", "-o", "json").json()[0]["members"][0]
+    assert (listed["reservation_id"], listed["price_per_hour"]) == ("", action["price_per_hour"])  # recorded

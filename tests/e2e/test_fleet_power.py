@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 STOPPABLE = ("crusoe", "nebius")
+# The keys docs/fleets.md "Stop and start" documents (`stopped` is `started` for a start).
+KEYS = {"name", "id", "action", "actor", "state", "message", "already", "cannot_stop", "missing", "failed",
+        "still_billing_per_hour", "actions"}
+ACTION_KEYS = {"action", "provider", "name", "id", "state", "price_per_hour", "detail"}
 
 
 def states(vm: VmHome, fleet: str) -> dict[str, str]:
@@ -30,6 +34,8 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
 
     stopped = vm.ok("fleet", "stop", "pw", "-o", "json")
     doc = stopped.json()
+    assert set(doc) == KEYS | {"stopped"} and all(set(a) == ACTION_KEYS for a in doc["actions"])
+    assert (doc["id"], doc["actor"].count("@")) == (made["id"], 1)
     assert (doc["state"], doc["action"], doc["stopped"], doc["cannot_stop"], doc["failed"]) == ("stopped", "stop",
                                                                                                 2, 1, 0)
     assert doc["still_billing_per_hour"] == pytest.approx(rate)
@@ -50,6 +56,7 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     assert "nothing to stop: every VM that can stop is already stopped" in again.err
 
     started = vm.ok("fleet", "start", "pw", "-o", "json").json()
+    assert set(started) == KEYS | {"started"}
     assert (started["state"], started["started"], started["already"], started["failed"]) == ("active", 2, 1, 0)
     assert states(vm, "pw") == {"crusoe": "running", "nebius": "running", "lambda": "running"}
     assert vm.ok("fleet", "status", "pw", "-o", "json").json()["state"] == "active"

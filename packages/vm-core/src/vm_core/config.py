@@ -30,9 +30,12 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .events.webhooks import Webhook
 
 CONFIG_FILE = "config.toml"
 LOCAL_PROFILE = "local"
@@ -65,6 +68,7 @@ class Profile:
     providers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     store_url: str | None = None  # the profile's own, else the top-level one; None: the local SQLite file
     automatic: bool = False  # the built-in `auto`: resolved by the session into the clouds found, else `local`
+    notify: tuple[Webhook, ...] = ()  # [[profiles.NAME.notify]]: the webhooks told of events (docs/events.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,12 +156,43 @@ def _profile(path: Path, name: str, table: Any, store_url: str | None) -> Profil
     if not isinstance(embedded, bool):
         raise ConfigError(f"{path}: [profiles.{name}] embedded must be true or false")
     own_url = _store_url(path, f"[profiles.{name}] store_url", table.get("store_url"))
-    providers = {k: v for k, v in table.items() if k not in ("embedded", "store_url")}
+    notify = _notify(path, name, table.get("notify", []))
+    providers = {k: v for k, v in table.items() if k not in ("embedded", "store_url", "notify")}
     for key, value in providers.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: [profiles.{name}] has {key} = ...; provider settings go in a table"
                               f" [profiles.{name}.{key}]")
-    return Profile(name, embedded, providers, own_url or store_url)
+    return Profile(name, embedded, providers, own_url or store_url, notify=notify)
+
+
+def _notify(path: Path, name: str, tables: Any) -> tuple[Webhook, ...]:
+    """The webhooks of `[[profiles.NAME.notify]]` (url, secret, optional events). ConfigError for any other
+    shape; the message never repeats a URL or a secret."""
+    where = f"{path}: [[profiles.{name}.notify]]"
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(f"{where} must be an array of tables, each with url, secret and optional events")
+    return tuple(_webhook(f"{where} #{n}", table) for n, table in enumerate(tables, 1))
+
+
+def _webhook(where: str, table: dict[str, Any]) -> Webhook:
+    from .events.kinds import KIND_NAMES, EventKind
+    from .events.webhooks import Webhook
+
+    unknown = set(table) - {"url", "secret", "events"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected url, secret, events")
+    url, secret, events = table.get("url"), table.get("secret"), table.get("events")
+    if not isinstance(url, str) or not url.strip().lower().startswith(("http://", "https://")):
+        raise ConfigError(f"{where}: url must be an http:// or https:// URL")
+    if not isinstance(secret, str) or not secret.strip():
+        raise ConfigError(f"{where}: secret must be a non-empty string (the key its requests are signed with)")
+    if events is None:
+        return Webhook(url.strip(), secret, None)
+    if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
+        raise ConfigError(f"{where}: events must be a non-empty list of event kinds (leave it out for all)")
+    if wrong := sorted(set(events) - set(KIND_NAMES)):
+        raise ConfigError(f"{where}: unknown event kind(s) {', '.join(wrong)}; kinds: {', '.join(KIND_NAMES)}")
+    return Webhook(url.strip(), secret, frozenset(EventKind(e) for e in events))
 
 
 def _store_url(path: Path, where: str, value: Any) -> str | None:

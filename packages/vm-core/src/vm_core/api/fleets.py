@@ -46,18 +46,26 @@ from .requests import (
 from .scaling import pinned_short, refusal, scale_problem, unchecked
 
 if TYPE_CHECKING:
+    from ..events.model import Event
     from ..fleet.create import CreateReport, FleetCreator, FleetSpec
     from ..fleet.eligibility import Enforced
     from ..fleet.reap import Outcome as ReapOutcome
     from ..fleet.reap import Target
     from ..fleet.scale import FleetScaler
-    from ..fleet.store import FleetRecord
+    from ..fleet.store import FleetRecord, FleetStore
     from ..provider import Provider
     from ..session import Session
     from .client import Client, Progress
 
 MAX_FLEET = 1000  # VMs per fleet
 T = TypeVar("T")
+
+
+def _tell(client: Client, store: FleetStore, make: Callable[[str], list[Event]]) -> None:
+    """Record the events of a verb that acted and deliver them to the profile's webhooks (never raises)."""
+    from ..events.verbs import tell
+
+    tell(client.session, store, make, client.warn)
 
 
 # ------------------------------------------------------------------------------------------------ create
@@ -189,6 +197,7 @@ def plan_fleet(client: Client, request: FleetCreateRequest) -> FleetPlanReport |
 
 
 def create_fleet(client: Client, request: FleetCreateRequest, progress: Progress) -> FleetCreated:
+    from ..events import verbs as events
     from ..fleet.service import strategy_failed
 
     prepared = _prepare(client, request, progress, dry_run=False)
@@ -199,6 +208,7 @@ def create_fleet(client: Client, request: FleetCreateRequest, progress: Progress
         raise strategy_failed(creator.store, creator.identity, exc) from None
     created = FleetCreated(report=report, records=creator.store.members(spec.name))
     created.problem = _create_problem(report)
+    _tell(client, creator.store, lambda actor: events.created(report, actor))
     return created
 
 
@@ -248,11 +258,14 @@ def list_fleets(client: Client, request: FleetListRequest) -> FleetList:
 
 def fleet_statuses(client: Client, request: FleetNameRequest) -> Iterator[FleetStatus]:
     from ..fleet.inspect import FleetInspector
+    from ..spend.observe import observe_members
 
-    store, _, providers = client.recorded_fleet(request.name)
+    store, record, providers = client.recorded_fleet(request.name)
     inspector = FleetInspector(store, providers)
     while True:
         view = inspector.view(request.name)
+        observe_members(store, [v.instance for v in view.members if v.instance], record.accounts, "status",
+                        client.warn)
         yield FleetStatus(view=view, problem=unchecked(view.problems, request.name))
 
 
@@ -275,6 +288,7 @@ def forget_fleet(client: Client, request: FleetNameRequest) -> FleetForgotten:
 
 
 def destroy_fleet(client: Client, request: FleetDestroyRequest, confirm: Confirm | None) -> FleetDestroyed:
+    from ..events import verbs as events
     from ..fleet.destroy import DestroyReport, FleetDestroyer
     from ..fleet.inspect import SHOWN
     from ..fleet.naming import check_fleet_name
@@ -288,6 +302,7 @@ def destroy_fleet(client: Client, request: FleetDestroyRequest, confirm: Confirm
             live = [recorded_instance(record, m) for m in store.members(name) if m.state in SHOWN]
             ask(confirm, destroying(live, again=Hint.run("fleet", "destroy", name, "--yes"), what=f"fleet {name}"))
         report = FleetDestroyer(store, providers, progress=client.progress, timeout=request.timeout).destroy(name)
+        _tell(client, store, lambda actor: events.destroyed(report, actor))
     except NotFound as exc:  # never recorded, or forgotten by another vm process meanwhile
         client.progress(f"{exc.message}: nothing to destroy")
         return FleetDestroyed(report=DestroyReport(name, forgotten=True), found=False)
@@ -319,25 +334,32 @@ def _scaler(client: Client, name: str, timeout: float, ssh_public_key: str | Non
 
 
 def scale_fleet(client: Client, request: FleetScaleRequest) -> FleetScaled:
+    from ..events import verbs as events
     from ..fleet.scale import ScaleRefused
 
     name, count = request.name, request.count
     if not 1 <= count <= MAX_FLEET:
         raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
     scaler = _scaler(client, name, request.timeout, request.ssh_public_key)
+    before = scaler.creator.store.get_fleet(name)
+    previous = before.requested_count if before is not None else count
     try:
         report = interruptibly(scaler.creator, lambda: scaler.scale(name, count, request.min_count,
                                                                      dry_run=request.dry_run))
     except ScaleRefused as exc:
         raise UsageError(refusal(exc), suggestion=exc.hint) from None
+    _tell(client, scaler.creator.store, lambda actor: events.scaled(previous, report, actor))
     if (pinned := pinned_short(scaler.creator.store, name, count, report)) is not None:
         raise pinned
     return FleetScaled(report=report, problem=scale_problem(name, report))
 
 
 def repair_fleet(client: Client, request: FleetRepairRequest) -> FleetScaled:
+    from ..events import verbs as events
+
     scaler = _scaler(client, request.name, request.timeout, request.ssh_public_key)
     report = interruptibly(scaler.creator, lambda: scaler.repair(request.name, dry_run=request.dry_run))
+    _tell(client, scaler.creator.store, lambda actor: events.repaired(report, actor))
     return FleetScaled(report=report, problem=scale_problem(request.name, report))
 
 
@@ -354,6 +376,7 @@ def reap_fleets(client: Client, request: FleetReapRequest, confirm: Confirm | No
     else:
         ask(confirm, _reaping(targets))
         outcomes += [_reap_one(client, t, request.timeout) for t in targets]
+        _tell_reaped(client, outcomes)
     if not outcomes:
         client.progress("no fleet has expired")
     left = [o for o in outcomes if not o.ok]
@@ -377,6 +400,15 @@ def _resolve(client: Client, record: FleetRecord) -> Target | ReapOutcome:
     except VmError as exc:
         return reaping.skipped(record, exc.message)
     return reaping.target(record, store, current, providers, client.session.profile.name)
+
+
+def _tell_reaped(client: Client, outcomes: list[ReapOutcome]) -> None:
+    """The reaped fleets' events, told to the webhooks of the profile the command was run with."""
+    from ..events import verbs as events
+    from ..fleet.location import open_store
+
+    client.reset_profile()
+    _tell(client, open_store(client.session), lambda actor: events.reaped(outcomes, actor))
 
 
 def _reap_one(client: Client, target: Target, timeout: float) -> ReapOutcome:

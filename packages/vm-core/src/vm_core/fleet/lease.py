@@ -108,6 +108,10 @@ def lease(store: FleetStore, fleet: str, operation: str, *,
                                        replacing=exc.lease.holder)
         except LeaseHeld as again:  # another process took the dead holder's lease first
             raise refusal(again.lease, operation) from None
+    if held.previous:
+        from ..events.recording import lease_taken_over
+
+        lease_taken_over(store, held, user_at_host())
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, on_lost),
                             name=f"lease-{fleet}", daemon=True)

@@ -9,6 +9,12 @@ It is how `mock-clouds inventory`, `mock-clouds faults` and `mock-clouds status`
     POST /faults/{provider}      -> body: any of error_rate, op_failure_rate, latency_ms, drop_rate, seed
     POST /preempt/{provider}/{id} -> the running instance is preempted (stopped by the cloud), as spot capacity is
 
+World clock and billing (mock extensions, `billing_admin.py` has the shapes):
+
+    GET  /clock, POST /clock {"advance_seconds": N}   the world clock, and moving it forward
+    GET  /billing[?provider=&since=&until=]            what each cloud would bill, VM by VM and reservation by
+                                                       reservation
+
 Nebius IAM (mock extensions, `nebius/admin.py`):
 
     GET  /nebius/token-exchanges  -> {"count": N, "token_lifetime": S, "expires_in": E, "exchanges": [...]}
@@ -27,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from .billing_admin import add_routes as add_billing_routes
 from .core.faults import FaultInjector
 from .core.models import Faults, Provider
 from .core.world import WorldError
@@ -176,6 +183,7 @@ class AdminApp:
         self.router.add("POST", "/faults/{provider}", self._post_faults)
         self.router.add("POST", "/preempt/{provider}/{vm_id}", self._post_preempt)
         add_nebius_iam_routes(self.router, clouds)
+        add_billing_routes(self.router, clouds)
 
     def handle(self, request: Request) -> Response:
         token = self.clouds.world.state.extra_state.get("admin_token", "")

@@ -168,11 +168,58 @@ def inventory(state_dir: Path | None, output: str) -> None:
     if output == "json":
         click.echo(json.dumps(rows, indent=2))
         return
-    columns = ("provider", "id", "name", "state", "scope", "region", "reservation_id")
+    _table(rows, ("provider", "id", "name", "state", "scope", "region", "reservation_id"))
+
+
+@main.command()
+@state_dir_option
+@click.option("--provider", type=click.Choice(["crusoe", "lambda", "nebius"]), help="One cloud only.")
+@click.option("--since", type=click.FloatRange(min=0), help="From this world time (epoch seconds).")
+@click.option("--until", type=click.FloatRange(min=0), help="Until this world time (epoch seconds; default now).")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def billing(state_dir: Path | None, provider: str | None, since: float | None, until: float | None,
+            output: str) -> None:
+    """What each cloud would bill, by its own billing rule: every VM and every reservation (mock extension)."""
+    import urllib.parse
+
+    query = urllib.parse.urlencode({k: v for k, v in
+                                    (("provider", provider), ("since", since), ("until", until)) if v is not None})
+    body = _admin(state_dir, "GET", "/billing" + (f"?{query}" if query else ""))
+    if output == "json":
+        click.echo(json.dumps(body, indent=2))
+        return
+    vms = [{**v, "hours": f"{v['billed_seconds'] / 3600:.4f}", "cost": f"{v['cost_usd']:.4f}"} for v in body["vms"]]
+    _table(vms, ("provider", "id", "name", "shape", "pricing", "hours", "cost"))
+    reservations = [{**r, "cost": f"{r['cost_usd']:.4f}", "idle_cost": f"{r['idle_cost_usd']:.4f}"}
+                    for r in body["reservations"]]
+    if reservations:
+        click.echo("")
+        _table(reservations, ("provider", "id", "name", "quantity_gpus", "used_gpu_hours", "idle_gpu_hours",
+                              "cost", "idle_cost"))
+    totals = body["totals"]
+    click.echo(f"\ntotal billed ${totals['billed_usd']:.4f}: on-demand ${totals['on_demand_usd']:.4f}, spot"
+               f" ${totals['spot_usd']:.4f}, reservations ${totals['reservations_usd']:.4f}"
+               f" (idle ${totals['reservations_idle_usd']:.4f})")
+
+
+def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
     widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in columns}
     click.echo("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
     for row in rows:
         click.echo("  ".join(str(row[c]).ljust(widths[c]) for c in columns).rstrip())
+
+
+@main.command()
+@state_dir_option
+@click.option("--advance", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Move the world clock forward by this many seconds first (mock control).")
+def clock(state_dir: Path | None, advance: float | None) -> None:
+    """Print the world clock (epoch seconds) and its offset from the wall clock."""
+    if advance is None:
+        body = _admin(state_dir, "GET", "/clock")
+    else:
+        body = _admin(state_dir, "POST", "/clock", {"advance_seconds": advance})
+    click.echo(f"now {body['now']:.3f}  offset {body['offset_seconds']:.3f} s")
 
 
 @main.command()

@@ -182,6 +182,7 @@ class VM(msgspec.Struct, kw_only=True):
     on_demand_fallback: bool = True
     deleted_at: float = 0.0
     preempted: bool = False  # stopped by the cloud to reclaim spot capacity (`World.preempt`); cleared on start
+    spot: bool = False  # billed at the spot price (Nebius preemptible)
     native: dict[str, object] = {}  # provider-specific fields the front end stores verbatim
 
 
@@ -241,6 +242,30 @@ class TokenService(msgspec.Struct, kw_only=True):
     exchanges: list[TokenExchange] = []  # the most recent ones (bounded), oldest first
 
 
+class BillingEntry(msgspec.Struct, kw_only=True):
+    """From `at` (world seconds) until the next entry, a VM was in `state` at `price_per_hour` (USD, a decimal
+    string) on `pricing` ("on-demand" | "spot" | "reservation", then holding `gpus` GPUs of `reservation_id`)."""
+
+    at: float
+    state: VMState
+    pricing: str
+    price_per_hour: str
+    reservation_id: str = ""
+    gpus: int = 0
+
+
+class BillingRecord(msgspec.Struct, kw_only=True):
+    """What a cloud would bill a VM by: its billing log, kept after the VM itself is purged (mock extension)."""
+
+    provider: Provider
+    id: str
+    name: str
+    scope: str
+    region: str
+    shape: str
+    entries: list[BillingEntry] = []
+
+
 class WorldState(msgspec.Struct, kw_only=True):
     """Everything that survives a restart of the mocks."""
 
@@ -253,3 +278,6 @@ class WorldState(msgspec.Struct, kw_only=True):
     idempotency: dict[str, str] = {}  # "<provider>:<owner>:<key>" -> operation key
     extra_state: dict[str, object] = {}  # front-end owned data (ssh keys created through the API...)
     token_service: TokenService = msgspec.field(default_factory=TokenService)  # Nebius IAM
+    clock_offset: float = 0.0  # seconds the world clock runs ahead of the wall clock (admin POST /clock)
+    billing_since: float = 0.0  # world time billing began (the world's first start): reservations bill from it
+    billing: dict[str, BillingRecord] = {}  # "<provider>:<id>" -> the VM's billing log (core/billing.py)

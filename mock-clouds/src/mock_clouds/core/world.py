@@ -2,7 +2,13 @@
 
 Time is simulated lazily: an operation records when it is due, and every transaction first applies the
 operations whose time has come (`advance`). No background thread mutates the world, so what a client sees
-depends only on the wall clock and the requests made, and a restart simply resumes the schedule.
+depends only on the world clock and the requests made, and a restart simply resumes the schedule.
+
+The world clock (`now`) is the wall clock plus a persisted offset that only grows (`advance_clock`, the admin
+API's `POST /clock`, a mock control): a test scripts a day in seconds, and VM timestamps, operations and billing
+move with it. Credentials stay on the wall clock (`wall_now`): Nebius access tokens expire, Crusoe request
+signatures are checked and records are purged by wall time, so moving the clock never fails a client.
+Every change of a VM's state or pricing is noted in its billing log (core/billing.py).
 
 All methods must be called inside `World.tx()`, which holds one re-entrant lock. Capacity and reservation usage
 are derived from the VMs that hold them, so the books cannot drift from the inventory.
@@ -17,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from . import ids
+from . import billing, ids
 from .faults import FaultInjector
 from .holdings import Held, Holdings
 from .models import (
@@ -41,6 +47,7 @@ from .tokens import TokenBook
 
 # Records of deleted VMs and finished operations are kept this long (real seconds) before being purged.
 RETENTION_SECONDS = 3600.0
+MAX_CLOCK_STEP = 366 * 86400.0  # the most one `advance_clock` moves the world clock (a sanity bound)
 PURGE_EVERY_SECONDS = 10.0  # expired records are looked for at most this often (they may outlive RETENTION by it)
 
 # kind -> (states it may start from, state while it runs; None keeps the current state)
@@ -82,6 +89,8 @@ class World:
         self._order = itertools.count()
         self._next_purge = 0.0
         self._holdings = Holdings()
+        if not state.billing_since:
+            state.billing_since = self.now()
         for vm in state.vms.values():
             if vm.holds_capacity:
                 self._holdings.take(_key(vm), self._held(vm))
@@ -110,7 +119,24 @@ class World:
                 self._on_change()
 
     def now(self) -> float:
-        return time.time()
+        """The world clock: epoch seconds, ahead of the wall clock by the offset `advance_clock` added."""
+        return time.time() + self.state.clock_offset
+
+    def wall_now(self) -> float:
+        """The wall clock, for what must not move with the world clock (credential lifetimes, purges): the world
+        clock less its offset, so a test that replaces `now` moves both."""
+        return self.now() - self.state.clock_offset
+
+    def advance_clock(self, seconds: float) -> float:
+        """Move the world clock forward by `seconds` (persisted), applying the operations that fall due; returns
+        the new offset. Raises ValueError unless 0 < seconds <= MAX_CLOCK_STEP."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds <= MAX_CLOCK_STEP:
+            raise ValueError(f"advance_seconds must be a number of seconds in (0, {MAX_CLOCK_STEP:.0f}]")
+        with self._lock:
+            self.state.clock_offset += float(seconds)
+            self.advance()
+            self._on_change()
+            return self.state.clock_offset
 
     def snapshot(self) -> bytes:
         """The whole world as JSON, taken under the lock so it is consistent."""
@@ -165,7 +191,7 @@ class World:
         """The owner an access token issued by the token exchange authenticates as, or None when it is unknown
         or has expired. Takes the world lock itself (authentication runs before any transaction)."""
         with self._lock:
-            return self.tokens.owner_of(token, self.now())
+            return self.tokens.owner_of(token, self.wall_now())
 
     # ----------------------------------------------------------------- inventory reads
     def vms(self, provider: Provider, scope: str | None = None) -> list[VM]:
@@ -251,12 +277,14 @@ class World:
         idempotency_key: str = "",
         created_by: str = "",
         vm_id: str | None = None,
+        spot: bool = False,
     ) -> tuple[VM, Operation]:
         """Create a VM and the operation that finishes it.
 
         Placement happens now, so concurrent creates see consistent capacity. Without room, a `fail_fast`
         create raises WorldError("capacity"|"quota") and changes nothing (Lambda); otherwise the operation is
-        scheduled to fail after the create duration (Crusoe, Nebius), as the real services do.
+        scheduled to fail after the create duration (Crusoe, Nebius), as the real services do. A `spot` VM
+        bills at the spot price (core/billing.py).
         """
         now = self.now()
         vm = VM(
@@ -273,6 +301,7 @@ class World:
             use_reservations=choice.use_reservations,
             on_demand_fallback=choice.on_demand_fallback,
             native=native or {},
+            spot=spot,
         )
         error: tuple[OpError, str] | None = None
         if start:
@@ -283,6 +312,7 @@ class World:
                     raise WorldError(exc.kind, exc.message) from exc
                 error = (OpError(exc.kind), exc.message)
         self.state.vms[_key(vm)] = vm
+        billing.note(self, vm, now)
         op = self._new_op(vm, OpKind.CREATE, error, op_native, idempotency_key, created_by, immediate=not start)
         op.native["on_failure"] = on_failure.value
         return vm, op
@@ -341,6 +371,7 @@ class World:
         if vm.state != VMState.STOPPED or vm.holds_capacity:
             raise WorldError("conflict", f"instance {vm_id} must be stopped to change its shape", resource_id=vm_id)
         vm.shape, vm.updated_at = shape, self.now()
+        billing.note(self, vm, vm.updated_at)
         return vm
 
     def preempt(self, provider: Provider, vm_id: str) -> VM:
@@ -366,6 +397,7 @@ class World:
                 self._release(vm)
                 self._hold(vm, self._place_on_demand(vm))
             vm.last_reservation_id = ""
+            billing.note(self, vm, self.now())
             return vm
         res = self.reservation(provider, reservation_id)
         if res is None:
@@ -377,6 +409,7 @@ class World:
         if was_holding:
             self._hold(vm, Placement(reservation_id=reservation_id))
         vm.last_reservation_id = reservation_id
+        billing.note(self, vm, self.now())
         return vm
 
     def record_idempotency(self, provider: Provider, owner: str, key: str, op: Operation) -> None:
@@ -427,6 +460,7 @@ class World:
         else:
             self._succeed(vm, op)
         vm.updated_at = at
+        billing.note(self, vm, at)
 
     def _succeed(self, vm: VM, op: Operation) -> None:
         if op.kind == OpKind.DELETE:
@@ -504,14 +538,17 @@ class World:
 
     def _set_state(self, vm: VM, state: VMState) -> None:
         vm.state, vm.updated_at = state, self.now()
+        billing.note(self, vm, vm.updated_at)
 
     def _purge(self, now: float) -> bool:
-        """Forget deleted VMs and finished operations older than the retention, and expired access tokens
-        (looked for at most every PURGE_EVERY_SECONDS); True when any were."""
-        if now < self._next_purge:
+        """Forget deleted VMs and finished operations older than the retention in wall-clock time (a record
+        made before the clock moved is kept longer, never shorter), and expired access tokens (looked for at
+        most every PURGE_EVERY_SECONDS of wall time); True when any were. Billing logs are kept."""
+        wall = now - self.state.clock_offset  # the wall clock of `now`
+        if wall < self._next_purge:
             return False
-        self._next_purge = now + PURGE_EVERY_SECONDS
-        cutoff = now - RETENTION_SECONDS
+        self._next_purge = wall + PURGE_EVERY_SECONDS
+        cutoff = wall - RETENTION_SECONDS
         vms = [key for key, vm in self.state.vms.items() if vm.state == VMState.DELETED and vm.deleted_at < cutoff]
         ops = [key for key, op in self.state.operations.items() if op.done and op.finished_at < cutoff]
         for key in vms:
@@ -522,7 +559,7 @@ class World:
             self._ops_of[resource].remove(op)
             if not self._ops_of[resource]:
                 del self._ops_of[resource]
-        tokens = self.tokens.purge(now)
+        tokens = self.tokens.purge(wall)
         return bool(vms or ops or tokens)
 
 

@@ -30,6 +30,7 @@ from decimal import Decimal, InvalidOperation
 
 import grpc
 
+from ..core import billing as core_billing
 from ..core.models import Project, Provider, Shape
 from ..core.world import World
 from . import auth, catalog, errors, images, references, stored, validate
@@ -40,7 +41,7 @@ from .call import Call
 
 NEBIUS = Provider.NEBIUS
 SERVICE = "billing"  # ServiceError.service of these errors (inference: no real one was seen)
-SPOT_SHARE = Decimal("0.55")
+SPOT_SHARE = core_billing.SPOT_SHARE
 HOURS_PER_MONTH = 730
 CURRENCY = "USD"
 POLICIES = "pricing_policy"
@@ -81,15 +82,12 @@ def hourly_price(world: World, owner: str, request: compute.CreateInstanceReques
 
 
 def list_price(shape: Shape) -> Decimal:
-    return Decimal(shape.price_cents_per_hour) / 100
+    return core_billing.list_price(shape)
 
 
 def spot_price(world: World, shape: Shape) -> Decimal:
-    given = world.config(NEBIUS).extra.get("spot_prices", {})
-    assert isinstance(given, dict)
-    if shape.key in given:
-        return Decimal(str(given[shape.key]))
-    return (list_price(shape) * SPOT_SHARE).quantize(Decimal("0.0001"))
+    """The spot price the calculator answers, the one the mock bills preemptible VMs at (core/billing.py)."""
+    return core_billing.spot_price(world, NEBIUS, shape)
 
 
 def _offered(world: World, region: str, platform: str, preset: str) -> Shape:

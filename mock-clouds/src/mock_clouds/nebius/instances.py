@@ -170,6 +170,7 @@ def create(call: Call, request: compute.CreateInstanceRequest) -> common.Operati
             native=msgspec.to_builtins(InstanceRecord(spec=spec.to_dict(), labels=dict(metadata.labels))),
             idempotency_key=call.idempotency_key,
             created_by=call.owner,
+            spot=validate.is_preemptible(spec),
         )
         _explain_failure(world, vm, op)
         return op

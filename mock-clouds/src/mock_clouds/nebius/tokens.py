@@ -36,7 +36,7 @@ def exchange(call: Call, request: iam.ExchangeTokenRequest) -> iam.CreateTokenRe
         raise subject_token.refusal(exc) from None
     world = call.world
     with world.tx():
-        now = world.now()
+        now = world.wall_now()  # tokens live on the wall clock: moving the world clock expires none
         try:
             account = subject_token.verify(jwt, lambda kid: _with_key(world.tokens.account_by_key(kid)), now)
         except subject_token.Refused as exc:

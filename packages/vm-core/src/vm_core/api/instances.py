@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..calls import Outcome as Done
 from ..calls import failure_error, fan_out
-from ..errors import Unsupported, UsageError, VmError
+from ..errors import NotFound, Unsupported, UsageError, VmError
 from ..hints import MARK, Command, Hint, phrase
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode
+from ..spend.observe import CreatedVms, observe, observe_gone
 from . import validate
 from .confirm import Confirm, Confirmation, ask, destroying
 from .outcome import Problem
@@ -67,6 +68,7 @@ def list_instances(client: Client, request: ListRequest) -> InstanceList:
     if names and len(failures) == len(names):
         return InstanceList(answered=False, problem=problem)
     found = fleets.apply([i for o in outcomes if o.value for i in o.value], client.warn)
+    observe(session, found, "list", client.warn, complete=list(listed))
     wanted = [i for i in found if (request.fleet is None or i.fleet == request.fleet)
               and (request.state is None or i.state == request.state)
               and (request.region is None or i.region == request.region)
@@ -80,7 +82,12 @@ def get_instance(client: Client, request: GetRequest) -> InstanceReport:
 
     session = client.session
     instance_id = validate.instance_id(session.plugin(request.provider), request.provider, request.instance_id)
-    found = session.provider(request.provider).get_instance(instance_id)
+    try:
+        found = session.provider(request.provider).get_instance(instance_id)
+    except NotFound:
+        observe_gone(session, request.provider, [instance_id], "get", client.warn)
+        raise
+    observe(session, [found], "get", client.warn)
     return InstanceReport(instance=FleetNames(session).apply([found], client.warn)[0])
 
 
@@ -106,8 +113,12 @@ def create_instances(client: Client, request: CreateRequest, confirm: Confirm | 
     if specs[0].region is not None:
         _check_region(target, specs[0])
     ask(confirm, _unterminable(client, target, plugin.title, specs[0], len(specs)))
+    ledger = CreatedVms(session, target, gpu=wanted.gpu, gpu_count=wanted.gpu_count or 0, spot=request.spot,
+                        warn=client.warn)
     outcomes = perform(target, "create", target.begin_create, specs, no_wait=request.no_wait, timeout=request.timeout,
-                       progress=client.progress, warn=client.warn, label=lambda spec: spec.name)
+                       progress=client.progress, warn=client.warn, label=lambda spec: spec.name,
+                       on_accepted=ledger.accepted)
+    ledger.settled([o.value for o in outcomes if isinstance(o.value, Instance)])
     failures = [(o.key.name, o.error) for o in outcomes if o.error]
     note = _left_running(provider, outcomes) if failures else None
     accepted = accepted_only(outcomes) if request.no_wait else []
@@ -213,6 +224,7 @@ def act(client: Client, verb: str, request: ActionRequest) -> VmsActed:
     done = [o.value for o in outcomes if isinstance(o.value, Instance)]  # waited for (also despite no_wait)
     by_id = {i.id: i for i in [*sorted_.settled, *done]}
     failures = sorted_.missing + [(o.key, o.error) for o in outcomes if o.error]
+    observe(client.session, [*sorted_.settled, *done], verb, client.warn)
     return VmsActed(instances=[by_id[i] for i in ids if i in by_id], accepted=accepted_only(outcomes),
                     single=len(ids) == 1, problem=problem_of(failures, len(ids), "VMs"))
 
@@ -235,6 +247,7 @@ def destroy_instances(client: Client, request: ActionRequest, confirm: Confirm |
     done = {o.key for o in outcomes if not o.error}
     accepted = accepted_only(outcomes) if request.no_wait and done else []
     gone = [Gone(i, name_of(found[i]), notes.get(i, "")) for i in ids if i in notes or i in done]
+    observe_gone(client.session, provider, [g.instance_id for g in gone], "destroy", client.warn)
     return DestroyedVms(provider=provider, gone=gone, accepted=accepted, single=len(ids) == 1,
                         problem=problem_of([(o.key, o.error) for o in outcomes if o.error], len(ids), "VMs"))
 

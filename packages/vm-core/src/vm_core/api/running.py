@@ -13,16 +13,20 @@ K = TypeVar("K")
 
 def perform(provider: Provider, verb: str, begin: Callable[[K], Pending[Any]], keys: Sequence[K], *,
             no_wait: bool, timeout: float, progress: Callable[[str], None], warn: Callable[[str], None],
-            label: Callable[[K], str] = lambda _: "") -> list[Outcome[K, Any]]:
+            label: Callable[[K], str] = lambda _: "",
+            on_accepted: Callable[[Accepted], None] | None = None) -> list[Outcome[K, Any]]:
     """begin(key) for every key at once; then wait for each (saying so through `progress`) unless `no_wait`.
 
     Outcome values: Accepted with `no_wait`, else what the action's wait returns. An action that only its own
     polling can finish (Staged: a reboot done as stop + start) is waited for even with `no_wait`, saying so.
+    `on_accepted` is called (from the action's thread) as soon as the cloud accepted each action.
     Ctrl-C raises Interrupted, saying which cloud actions go on and how to follow them."""
     tracker = Tracker()
 
     def one(key: K) -> Any:
         pending, accepted = start(provider, verb, lambda: begin(key), tracker, progress, label(key))
+        if on_accepted is not None:
+            on_accepted(accepted)
         if no_wait and isinstance(pending, Staged) and pending.must_wait:
             progress(f"{provider.name}: {label(key) or pending.resource_id}: waiting despite --no-wait: vm sends the"
                      " next step when this one has finished")

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError, Transient
+from ..events.store import EventLog
 from ..machine import MachineOptions
 from ..model import InstanceState, ReservationMode, ReservationRequest
-from ..spend.ledger import LedgerStore
+from ..spend.ledger import Ledger, LedgerStore
 from ..spend.members import FleetFacts, MemberFacts, record_members_in
 from . import schema
 from .placement import Placement
@@ -164,8 +165,9 @@ class MemberRecord:
     updated_at: float = field(default_factory=time.time)
 
 
-class FleetStore(Protocol):
-    """Where fleets are recorded. `lease_seconds` is how long a lease this process takes lasts unless renewed."""
+class FleetStore(Ledger, Protocol):
+    """Where fleets are recorded, and the spend ledger (Ledger). `lease_seconds` is how long a lease this process
+    takes lasts unless renewed."""
 
     lease_seconds: float
 
@@ -259,7 +261,7 @@ _MEMBER_COLUMNS = [f.name for f in fields(MemberRecord)]
 _MEMBER_KEY = "WHERE fleet = ? AND slot = ? AND attempt = ?"
 
 
-class SqlFleetStore(LedgerStore):
+class SqlFleetStore(LedgerStore, EventLog):
     """The FleetStore operations in SQL shared by both backends (placeholders `?`), and the spend ledger's
     (LedgerStore: a member that gets an instance id or changes state is entered in the ledger in the same
     transaction). A backend provides:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 
 class Pricing(enum.StrEnum):
@@ -101,14 +101,47 @@ class Observation:
     pricing: Pricing | None = None
 
 
+class Ledger(Protocol):
+    """The ledger's operations, which every fleet store has (fleet.store.FleetStore extends this). Each is one
+    store transaction; none calls a cloud; store errors are the store's (ConfigError, Transient)."""
+
+    def record_vm(self, vm: LedgerVm, state: str, *, price_per_hour: float | None, source: str) -> None:
+        """Record a VM vm created (nothing if it is already recorded) and what it is doing since
+        `vm.created_at`."""
+        ...
+
+    def complete_vm(self, vm: LedgerVm, *, first_seen: float) -> None:
+        """Fill in what a recorded VM's record left blank (shape, region, reservation, pricing: it was recorded
+        when its create was accepted) and move its start back to `first_seen` (the cloud's creation time) when
+        that is earlier. Nothing for a VM not recorded."""
+        ...
+
+    def observe(self, observations: Iterable[Observation]) -> None:
+        """Apply what vm saw; VMs that are not in the ledger (not vm's, or created before it) are passed over."""
+        ...
+
+    def close_absent(self, provider: str, account: str, present: Iterable[str], at: float, source: str) -> int:
+        """Close every open VM of the account that a complete listing at `at` did not show (it went away outside
+        vm); the number closed."""
+        ...
+
+    def ledger_vms(self, *, open_only: bool = False) -> list[LedgerVm]:
+        """Every recorded VM (only those not seen gone, with `open_only`), oldest first."""
+        ...
+
+    def ledger_intervals(self, since: float | None = None, until: float | None = None) -> list[Interval]:
+        """Every interval that overlaps [since, until] (None: unbounded), in (VM, start) order."""
+        ...
+
+
 _VM_COLUMNS = [f.name for f in fields(LedgerVm)]
 _INTERVAL_COLUMNS = [f.name for f in fields(Interval)]
 _KEY = "provider = ? AND account = ? AND instance_id = ?"
 
 
 class LedgerStore:
-    """The ledger's operations on a SqlFleetStore (see that class for `_write` and `_read`). Every method is one
-    transaction; none calls a cloud."""
+    """The Ledger operations in SQL, mixed into SqlFleetStore (see that class for `_write` and `_read`); the
+    contracts are Ledger's."""
 
     if TYPE_CHECKING:
         from contextlib import AbstractContextManager
@@ -118,13 +151,23 @@ class LedgerStore:
         def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]: ...
 
     def record_vm(self, vm: LedgerVm, state: str, *, price_per_hour: float | None, source: str) -> None:
-        """Record a VM vm created (nothing if it is already recorded) and what it is doing since
-        `vm.created_at`."""
         with self._write() as db:
             record_vm_in(db, vm, state, price_per_hour=price_per_hour, source=source)
 
+    def complete_vm(self, vm: LedgerVm, *, first_seen: float) -> None:
+        with self._write() as db:
+            row = db.execute(f"SELECT created_at FROM ledger_vms WHERE {_KEY}", vm.key).fetchone()
+            if row is None:
+                return
+            db.execute(f"UPDATE ledger_vms SET shape = ?, region = ?, reservation_id = ?, pricing = ?, "
+                       f"name = CASE WHEN name = '' THEN ? ELSE name END WHERE {_KEY}",
+                       (vm.shape, vm.region, vm.reservation_id, vm.pricing.value, vm.name, *vm.key))
+            if first_seen < row[0]:
+                db.execute(f"UPDATE ledger_vms SET created_at = ? WHERE {_KEY}", (first_seen, *vm.key))
+                db.execute(f"UPDATE ledger_intervals SET started_at = ? WHERE {_KEY} AND started_at = ?",
+                           (first_seen, *vm.key, row[0]))
+
     def observe(self, observations: Iterable[Observation]) -> None:
-        """Apply what vm saw; VMs that are not in the ledger (not vm's, or created before it) are passed over."""
         seen = list(observations)
         if not seen:
             return
@@ -133,8 +176,6 @@ class LedgerStore:
                 observe_in(db, observation)
 
     def close_absent(self, provider: str, account: str, present: Iterable[str], at: float, source: str) -> int:
-        """Close every open VM of the account that a complete listing at `at` did not show (it went away outside
-        vm); the number closed."""
         shown = set(present)
         with self._write() as db:
             rows = db.execute("SELECT instance_id FROM ledger_vms WHERE provider = ? AND account = ? "
@@ -145,14 +186,12 @@ class LedgerStore:
         return len(absent)
 
     def ledger_vms(self, *, open_only: bool = False) -> list[LedgerVm]:
-        """Every recorded VM (only those not seen gone, with `open_only`), oldest first."""
         where = " WHERE closed_at IS NULL" if open_only else ""
         rows = self._read(f"SELECT {', '.join(_VM_COLUMNS)} FROM ledger_vms{where} "
                           "ORDER BY created_at, provider, instance_id", ())
         return [_vm_from(row) for row in rows]
 
     def ledger_intervals(self, since: float | None = None, until: float | None = None) -> list[Interval]:
-        """Every interval that overlaps [since, until] (None: unbounded), in (VM, start) order."""
         clauses, params = [], []
         if until is not None:
             clauses.append("started_at < ?")

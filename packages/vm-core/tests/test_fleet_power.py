@@ -18,6 +18,7 @@ from vm_core.fleet.lease import LeaseRefused
 from vm_core.fleet.power import FleetPower, Result, stop_fleet
 from vm_core.fleet.store import FleetState, MemberRecord, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
+from vm_core.hints import Command
 
 BUILT_IN = ("crusoe", "lambda", "nebius")
 ACTOR = "watchdog tests@host"
@@ -96,6 +97,8 @@ def test_an_unsettled_member_makes_the_stop_fall_short_and_a_gone_one_is_missing
     assert problem is not None and FleetPowerReport(report=report, problem=problem).exit is ExitKind.PARTIAL
     assert "1 of 4 VM(s) could not be stopped" in problem.error.message
     assert [name for name, _ in problem.failures] == ["pw--x-7"]
+    assert problem.error.hint is not None
+    assert problem.error.hint.commands == (Command.of("fleet", "reconcile", "pw"),)  # settles the intent
     assert world_states(clouds)["crusoe"] is VMState.STOPPED
 
 
@@ -108,5 +111,8 @@ def test_a_lambda_member_that_does_not_run_cannot_be_started(fleet: Any) -> None
         vm.state = VMState.ERROR
     report = FleetPower(store, providers, timeout=120).start("pw", actor=ACTOR)
     [failed] = report.failures
-    assert failed.result is Result.CANNOT_START and "fleet repair" in failed.detail
+    assert failed.result is Result.CANNOT_START and failed.detail == "lambda cannot start VMs, and it is error"
     assert report.fleet.state is FleetState.DEGRADED  # two of three run again
+    problem = _problem(report)
+    assert problem is not None and problem.error.hint is not None
+    assert problem.error.hint.commands == (Command.of("fleet", "repair", "pw"),)  # a replacement runs again

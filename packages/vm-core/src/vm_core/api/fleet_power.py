@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import PartialFailure, VmError
-from ..hints import Hint
+from ..hints import Command, Hint
 from .fleet_reports import FleetPowerReport
 from .outcome import Problem
 from .requests import FleetPowerRequest
@@ -54,10 +54,24 @@ def _problem(report: PowerReport) -> Problem | None:
     if failures:
         done = "stopped" if report.verb == STOP else "started"
         return Problem.of(PartialFailure(f"fleet {name}: {len(failures)} of {len(report.members)} VM(s) could not "
-                                         f"be {done}", suggestion=Hint.run("fleet", report.verb, name)),
+                                         f"be {done}", suggestion=_next(report)),
                           [(f.member.name, VmError(f"{f.result.value}: {f.detail}", provider=f.member.provider))
                            for f in failures])
     if report.verb != STOP and report.fleet.state is FleetState.DEGRADED:
         return Problem.of(PartialFailure(f"fleet {name} is degraded: {report.fleet.message}",
                                          suggestion=Hint.run("fleet", "repair", name)))
     return None
+
+
+def _next(report: PowerReport) -> Hint:
+    """What to run after a stop or start that fell short: reconcile for members not settled, repair for members
+    that cannot be started (only a replacement runs again), else the same command again (it retries)."""
+    from ..fleet.power import Result
+
+    name = report.fleet.name
+    if report.of(Result.UNSETTLED):
+        return Hint.say("settle the fleet's records with {}, then run this again",
+                        Command.of("fleet", "reconcile", name))
+    if report.of(Result.CANNOT_START):
+        return Hint.say("replace the members that cannot start with {}", Command.of("fleet", "repair", name))
+    return Hint.run("fleet", report.verb, name)

@@ -184,8 +184,8 @@ class FleetPower:
         """The member's result when nothing is to be sent, else the view itself (to act on)."""
         member, instance = view.member, view.instance
         if member.state in UNSETTLED_STATES:
-            return MemberResult(Result.UNSETTLED, member, instance, f"recorded {member.state.value}: settle it with "
-                                                                     f"`vm fleet reconcile {member.fleet}`")
+            return MemberResult(Result.UNSETTLED, member, instance,
+                                f"recorded {member.state.value}: its create or delete is not settled")
         if not view.checked:
             return MemberResult(Result.UNCHECKED, member, None, "its provider could not be asked")
         if instance is None or member.state is MemberState.MISSING or instance.state.gone:
@@ -202,8 +202,7 @@ class FleetPower:
         """A member on a provider without stop/start: said, with what it bills."""
         if verb == START:
             return MemberResult(Result.CANNOT_START, member, instance,
-                                f"{member.provider} cannot start VMs; it is {instance.state.value}: replace it with "
-                                f"`vm fleet repair {member.fleet}`")
+                                f"{member.provider} cannot start VMs, and it is {instance.state.value}")
         price = instance.running_price
         rate = f"${price:.2f}/h" if price is not None else "its price (unknown)"
         result = MemberResult(Result.CANNOT_STOP, member, instance,

@@ -110,3 +110,24 @@ def test_start_whose_reservation_was_taken_falls_back_to_on_demand(fresh_home: V
     assert (now["reserved"], now["price_per_hour"]) == (False, action["price_per_hour"])
     listed = vm.ok("fleet", "list", "-o", "json").json()[0]["members"][0]
     assert (listed["reservation_id"], listed["price_per_hour"]) == ("", action["price_per_hour"])  # recorded
+
+
+def test_a_stop_that_fails_is_exit_7_and_a_rerun_finishes_it(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "2", "--name", "pw-fail", "--providers", "crusoe,nebius")
+    assert vm.mock("faults", "--provider", "crusoe", "--op-failure-rate", "1").returncode == 0
+    failed = vm("fleet", "stop", "pw-fail", "-o", "json")
+    assert failed.code == 7, failed.err
+    doc = failed.json()
+    assert (doc["stopped"], doc["failed"], doc["state"]) == (1, 1, "active")  # fell short: the state as it was
+    [crusoe] = [a for a in doc["actions"] if a["provider"] == "crusoe"]
+    assert crusoe["action"] == "failed" and crusoe["detail"]
+    error = failed.error()
+    assert error["code"] == "partial_failure" and "1 of 2 VM(s) could not be stopped" in error["message"]
+    assert "Traceback" not in failed.err
+    assert vm.ok("fleet", "status", "pw-fail", "-o", "json").json()["state"] == "degraded"  # one of two runs
+    assert vm.mock("faults", "--provider", "crusoe", "--op-failure-rate", "0").returncode == 0
+    again = vm.ok("fleet", "stop", "pw-fail", "-o", "json").json()
+    assert (again["stopped"], again["already"], again["state"]) == (1, 1, "stopped")
+    assert {i["provider"]: i["state"] for i in vm.inventory() if i["name"].startswith("pw-fail--")} == {
+        "crusoe": "stopped", "nebius": "stopped"}

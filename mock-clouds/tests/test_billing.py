@@ -15,7 +15,16 @@ from mock_clouds import control
 from mock_clouds.cli import main
 from mock_clouds.core import billing
 from mock_clouds.core.models import Provider
-from mock_clouds.crusoe.testing import L40S, act, create_vm, env_for, vm_path, wait_operation
+from mock_clouds.crusoe.testing import (
+    CHEAP_RESERVATION,
+    H100,
+    L40S,
+    act,
+    create_vm,
+    env_for,
+    vm_path,
+    wait_operation,
+)
 from mock_clouds.lambda_cloud.testing import RESERVATION_ID, LambdaApi
 from mock_clouds.nebius import testkit
 from mock_clouds.nebius._pb.nebius.compute import v1 as compute
@@ -79,7 +88,7 @@ def test_a_crusoe_day_bills_running_time_only_per_second(clouds: Any) -> None:
     from vm_core.spend import rules
 
     env = env_for(clouds)
-    vm = create_vm(env.client, env.project, "day", type=L40S, location="eu-iceland1-a")
+    vm = create_vm(env.client, env.project, "day", type_=L40S, location="eu-iceland1-a")
     advance(clouds, 3600)
     assert act(env.client, env.project, vm["id"], "STOP")["state"] == "SUCCEEDED"  # signed on the wall clock
     advance(clouds, 1800)
@@ -102,6 +111,30 @@ def test_a_crusoe_day_bills_running_time_only_per_second(clouds: Any) -> None:
     assert line["cost_usd"] == pytest.approx(line["billed_seconds"] * line["intervals"][1]["price_per_hour"] / 3600)
     assert report["totals"]["on_demand_usd"] == line["cost_usd"]
     assert report["totals"]["billed_usd"] == pytest.approx(line["cost_usd"] + report["totals"]["reservations_usd"])
+
+
+def test_a_crusoe_vm_moved_off_its_reservation_bills_each_half_at_its_price(clouds: Any) -> None:
+    env = env_for(clouds)
+    vm = create_vm(env.client, env.project, "moved", type_=H100, location="us-east1-a")
+    assert vm["reservation_id"] == CHEAP_RESERVATION  # 2.65 $/GPU-h, 8 GPUs
+    since = world_now(clouds)
+    advance(clouds, 1800)
+    moved = env.client.patch(vm_path(env.project, vm["id"]), {"action": "UNRESERVE"})
+    assert moved.status_code == 200, moved.text
+    advance(clouds, 1800)
+
+    report = admin(clouds, "GET", f"/billing?provider=crusoe&since={since!r}&until={since + 3600!r}")
+    line = line_of(report, vm["id"])
+    assert [(i["state"], i["pricing"]) for i in line["intervals"]] == [("running", "reservation"),
+                                                                        ("running", "on-demand")]
+    assert (line["pricing"], line["reservation_id"], line["billed_seconds"]) == ("on-demand", "", 3600)
+    costs = line["cost_by_pricing_usd"]
+    assert costs["reservation"] == pytest.approx(0.5 * 8 * 2.65, rel=1e-3)
+    assert costs["on-demand"] == pytest.approx(0.5 * 31.20, rel=1e-3)
+    (cheap,) = [r for r in report["reservations"] if r["id"] == CHEAP_RESERVATION]
+    assert cheap["used_gpu_hours"] == pytest.approx(4, rel=1e-3) and cheap["vm_ids"] == [vm["id"]]
+    assert cheap["idle_gpu_hours"] == pytest.approx(32 - 4, rel=1e-3)
+    assert report["totals"]["billed_usd"] == pytest.approx(costs["on-demand"] + report["totals"]["reservations_usd"])
 
 
 # ------------------------------------------------------------------------------------------------ Lambda
@@ -193,7 +226,7 @@ def test_the_clock_moves_operations_and_survives_a_restart(mock_clouds_factory: 
     assert moved["offset_seconds"] == 7200
     assert moved["now"] - moved["wall_now"] == pytest.approx(7200, abs=0.01)
     env = env_for(clouds)
-    vm = create_vm(env.client, env.project, "later", type=L40S, location="eu-iceland1-a")
+    vm = create_vm(env.client, env.project, "later", type_=L40S, location="eu-iceland1-a")
     assert vm["created_at"] >= time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 7000))
     clouds.stop()
     again = mock_clouds_factory(state_dir=state_dir)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .gpus import GpuType, MalformedDeclaration, ShapeEntry, check_gpus, shared_gpus
 from .provider import Setting
+from .spend.rules import BillingRule
 
 if TYPE_CHECKING:
     from .plugins import LoadedPlugin
@@ -89,6 +90,7 @@ def checked(record: LoadedPlugin) -> dict[str, Any]:
         "gpus": gpus,
         "shapes": _shapes(record.name, record.shapes, gpus),
         "create_concurrency": _whole("create_concurrency", record.create_concurrency),
+        "billing": _billing(record.billing),
         "debug_loggers": _texts("debug_loggers", record.debug_loggers),
         "provider_class": provider_class,
         "needs_ssh_key": _needs_key(record.needs_ssh_key, provider_class),
@@ -179,6 +181,25 @@ def _shapes(name: str, value: object, gpus: tuple[GpuType, ...]) -> tuple[ShapeE
 def _whole(fact: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise MalformedPlugin(f"{fact} must be a whole number of 1 or more, not {value!r}")
+    return value
+
+
+def _billing(value: object) -> BillingRule:
+    """A BillingRule whose granularity is a whole number of seconds (1 or more), its minimum one of 0 or more and
+    its billed states a set of InstanceState values."""
+    if not isinstance(value, BillingRule):
+        raise MalformedPlugin(f"billing must be a vm_core.spend.rules.BillingRule, not {type(value).__name__}")
+    _whole("billing.granularity_seconds", value.granularity_seconds)
+    minimum = value.minimum_seconds
+    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
+        raise MalformedPlugin(f"billing.minimum_seconds must be a whole number of 0 or more, not {minimum!r}")
+    from .model import InstanceState
+
+    states = value.billed_states
+    known = {s.value for s in InstanceState}
+    if not isinstance(states, frozenset) or not states <= known:
+        raise MalformedPlugin(f"billing.billed_states must be a frozenset of {', '.join(sorted(known))},"
+                              f" not {states!r}")
     return value
 
 

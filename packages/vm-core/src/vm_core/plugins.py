@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from .gpus import GpuType, ShapeEntry
 from .plugin_facts import MalformedPlugin, checked, misspelt, read_facts
 from .provider import Setting
+from .spend.rules import DEFAULT as DEFAULT_BILLING
+from .spend.rules import BillingRule
 
 if TYPE_CHECKING:
     from .native import NativeCredentials
@@ -60,6 +62,8 @@ class LoadedPlugin:
     - `instance_id_pattern` (a regex; "": any id) and `instance_id_example`: what `vm get ID` checks first;
     - `gpus`: GPU types only it sells; `shapes`: its rows of the GPU catalog (GPUs of catalog.toml or `gpus`);
     - `create_concurrency`: creates a fleet sends it at once; `debug_loggers`: the loggers `--debug` shows;
+    - `billing`: how its cloud bills a VM's time (a spend.rules.BillingRule; default spend.rules.DEFAULT),
+      what `vm cost` estimates by;
     - `embedded_settings(endpoint, time_scale)`: its settings in an embedded profile (None: none serves it);
     - `native_credentials(environ, home)`: its cloud's own credentials (None: only its settings' env vars);
     - `provider_class`: the class `connect` returns (declared, else `connect`'s return annotation; None:
@@ -78,6 +82,7 @@ class LoadedPlugin:
     gpus: tuple[GpuType, ...] = ()
     shapes: tuple[ShapeEntry, ...] = ()
     create_concurrency: int = DEFAULT_CREATE_CONCURRENCY
+    billing: BillingRule = DEFAULT_BILLING
     debug_loggers: tuple[str, ...] = ()
     embedded_settings: Callable[[Mapping[str, Any], float], Mapping[str, Any]] | None = None
     native_credentials: Callable[[Mapping[str, str], Path], NativeCredentials] | None = None

@@ -50,6 +50,8 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     assert sorted(m["state"] for m in status["members"]) == ["running", "stopped", "stopped"]
     assert status["price_per_hour"] == pytest.approx(rate)  # only the Lambda member bills
     assert [(f["name"], f["state"]) for f in vm.ok("fleet", "list", "-o", "json").json()] == [("pw", "stopped")]
+    watched = vm.ok("fleet", "status", "pw", "--watch", "--interval", "0.1")  # a stopped fleet is settled
+    assert "fleet pw is settled: stopped" in watched.err
 
     again = vm.ok("fleet", "stop", "pw", "-o", "json")
     assert again.json()["already"] == 2 and again.json()["stopped"] == 0

@@ -145,7 +145,7 @@ def list_fleets(app: App, mine: bool) -> None:
 def status(app: App, name: str, watch: bool, interval: float | None) -> None:
     """A fleet's VMs, providers, states, reservations and $/h, refreshed from the clouds; its state follows
     from what was seen (members gone outside vm are missing). With --watch, again every --interval seconds
-    until no member is creating or terminating and the fleet is active, degraded, failed or gone."""
+    until no member is creating or terminating and the fleet is active, degraded, failed, stopped or gone."""
     from ..api.requests import FleetNameRequest
 
     if interval is not None and not watch:

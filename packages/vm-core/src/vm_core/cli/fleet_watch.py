@@ -4,7 +4,7 @@ On a terminal (stdout) the view is redrawn in place: the screen is cleared (ANSI
 drawn again, with a last line saying when it was refreshed. Elsewhere (a pipe, a file, a log) a view is printed
 only when it differs from the one before, followed by an empty line; with `-o json`, one compact JSON document
 per line (the document of `vm fleet status -o json`), again only when it changed. Watching stops by itself when
-the fleet is settled: its state is active, degraded, failed or destroyed and no member is creating or
+the fleet is settled: its state is active, degraded, failed, stopped or destroyed and no member is creating or
 terminating; when its record is gone (destroyed or forgotten by another vm); or when nothing reads its output any
 more (`| head` closed the pipe). Ctrl-C stops it with exit 130.
 """
@@ -36,7 +36,7 @@ def settled(report: FleetStatus) -> bool:
     from ..fleet.inspect import SETTLED
     from ..fleet.store import FleetState
 
-    if report.view.fleet.state not in SETTLED | {FleetState.DESTROYED}:
+    if report.view.fleet.state not in SETTLED | {FleetState.DESTROYED, FleetState.STOPPED}:
         return False
     return not any(m["state"] in BUSY for m in report.members)
 

@@ -155,6 +155,21 @@ def test_lambda_bills_started_minutes(mock_clouds_factory: Any) -> None:
     assert line["cost_usd"] == pytest.approx(120 * line["intervals"][-2]["price_per_hour"] / 3600, abs=1e-6)
 
 
+def test_a_deleted_vms_bill_is_kept_a_month_of_wall_time(mock_clouds_factory: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    api = LambdaApi.start(mock_clouds_factory)
+    instance_id = api.launch(name="kept")
+    api.wait_status(instance_id, "active")
+    assert api.post("/instance-operations/terminate", {"instance_ids": [instance_id]}).status_code == 200
+    advance(api.clouds, 40 * 86400)  # the world clock alone purges nothing: retention is wall time
+    assert line_of(admin(api.clouds, "GET", "/billing"), instance_id)["billed_seconds"] == 60
+    world, real_now = api.clouds.world, api.clouds.world.now
+    monkeypatch.setattr(world, "now", lambda: real_now() + 30 * 86400)  # a month of real time, less a day
+    assert line_of(admin(api.clouds, "GET", "/billing"), instance_id)["billed_seconds"] == 60
+    monkeypatch.setattr(world, "now", lambda: real_now() + 32 * 86400)
+    assert all(v["id"] != instance_id for v in admin(api.clouds, "GET", "/billing")["vms"])
+
+
 def test_a_lambda_reservation_half_idle_bills_its_whole_capacity_once(mock_clouds_factory: Any) -> None:
     api = LambdaApi.start(mock_clouds_factory)
     instance_id = api.launch(region_name="us-south-2", instance_type_name="gpu_1x_h100_sxm5",

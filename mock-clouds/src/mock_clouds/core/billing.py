@@ -1,9 +1,10 @@
 """What each mock cloud would bill (mock extension): every VM's billing log and the cloud's billing rule.
 
 The world notes a VM's state, pricing and price per hour whenever one of them changes (`note`, called by
-`World`), at the world time of the change, in `WorldState.billing` (persisted, and kept after the VM itself is
-purged). `report` turns the logs into what each cloud would bill, by that cloud's rule (`RULES`, the same numbers
-as vm's `vm_core.spend.rules`; docs/billing.md has their sources):
+`World`), at the world time of the change, in `WorldState.billing` (persisted, and kept 31 days of wall time
+after the VM is deleted, long after the VM itself is purged). `report` turns the logs into what each cloud would
+bill, by that cloud's rule (`RULES`, the same numbers as vm's `vm_core.spend.rules`; docs/billing.md has their
+sources):
 
 * only time in a rule's billed states bills; consecutive billed intervals form a run, whose seconds are rounded
   up to the rule's granularity (and minimum); each interval costs seconds x price / 3600, and the rounding the
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from .models import VM, BillingEntry, BillingRecord, Provider, Reservation, Shape, VMState
+from .models import VM, BillingEntry, BillingRecord, Provider, Reservation, Shape, VMState, WorldState
 
 if TYPE_CHECKING:
     from .world import World
@@ -102,6 +103,15 @@ def note(world: World, vm: VM, at: float) -> None:
                 (entry.state, entry.pricing, entry.price_per_hour, entry.reservation_id):
             return
     record.entries.append(entry)
+
+
+def purge(state: WorldState, cutoff: float) -> bool:
+    """Forget the billing logs of VMs deleted before `cutoff` (world seconds); True when any were."""
+    gone = [key for key, record in state.billing.items()
+            if record.entries and record.entries[-1].state == VMState.DELETED and record.entries[-1].at < cutoff]
+    for key in gone:
+        del state.billing[key]
+    return bool(gone)
 
 
 # ------------------------------------------------------------------------------------------------ reports

@@ -48,6 +48,7 @@ from .tokens import TokenBook
 # Records of deleted VMs and finished operations are kept this long (real seconds) before being purged.
 RETENTION_SECONDS = 3600.0
 MAX_CLOCK_STEP = 366 * 86400.0  # the most one `advance_clock` moves the world clock (a sanity bound)
+BILLING_RETENTION_SECONDS = 31 * 86400.0  # a deleted VM's billing log is kept this long (wall seconds)
 PURGE_EVERY_SECONDS = 10.0  # expired records are looked for at most this often (they may outlive RETENTION by it)
 
 # kind -> (states it may start from, state while it runs; None keeps the current state)
@@ -543,7 +544,8 @@ class World:
     def _purge(self, now: float) -> bool:
         """Forget deleted VMs and finished operations older than the retention in wall-clock time (a record
         made before the clock moved is kept longer, never shorter), and expired access tokens (looked for at
-        most every PURGE_EVERY_SECONDS of wall time); True when any were. Billing logs are kept."""
+        most every PURGE_EVERY_SECONDS of wall time); True when any were. A deleted VM's billing log is kept
+        for BILLING_RETENTION_SECONDS."""
         wall = now - self.state.clock_offset  # the wall clock of `now`
         if wall < self._next_purge:
             return False
@@ -560,7 +562,8 @@ class World:
             if not self._ops_of[resource]:
                 del self._ops_of[resource]
         tokens = self.tokens.purge(wall)
-        return bool(vms or ops or tokens)
+        bills = billing.purge(self.state, wall - BILLING_RETENTION_SECONDS)
+        return bool(vms or ops or tokens or bills)
 
 
 def _key(vm: VM) -> str:

@@ -78,6 +78,8 @@ class EventLog:
                     limit: int | None = None) -> list[Event]:
         """The events in `seq` order: of `fleet` only, at or after `since` (epoch seconds), with a `seq` above
         `after`, at most `limit` (the first ones). Events of a kind this vm does not know are left out."""
+        if fleet is not None and not _encodable(fleet):
+            return []  # a name no fleet can have (a command-line argument of undecodable bytes)
         where, params = _filters(fleet=fleet, since=since, after=after)
         sql = f"SELECT {', '.join(_EVENT_COLUMNS)} FROM events{where} ORDER BY seq"
         if limit is not None:
@@ -134,6 +136,14 @@ class EventLog:
             db.execute("UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ? "
                        "WHERE event_id = ? AND target = ?",
                        (state.value, attempts, next_attempt_at, last_error, event_id, target))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _filters(*, fleet: str | None, since: float | None, after: int | None) -> tuple[str, tuple[Any, ...]]:

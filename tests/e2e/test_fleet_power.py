@@ -5,6 +5,7 @@ falls back to on-demand with a warning."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import pytest
@@ -62,6 +63,10 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     assert (started["state"], started["started"], started["already"], started["failed"]) == ("active", 2, 1, 0)
     assert states(vm, "pw") == {"crusoe": "running", "nebius": "running", "lambda": "running"}
     assert vm.ok("fleet", "status", "pw", "-o", "json").json()["state"] == "active"
+    events = [json.loads(line) for line in vm.ok("events", "--fleet", "pw", "-o", "json").out.splitlines()]
+    power = [(e["kind"], e["details"].get("stopped", e["details"].get("started"))) for e in events
+             if e["kind"] in ("stopped", "started")]
+    assert power == [("stopped", 2), ("started", 2)]  # the re-run that sent nothing recorded nothing
     vm.ok("fleet", "destroy", "pw")
 
 

@@ -11,6 +11,7 @@ from .outcome import Problem
 from .requests import FleetPowerRequest
 
 if TYPE_CHECKING:
+    from ..events.model import Event
     from ..fleet.power import PowerReport
     from .client import Client
 
@@ -28,7 +29,28 @@ def power_fleet(client: Client, verb: str, request: FleetPowerRequest) -> FleetP
     report = act(request.name, actor=user_at_host())
     if not report.acted and not report.failures:
         client.progress(f"fleet {request.name}: {_nothing(report)}")
+    else:
+        from ..events.verbs import tell
+
+        tell(client.session, store, lambda actor: power_events(report, actor), client.warn)
     return FleetPowerReport(report=report, problem=_problem(report))
+
+
+def power_events(report: PowerReport, actor: str) -> list[Event]:
+    """The event of a stop or start that acted on some member (`stopped` or `started`, also when it fell short:
+    details.failed), none for one that sent nothing. For any caller of fleet/power.py (the watchdog too)."""
+    from ..events.kinds import EventKind
+    from ..events.model import Event
+    from ..fleet.power import STOP, Result
+
+    if report.skipped or not report.acted:
+        return []
+    fleet = report.fleet
+    details = {"state": fleet.state.value, "stopped" if report.verb == STOP else "started": len(report.acted),
+               "already": len(report.of(Result.ALREADY)), "cannot_stop": len(report.cannot_stop),
+               "failed": len(report.failures), "still_billing_per_hour": report.still_billing,
+               "fleet_id": fleet.fleet_id}
+    return [Event(EventKind.STOPPED if report.verb == STOP else EventKind.STARTED, fleet.name, actor, details)]
 
 
 def _nothing(report: PowerReport) -> str:

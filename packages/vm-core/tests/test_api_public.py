@@ -24,6 +24,7 @@ EXPECTED = {
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",
     "ProvidersRequest", "VmError", "VmsActed", "VmsCreated", "connect",
     "FleetPowerReport", "FleetPowerRequest",
+    "EventList", "EventsRequest",
 }
 
 
@@ -54,7 +55,7 @@ def test_every_request_is_a_frozen_dataclass() -> None:
 def test_every_report_is_an_outcome_with_a_serialisation() -> None:
     reports = [getattr(api, n) for n in EXPECTED if n.endswith(("Report", "List", "Created", "Destroyed", "Status",
                                                                   "Scaled", "Forgotten", "Reaped", "Acted", "Vms"))]
-    assert len(reports) == 19
+    assert len(reports) == 20
     for cls in reports:
         assert issubclass(cls, Outcome) and callable(cls.to_json), cls
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..errors import VmError
     from .client import Client, Progress, connect
     from .confirm import Confirm, Confirmation
+    from .events import EventList, EventsRequest
     from .fleet_reports import (
                                 ClusterPlanReport,
                                 FleetCreated,
@@ -75,6 +76,8 @@ _WHERE = {
     "Confirmation": ".confirm",
     "CreateRequest": ".requests",
     "DestroyedVms": ".reports",
+    "EventList": ".events",
+    "EventsRequest": ".events",
     "ExitKind": ".outcome",
     "FleetCreateRequest": ".requests",
     "FleetCreated": ".fleet_reports",
@@ -137,4 +140,5 @@ __all__ = [
     "FleetStatus", "GetRequest", "Gone", "ImageList", "ImagesRequest", "InstanceList", "InstanceReport",
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",
     "ProvidersRequest", "VmError", "VmsActed", "VmsCreated", "connect",
+    "EventList", "EventsRequest",
 ]

@@ -138,3 +138,5 @@ def test_a_stop_that_fails_is_exit_7_and_a_rerun_finishes_it(fresh_home: VmHome)
     assert (again["stopped"], again["already"], again["state"]) == (1, 1, "stopped")
     assert {i["provider"]: i["state"] for i in vm.inventory() if i["name"].startswith("pw-fail--")} == {
         "crusoe": "stopped", "nebius": "stopped"}
+    vm.ok("fleet", "destroy", "pw-fail")  # a stopped fleet is destroyed like any other
+    assert [i for i in vm.inventory() if i["name"].startswith("pw-fail--") and i["state"] != "terminated"] == []

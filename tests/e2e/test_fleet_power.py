@@ -6,6 +6,13 @@ falls back to on-demand with a warning."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,6 +21,8 @@ if TYPE_CHECKING:
     from conftest import VmHome
 
 STOPPABLE = ("crusoe", "nebius")
+VM = str(Path(sys.executable).parent / "vm")
+TIMEOUT = 300  # generous: the machine is shared and slow
 # The keys docs/fleets.md "Stop and start" documents (`stopped` is `started` for a start).
 KEYS = {"name", "id", "action", "actor", "state", "message", "already", "cannot_stop", "missing", "failed",
         "still_billing_per_hour", "actions"}
@@ -140,3 +149,34 @@ def test_a_stop_that_fails_is_exit_7_and_a_rerun_finishes_it(fresh_home: VmHome)
         "crusoe": "stopped", "nebius": "stopped"}
     vm.ok("fleet", "destroy", "pw-fail")  # a stopped fleet is destroyed like any other
     assert [i for i in vm.inventory() if i["name"].startswith("pw-fail--") and i["state"] != "terminated"] == []
+
+
+def test_ctrl_c_names_the_stops_that_go_on_and_a_rerun_finishes(fresh_home: VmHome) -> None:
+    """SIGINT once Crusoe accepted its member's stop (every Crusoe call then takes 3 s, so vm is still waiting):
+    exit 130 naming the operation that goes on, the lease released, and a re-run ends with the fleet stopped."""
+    vm = fresh_home
+    vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "2", "--name", "pw-int", "--providers", "crusoe,nebius")
+    assert vm.mock("faults", "--provider", "crusoe", "--latency-ms", "3000").returncode == 0
+    proc = subprocess.Popen([VM, "fleet", "stop", "pw-int"], env=vm.env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    assert proc.stderr is not None
+    stderr = proc.stderr
+    reader = threading.Thread(target=lambda: lines.extend(iter(stderr.readline, "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + TIMEOUT
+    while not any(line.startswith("crusoe: stop pw-int--") and "accepted" in line for line in lines):
+        assert proc.poll() is None and time.monotonic() < deadline, lines
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on a terminal does: the whole foreground group
+    proc.wait(timeout=TIMEOUT)
+    reader.join(timeout=TIMEOUT)
+    err = "".join(lines)
+    assert proc.returncode == 130, err
+    assert "interrupted; the cloud operation keeps running: " in err and "crusoe stop of pw-int--" in err
+    assert "Traceback" not in err
+    assert vm.mock("faults", "--provider", "crusoe", "--latency-ms", "0").returncode == 0
+    again = vm.ok("fleet", "stop", "pw-int", "-o", "json").json()  # the lease was released: no refusal
+    assert again["state"] == "stopped" and again["failed"] == 0
+    assert {i["provider"]: i["state"] for i in vm.inventory() if i["name"].startswith("pw-int--")} == {
+        "crusoe": "stopped", "nebius": "stopped"}

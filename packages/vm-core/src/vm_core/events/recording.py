@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 PERSON_SECONDS = 2.0  # how long a command run by a person spends delivering its own events
 _log = logging.getLogger("vm_core.events")
-_unannounced: list[tuple[EventLog, Event]] = []  # recorded here with no webhook known yet (a lease taken over)
+# Recorded here with no webhook known yet (a lease taken over), by the location of their store.
+_unannounced: list[tuple[str, Event]] = []
 
 
 def announce(store: object, events: Sequence[Event], webhooks: Sequence[Webhook], *,
@@ -42,10 +43,10 @@ def announce(store: object, events: Sequence[Event], webhooks: Sequence[Webhook]
     try:
         for event in events:
             recorded.append(store.add_event(event, [h.target for h in webhooks if h.wants(event.kind)]))
-        earlier = [event for log, event in _unannounced if log is store]
+        earlier = [event for where, event in _unannounced if where == store.location]
         for event in earlier:
             store.enqueue([event.id], [h.target for h in webhooks if h.wants(event.kind)], now=event.at)
-        _unannounced[:] = [(log, event) for log, event in _unannounced if log is not store]
+        _unannounced[:] = [(where, event) for where, event in _unannounced if where != store.location]
     except Exception as exc:  # noqa: BLE001 - recording must never fail the verb that acted
         warn(f"the events of this command were not all recorded in the fleet store: {type(exc).__name__}")
         _log.debug("recording events failed", exc_info=True)
@@ -77,6 +78,6 @@ def lease_taken_over(store: object, lease: Lease, actor: str) -> None:
     event = Event(EventKind.LEASE_TAKEN_OVER, lease.fleet, actor,
                   {"previous": lease.previous, "holder": lease.holder, "operation": lease.operation})
     try:
-        _unannounced.append((store, store.add_event(event)))
+        _unannounced.append((store.location, store.add_event(event)))
     except Exception:  # noqa: BLE001 - the lease is taken either way; the event is only history
         _log.debug("recording a lease taken over failed", exc_info=True)

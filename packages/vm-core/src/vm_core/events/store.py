@@ -52,6 +52,7 @@ class EventLog:
     `_read` and `_FOR_UPDATE`, as SqlFleetStore documents)."""
 
     _FOR_UPDATE: str
+    location: str  # where the store is, for messages (a path, or a URL without its password)
 
     if TYPE_CHECKING:
         def _write(self) -> AbstractContextManager[Any]: ...

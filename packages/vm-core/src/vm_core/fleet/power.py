@@ -17,7 +17,8 @@ takes its new price and reservation.
 The fleet's state afterwards: `stopped` after a stop in which every member that can stop stopped (or already
 was); unchanged after a stop that fell short (`vm fleet status` then derives degraded) or that found nothing that
 can stop. After a start: active or degraded by how many run (inspect.settled_state), still `stopped` when none
-runs and some member could not be started.
+runs and some member could not be started; a fleet that was not settled (interrupted) keeps its state for repair
+or reconcile to settle.
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ class FleetPower:
         return self._run(name, START, actor, fleet_id)
 
     def _run(self, name: str, verb: str, actor: str, fleet_id: str | None) -> PowerReport:
+        self._halt.clear()
         with removed_meanwhile(name), lease(self.store, name, f"fleet {verb}", on_lost=self._halt.set):
             record = mark_abandoned(self.store, name)  # under its lease nobody creates it
             if fleet_id is not None and record.fleet_id != fleet_id:
@@ -253,27 +255,27 @@ class FleetPower:
 
     def _settle(self, record: FleetRecord, report: PowerReport) -> FleetRecord:
         """Record the fleet's state and message after the action (see the module docstring)."""
-        name, by = record.name, f"by {report.actor}" if report.actor else ""
+        name, by = record.name, f" by {report.actor}" if report.actor else ""
         if report.verb == STOP:
             stoppable = report.of(Result.STOPPED, Result.ALREADY)
             if report.failures:
-                message = f"stop {by}: {len(report.failures)} VM(s) could not be stopped"
+                message = f"stop{by}: {len(report.failures)} VM(s) could not be stopped"
                 return self.store.update_fleet(name, message=message)
             if not stoppable:
                 return recorded_fleet(self.store, name)
             return self.store.update_fleet(name, state=FleetState.STOPPED, message=_stopped(report, by))
         running = sum(1 for r in report.members if r.running)
         if record.state not in SETTLED | {FleetState.STOPPED}:  # e.g. interrupted: repair or reconcile settle it
-            return self.store.update_fleet(name, message=f"start {by}: {running} VM(s) running")
+            return self.store.update_fleet(name, message=f"start{by}: {running} VM(s) running")
         if running == 0 and report.failures and record.state is FleetState.STOPPED:
-            return self.store.update_fleet(name, message=f"start {by}: no VM could be started")
+            return self.store.update_fleet(name, message=f"start{by}: no VM could be started")
         return self.store.update_fleet(name, state=settled_state(record.requested_count, running),
                                        message=running_message(record, running))
 
 
 def _stopped(report: PowerReport, by: str) -> str:
     stopped = len(report.of(Result.STOPPED, Result.ALREADY))
-    text = f"stopped {by}: {stopped} VM(s) stopped"
+    text = f"stopped{by}: {stopped} VM(s) stopped"
     if report.cannot_stop:
         text += f"; {len(report.cannot_stop)} cannot stop and keep billing ${report.still_billing:.2f}/h"
     return text

@@ -197,6 +197,8 @@ class Attempts:
         spec = self.spec
         if offer.reserved:
             reservation = ReservationRequest(ReservationMode.ID, offer.reservation_id, strict=True)
+        elif offer.spot:
+            reservation = ReservationRequest(ReservationMode.NONE)  # spot VMs never use reserved capacity
         elif spec.reservation.mode is ReservationMode.ID and self.unlisted_reservation:
             reservation = spec.reservation  # no offer lists it: the cloud places the VM on it, or refuses
         elif spec.reservation.mode is ReservationMode.AUTO:
@@ -206,6 +208,7 @@ class Attempts:
         return CreateSpec(name=member.name, gpu=spec.gpu, gpu_count=offer.gpu_count, region=offer.region,
                           shape=offer.shape, reservation=reservation, labels=self.ctx.identity.labels(),
                           ssh_public_key=spec.ssh_public_key, abort=self.ctx.stop, machine=spec.machine,
+                          spot=offer.spot,
                           placement_group=self.placement_groups.get((offer.provider, offer.region, offer.shape)))
 
     def _follow(self, member: MemberRecord, provider: Provider, offer: Offer, pending: Pending[Instance] | None,

@@ -25,6 +25,7 @@ from ..model import Instance, Offer
 from ..plugins import DEFAULT_CREATE_CONCURRENCY
 from ..provider import Provider, SupportsAccount
 from . import members as mem
+from . import spot
 from .attempts import MIN_CLEANUP_TIMEOUT, Attempts, Context
 from .budget import check_budget
 from .cluster_place import ClusterPlacer, plan_for
@@ -93,7 +94,12 @@ class FleetCreator:
 
     def _planned(self, spec: FleetSpec, offers: OfferSet) -> list[Offer]:
         blocked = Blocked(providers=frozenset(offers.problems))
-        return self.strategy(offers.offers, spec.request(spec.count, offers.unterminable_reservations), blocked)
+        if not spec.spot:
+            return self.strategy(offers.offers, spec.request(spec.count, offers.unterminable_reservations), blocked)
+        slots = range(spec.count)  # a spot fleet's members over the offers of their kinds (spot.py)
+        return [offer for _, offer in spot.place_priced(
+            slots, spot.slot_choices(spec, slots), offers.offers,
+            lambda kind, n: self.strategy(kind, spec.request(n, offers.unterminable_reservations), blocked))]
 
     def create(self, spec: FleetSpec) -> CreateReport:
         """Create the fleet, holding its lease (lease.py) from before it is recorded to the end. Raises UsageError
@@ -110,7 +116,7 @@ class FleetCreator:
             if over is not None:
                 raise over
         with lease(self.store, spec.name, "fleet create", on_lost=self.stop.set):
-            self._register(spec)
+            self.register(spec)
             running, notes, failure = self._place(spec, offers, range(spec.count))
             report = self._finish(spec, list(running.values()), notes)
             if failure and report.rolled_back:
@@ -154,15 +160,24 @@ class FleetCreator:
     def gather(self, spec: FleetSpec) -> OfferSet:
         """The offers of the fleet's one size from the providers that sell it; the others are left out with a
         note. Raises UsageError, before anything is recorded, when no provider sells the size (the catalog
-        decides without a call) or the region sells none of the GPU."""
+        decides without a call), the region sells none of the GPU, or the spot members of a spot fleet no provider
+        can hold (spot.py: a spot fleet also gathers the spot offers of the providers that sell spot)."""
+        spot.check_spot(spec)
         left_out = _left_out(spec, self.providers)
+        spot.check_sold(spec, {n: p for n, p in self.providers.items() if n not in left_out})
         offers = self.offers.gather({n: p for n, p in self.providers.items() if n not in left_out}, spec.gpu,
                                     spec.gpu_count)
         offers.left_out = left_out
+        if spec.spot:
+            offers = spot.with_spot_offers(offers, {n: p for n, p in self.providers.items() if n not in left_out},
+                                           spec.gpu, spec.gpu_count)
         _check_region(spec, offers)
         return offers
 
-    def _register(self, spec: FleetSpec) -> None:
+    def register(self, spec: FleetSpec, *, state: FleetState = FleetState.CREATING, wait_until: float | None = None,
+                 message: str = "") -> None:
+        """Record the new fleet of `spec` with a new fleet id, in `state` (a fleet waiting for capacity: WAITING
+        until `wait_until`); the caller holds its lease. UsageError when the name is taken."""
         check_fleet_name(spec.name)
         self.identity = FleetIdentity(spec.name, new_fleet_id())
         record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, requested_count=spec.count,
@@ -170,7 +185,9 @@ class FleetCreator:
                              region=spec.region, reservation=spec.reservation, placement=spec.placement,
                              owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,
                              accounts=accounts(self.providers), created_by=user_at_host(),
-                             max_price=spec.max_price, machine=spec.machine)
+                             max_price=spec.max_price, machine=spec.machine, maintain=spec.maintain,
+                             spot=spec.spot, on_demand_base=spec.on_demand_base, spot_fallback=spec.spot_fallback,
+                             state=state, wait_until=wait_until, message=message)
         if spec.ttl is not None:
             record = replace(record, expires_at=record.created_at + spec.ttl)
         try:

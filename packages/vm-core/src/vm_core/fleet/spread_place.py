@@ -21,6 +21,7 @@ from .attempts import MAX_ATTEMPTS_PER_SLOT, WAKE_INTERVAL, Attempt, Attempts, r
 from .budget import check_budget
 from .offers import OfferSet
 from .spec import FleetSpec
+from .spot import Choices, place_priced, slot_choices
 from .steps import Step, StepKind
 from .strategies import Blocked, Strategy, offer_key
 
@@ -47,6 +48,7 @@ class SpreadPlacer:
     halted: bool = False  # no more placements (the budget cap, a failed strategy)
     failure: StrategyError | None = None  # the strategy's failure, raised once nothing is in flight
     changed: bool = True  # a result arrived since the strategy was last asked
+    choices: dict[int, Choices] = field(default_factory=dict)  # each slot's kinds of offer, spot or not (spot.py)
 
     def run(self, slots: list[int]) -> dict[int, Instance]:
         """Place `slots`; the running VMs by slot. Once `stop` is set no create is sent any more, and the run
@@ -55,6 +57,7 @@ class SpreadPlacer:
         Raises the strategy's StrategyError once nothing is in flight."""
         stop = self.attempts.ctx.stop
         self.ready = list(slots)
+        self.choices = slot_choices(self.spec, slots)
         while self.in_flight or ((self.ready or self.later) and not self.halted and not stop.is_set()):
             if self.attempts.abandon_if_booting(self.in_flight):
                 break
@@ -79,12 +82,12 @@ class SpreadPlacer:
         if not self.ready or not self.changed or self.halted or self.attempts.ctx.stop.is_set():
             return
         self.changed = False
-        request = self.spec.request(len(self.ready), self.offers.unterminable_reservations)
         try:
-            placements = self.strategy(remaining(self.offers.offers, self.used), request, self.blocked)
+            chosen = self._choose()
         except StrategyError as exc:
             self.failure, self.halted = exc, True
             return
+        placements = [offer for _, offer in chosen]
         committed = [i.price_per_hour for i in self.running.values()] + [o.price_per_hour
                                                                          for o in self.in_flight.values()]
         over = check_budget(placements, self.spec.max_price, committed=committed) if placements else None
@@ -94,11 +97,22 @@ class SpreadPlacer:
             self.attempts.errors.append(over)
             self.halted = True
             return
-        for slot, offer in zip(self.ready, placements, strict=False):
+        for slot, offer in chosen:
             self.in_flight[slot] = offer
             self.used[offer_key(offer)] += 1
             self.attempts.launch(slot, offer)
-        self.ready = self.ready[len(placements):]
+        self.ready = [slot for slot in self.ready if slot not in self.in_flight]
+
+    def _choose(self) -> list[tuple[int, Offer]]:
+        """The strategy's offer for each slot to place now it places (a spot fleet's slots over the offers of
+        their kinds: spot.place_priced); raises its StrategyError."""
+        unterminable = self.offers.unterminable_reservations
+        offers = remaining(self.offers.offers, self.used)
+        if not self.spec.spot:
+            placed = self.strategy(offers, self.spec.request(len(self.ready), unterminable), self.blocked)
+            return list(zip(self.ready, placed, strict=False))
+        return place_priced(self.ready, self.choices, offers,
+                            lambda kind, n: self.strategy(kind, self.spec.request(n, unterminable), self.blocked))
 
     def _wait(self) -> float:
         """How long to wait for the next result: until the next backoff ends, at most WAKE_INTERVAL."""

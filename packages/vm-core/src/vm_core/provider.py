@@ -194,6 +194,39 @@ class SupportsReservations(Protocol):
     def list_reservations(self) -> list[ReservationInfo]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ReservationTerms:
+    """A reservation with the terms `vm reservations` shows: `name` ("" where the cloud has none), its contract
+    period (epoch seconds; None where the cloud does not say), and `instance_ids`, this account's VMs on it as
+    the cloud lists them (None where the cloud does not say which: vm finds them by each VM's reservation)."""
+
+    info: ReservationInfo
+    name: str = ""
+    starts_at: float | None = None
+    ends_at: float | None = None
+    instance_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationListing:
+    """What a provider knows of its account's reservations. `note` says where they come from when it is not the
+    cloud's own listing (a Nebius capacity block from the profile's `capacity_blocks` setting), or why there
+    are none (an API without reservations); "" for a complete listing by the cloud."""
+
+    reservations: tuple[ReservationTerms, ...]
+    note: str = ""
+
+
+@runtime_checkable
+class SupportsReservationTerms(Protocol):
+    """Optional: the account's reservations with their terms (`vm reservations`), including those the cloud
+    cannot list but the profile states (Nebius capacity blocks)."""
+
+    def reservation_terms(self) -> ReservationListing:
+        """One listing call at most (none where the reservations come from settings); raises VmError."""
+        ...
+
+
 @runtime_checkable
 class SupportsAccount(Protocol):
     def account(self) -> str:

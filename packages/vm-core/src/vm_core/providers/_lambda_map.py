@@ -30,7 +30,7 @@ from ..hints import Command, Hint
 from ..kit.errors import ErrorTable, Factory, rate_limited, rule
 from ..kit.ongoing import follow, still_running
 from ..model import Instance, InstanceState, Offer, ReservationMode, ReservationRequest
-from ..provider import ReservationInfo
+from ..provider import ReservationInfo, ReservationTerms
 
 if TYPE_CHECKING:
     from lambda_sdk import Instance as NativeInstance
@@ -225,6 +225,14 @@ def reservation_info(reservation: Reservation) -> ReservationInfo:
         price_per_gpu_hour=None if cents is None else cents / 100,
         terminable=False,  # instances launched on a Lambda reservation cannot be terminated through the API
     )
+
+
+def reservation_terms(reservation: Reservation) -> ReservationTerms:
+    """A reservation with its name, period and the account's instances on it."""
+    start, end = reservation.start_time, reservation.end_time
+    return ReservationTerms(reservation_info(reservation), name=reservation.name,
+                            starts_at=start.timestamp() if start else None, ends_at=end.timestamp() if end else None,
+                            instance_ids=tuple(reservation.instance_ids))
 
 
 # ------------------------------------------------------------------------------------------------ requests

@@ -65,8 +65,9 @@ from ..kit.settings import optional_text, parse_settings, positive_number, setti
 from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
-from ..provider import Pending, ReservationInfo, Setting
+from ..provider import Pending, ReservationInfo, ReservationListing, ReservationTerms, Setting
 from ..sshkeys import NO_KEY, no_key_error, public_key_setting, unheld_key
+from ..spend import rules
 from . import _crusoe_fabric as fabric
 from ._chain import StopThenStart
 from ._crusoe_landing import Landed, landing_of
@@ -131,6 +132,7 @@ class CrusoePlugin:
     instance_id_pattern = ID_PATTERN
     instance_id_example = "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"
     create_concurrency = 32  # Crusoe documents no rate limit
+    billing = rules.CRUSOE  # how its cloud bills a VM's time (docs/billing.md)
     debug_loggers = ("crusoe_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "crusoe_shapes.toml")  # its rows of the GPU catalog
@@ -186,7 +188,8 @@ def _pending(operation: Any, convert: Callable[[Any], T], context: ErrorContext)
 
 class CrusoeProvider:
     """One Crusoe project. Implements Provider, SupportsStopStart, SupportsReservedStart, SupportsReboot,
-    SupportsReservations, SupportsPlacementGroups (IB partitions), SupportsGetMany and Paced.
+    SupportsReservations, SupportsReservationTerms, SupportsPlacementGroups (IB partitions), SupportsGetMany and
+    Paced.
 
     Every method may block on HTTP calls (reads are retried by the SDK); none waits for an operation.
     Raises only vm_core.errors exceptions.
@@ -465,12 +468,25 @@ class CrusoeProvider:
         """The organisation's effective reservations."""
         with translated():
             reservations = self._reservations()
-        return [
-            ReservationInfo(provider=NAME, id=r.id, gpu=reservation_gpu(r.product_line, self._catalog),
-                            regions=tuple(r.locations), total_gpus=r.quantity, used_gpus=r.used_quantity,
-                            price_per_gpu_hour=self._prices.get(r.id))
-            for r in reservations
-        ]
+        return [self._reservation_info(r) for r in reservations]
+
+    def reservation_terms(self) -> ReservationListing:
+        """SupportsReservationTerms: the effective reservations with their contract period and VMs."""
+        from crusoe_sdk.models import parse_time
+
+        with translated():
+            reservations = self._reservations()
+        note = RESERVATIONS_UNREADABLE.format(organization=self._client.organization_id()) \
+            if self._reservations_unreadable else ""
+        return ReservationListing(tuple(
+            ReservationTerms(self._reservation_info(r), starts_at=_epoch(parse_time(r.contract_start_date)),
+                             ends_at=_epoch(parse_time(r.contract_end_date)), instance_ids=tuple(r.vm_ids))
+            for r in reservations), note)
+
+    def _reservation_info(self, r: Any) -> ReservationInfo:
+        return ReservationInfo(provider=NAME, id=r.id, gpu=reservation_gpu(r.product_line, self._catalog),
+                               regions=tuple(r.locations), total_gpus=r.quantity, used_gpus=r.used_quantity,
+                               price_per_gpu_hour=self._prices.get(r.id))
 
     # ------------------------------------------------------------------------------------------ helpers
     def _reservations(self) -> list[Any]:
@@ -591,6 +607,11 @@ def _zones_of(regions: Iterable[str], zones: list[str]) -> list[str]:
     """The zones (`us-east1-a`) of Crusoe regions (`us-east1`); a zone name matches itself."""
     wanted = list(regions)
     return [z for z in zones if any(z == r or z.startswith(f"{r}-") for r in wanted)]
+
+
+def _epoch(moment: Any) -> float | None:
+    """A datetime (or None) as epoch seconds."""
+    return None if moment is None else float(moment.timestamp())
 
 
 def _price(text: str) -> float | None:

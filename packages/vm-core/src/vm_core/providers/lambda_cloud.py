@@ -45,8 +45,9 @@ from ..kit.settings import optional_text, parse_settings, positive_number, secon
 from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer
-from ..provider import Pending, ReservationInfo
+from ..provider import Pending, ReservationInfo, ReservationListing
 from ..sshkeys import NO_KEY, public_key_setting
+from ..spend import rules
 from . import _lambda_map as lm
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 
@@ -116,6 +117,7 @@ class LambdaPlugin:
     instance_id_pattern = ID_PATTERN
     instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
+    billing = rules.LAMBDA  # how its cloud bills a VM's time (docs/billing.md)
     debug_loggers = ("lambda_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "lambda_shapes.toml")  # its rows of the GPU catalog
@@ -159,11 +161,14 @@ class LambdaPlugin:
 
 plugin = LambdaPlugin()
 
+NO_RESERVATIONS_LISTED = ("the Lambda Cloud API at {url} lists no reservations (GET /reservations is not served): "
+                          "reserved instances are arranged with Lambda and shown in its console")
+
 
 # --------------------------------------------------------------------------------------------- provider
 class LambdaProvider:
-    """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations + SupportsBatchDestroy + Paced
-    (not SupportsStopStart).
+    """One Lambda Cloud account: Provider + SupportsReboot + SupportsReservations + SupportsReservationTerms +
+    SupportsBatchDestroy + Paced (not SupportsStopStart).
 
     Thread-safe: the client's rate limiter is shared by every thread using this provider, so concurrent
     creates are spaced a launch interval apart instead of failing with 429s (a 429 is retried by the client).
@@ -231,6 +236,13 @@ class LambdaProvider:
     def list_reservations(self) -> list[ReservationInfo]:
         """The account's reservations (none where the API has no reservation listing)."""
         return [lm.reservation_info(r) for r in self._reservations()]
+
+    def reservation_terms(self) -> ReservationListing:
+        """SupportsReservationTerms: the account's reservations with their period and instances (GET
+        /reservations, a mock extension); none, said in the note, where the API does not serve it."""
+        held = self._reservations()
+        note = "" if self._serves_reservations() else NO_RESERVATIONS_LISTED.format(url=self._client.base_url)
+        return ReservationListing(tuple(lm.reservation_terms(r) for r in held), note)
 
     def offers(self, gpu: str, gpu_count: int | None = None) -> list[Offer]:
         """On-demand offers for every region (available only where Lambda lists capacity; it never says how

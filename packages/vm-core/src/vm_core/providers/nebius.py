@@ -95,8 +95,9 @@ from ..kit.settings import number, parse_settings, positive_number, setting, set
 from ..kit.shapes import GpusFile
 from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, PriceSource, ReservationMode
-from ..provider import Pending, Setting
+from ..provider import Pending, ReservationInfo, ReservationListing, ReservationTerms, Setting
 from ..sshkeys import no_key_error, public_key_setting
+from ..spend import rules
 from . import _nebius_clusters as nc
 from . import _nebius_images as ni
 from . import _nebius_spot_caps as sc
@@ -134,6 +135,8 @@ NO_CREDENTIALS_HINT = (
     "`nebius iam auth-public-key generate`), whose tokens vm renews itself"
 )
 INSTANCE_ID_PREFIX = "computeinstance-"
+BLOCKS_FROM_SETTINGS = ("capacity blocks come from the profile's capacity_blocks setting (the compute API cannot "
+                        "list them): a block missing there is not shown")
 
 @dataclass(frozen=True, slots=True)
 class CapacityBlock:
@@ -304,6 +307,7 @@ class NebiusPlugin:
     instance_id_pattern = INSTANCE_ID_PREFIX + "[a-z0-9]{3,40}"
     instance_id_example = INSTANCE_ID_PREFIX + "e00hf93cfnsgaxygn3"
     create_concurrency = 32  # Nebius documents no rate limit
+    billing = rules.NEBIUS  # how its cloud bills a VM's time (docs/billing.md)
     debug_loggers = ("nebius_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "nebius_shapes.toml")  # its rows of the GPU catalog
@@ -366,8 +370,8 @@ def _credentials(config: NebiusSettings, retry: RetryPolicy) -> TokenSource:
 
 class NebiusProvider:
     """One Nebius tenant, connected: Provider + SupportsStopStart + SupportsReboot + SupportsSpot + SupportsGetMany
-    + SupportsGetStates + Paced + SupportsPlacementGroups (GPU clusters) +
-    SupportsSpotPriceCap (pricing policies). Thread-safe.
+    + SupportsGetStates + Paced + SupportsPlacementGroups (GPU clusters) + SupportsSpotPriceCap (pricing
+    policies) + SupportsReservationTerms (the capacity blocks of its settings). Thread-safe.
 
     Every method may block on gRPC calls (the SDK retries transient failures with the same idempotency key)
     and raises only vm_core errors.
@@ -526,6 +530,18 @@ class NebiusProvider:
         blocks = self._blocks_for(self.get_instance(instance_id))
         pending = self._act(lambda: self._client.begin_start_instance(instance_id), instance_id)
         return Noted(pending, lambda started: _on_demand_note(started, blocks)) if blocks else pending
+
+    def reservation_terms(self) -> ReservationListing:
+        """SupportsReservationTerms: the capacity blocks of the `capacity_blocks` setting (the compute API cannot
+        list them), with their contract price and stated size; which VMs use one is not said (no call)."""
+        return ReservationListing(tuple(ReservationTerms(ReservationInfo(
+            provider=NAME, id=b.id, gpu=self._platform_gpu(b.platform), regions=(b.region,),
+            total_gpus=b.gpus, used_gpus=None, price_per_gpu_hour=b.price_per_gpu_hour))
+            for b in self._config.capacity_blocks.values()), BLOCKS_FROM_SETTINGS)
+
+    def _platform_gpu(self, platform: str) -> str:
+        return next((s.gpu for s in self._catalog.shapes if s.provider == NAME
+                     and s.shape.startswith(f"{platform}/")), "")
 
     def _blocks_for(self, instance: Instance) -> list[CapacityBlock]:
         """The configured capacity blocks `instance` could run on: those of its region and platform."""

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from vm_core.events import delivery
 from vm_core.events.signing import verify
+from vm_core.events.webhooks import Webhook
+from vm_core.fleet.location import store_at
 from webhook_receiver import Receiver
 
 if TYPE_CHECKING:
@@ -131,6 +134,24 @@ def test_only_the_kinds_a_webhook_asks_for_are_sent(fresh_home: VmHome) -> None:
         vm.ok("fleet", "destroy", "ev4", "--yes")
     assert [json.loads(b)["kind"] for _, b in only_destroyed.accepted()] == ["destroyed"]
     assert [e["kind"] for e in lines(vm.ok("events", "-o", "json"))] == ["created", "destroyed"]
+
+
+def test_a_receiver_failing_three_times_gets_the_event_once_after_the_command(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    with Receiver(failures=3) as flaky:
+        vm.config(config(flaky.url))
+        made = vm("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "ev5", "--providers", "nebius")
+        assert made.code == 0 and "1 webhook delivery(ies) did not succeed (HTTP 500)" in made.err, made.err
+        store = store_at(vm.env.get("VM_STORE_URL"), vm.path)  # what the watchdog does next, round by round
+        (event,) = store.list_events(fleet="ev5")
+        hook = Webhook(flaky.url, SECRET)
+        (pending,) = store.deliveries(event.id)  # the command's one attempt failed: due again a second later
+        assert (pending.attempts, pending.last_error) == (1, "HTTP 500")
+        due = pending.next_attempt_at
+        rounds = [delivery.deliver_pending(store, [hook], now=due + offset) for offset in (0, 2, 6, 60)]
+    assert [len(r.delivered) for r in rounds] == [0, 0, 1, 0]
+    assert [status for _, _, status in flaky.requests] == [500, 500, 500, 200] and flaky.seen() == [event.id]
+    clean(vm, made, url=flaky.url)
 
 
 @pytest.mark.parametrize(("table", "says"), [

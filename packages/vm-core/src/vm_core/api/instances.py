@@ -35,6 +35,7 @@ from .requests import (
     OffersRequest,
     ProvidersRequest,
 )
+from .reservations import warn_on_demand
 from .running import accepted_only, perform
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ def create_instances(client: Client, request: CreateRequest, confirm: Confirm | 
                        progress=client.progress, warn=client.warn, label=lambda spec: spec.name,
                        on_accepted=ledger.accepted)
     ledger.settled([o.value for o in outcomes if isinstance(o.value, Instance)])
+    warn_on_demand(client, [o.value for o in outcomes if isinstance(o.value, Instance)])
     failures = [(o.key.name, o.error) for o in outcomes if o.error]
     note = _left_running(provider, outcomes) if failures else None
     accepted = accepted_only(outcomes) if request.no_wait else []
@@ -225,6 +227,7 @@ def act(client: Client, verb: str, request: ActionRequest) -> VmsActed:
     by_id = {i.id: i for i in [*sorted_.settled, *done]}
     failures = sorted_.missing + [(o.key, o.error) for o in outcomes if o.error]
     observe(client.session, [*sorted_.settled, *done], verb, client.warn)
+    warn_on_demand(client, done if verb == "start" else [])
     return VmsActed(instances=[by_id[i] for i in ids if i in by_id], accepted=accepted_only(outcomes),
                     single=len(ids) == 1, problem=problem_of(failures, len(ids), "VMs"))
 

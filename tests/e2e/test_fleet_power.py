@@ -36,6 +36,16 @@ def states(vm: VmHome, fleet: str) -> dict[str, str]:
     return found
 
 
+def ledger_states(vm: VmHome, fleet: str) -> dict[str, str]:
+    """The state of each member's open interval in the spend ledger, by provider: a stop and a start are entered."""
+    from vm_core.fleet.store import SqliteFleetStore
+
+    store = SqliteFleetStore(vm.path / "vm.db")
+    ours = {(v.provider, v.instance_id) for v in store.ledger_vms(open_only=True) if v.fleet == fleet}
+    return {i.provider: i.state for i in store.ledger_intervals() if i.ended_at is None
+            and (i.provider, i.instance_id) in ours}
+
+
 def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     vm = shared_home
     made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "3", "--name", "pw", "-o", "json").json()
@@ -54,6 +64,7 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     assert all(by_provider[p]["action"] == "stopped" and by_provider[p]["state"] == "stopped" for p in STOPPABLE)
     assert f"keeps running and billing ${rate:.2f}/h" in stopped.err and "vm: warning: lambda: pw--" in stopped.err
     assert states(vm, "pw") == {"crusoe": "stopped", "nebius": "stopped", "lambda": "running"}
+    assert ledger_states(vm, "pw") == {"crusoe": "stopped", "nebius": "stopped", "lambda": "running"}
 
     status = vm.ok("fleet", "status", "pw", "-o", "json").json()
     assert status["state"] == "stopped"
@@ -71,6 +82,7 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     assert set(started) == KEYS | {"started"}
     assert (started["state"], started["started"], started["already"], started["failed"]) == ("active", 2, 1, 0)
     assert states(vm, "pw") == {"crusoe": "running", "nebius": "running", "lambda": "running"}
+    assert ledger_states(vm, "pw") == {"crusoe": "running", "nebius": "running", "lambda": "running"}
     assert vm.ok("fleet", "status", "pw", "-o", "json").json()["state"] == "active"
     events = [json.loads(line) for line in vm.ok("events", "--fleet", "pw", "-o", "json").out.splitlines()]
     power = [(e["kind"], e["details"].get("stopped", e["details"].get("started"))) for e in events

@@ -33,6 +33,7 @@ from ..calls import DEFAULT_TIMEOUT, Tracker, fan_out, start, wait
 from ..errors import UsageError, VmError
 from ..hints import Hint
 from ..model import Instance, InstanceState
+from ..spend.observe import observe_members
 from ..provider import Explained, Pending, Provider, SupportsStopStart
 from . import members as mem
 from .destroy import recorded_fleet, removed_meanwhile
@@ -170,6 +171,8 @@ class FleetPower:
                                  suggestion=Hint.run("fleet", "status", name))
             view = FleetInspector(self.store, self.providers).view(name)
             results = self._results(view.members, verb)
+            observe_members(self.store, [r.instance for r in results if r.instance], record.accounts,
+                            f"fleet {verb}", self.warn)
             report = PowerReport(record, verb, actor, results)
             report.fleet = self._settle(record, report)
             return report

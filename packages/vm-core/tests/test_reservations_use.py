@@ -108,3 +108,5 @@ def test_on_demand_vms_a_reservation_with_room_could_hold() -> None:
     [found] = missed(vms, [use])
     assert (found.instance.id, found.reservation, found.region, found.free_gpus) == ("od", RES, "us-east1", 8)
     assert missed(vms, [reservation_use(_terms(used=16), [], {}, [], T0, T0)]) == []  # full: nothing to say
+    other_projects = ReservationTerms(_terms().info, usable=False)
+    assert missed(vms, [reservation_use(other_projects, [], {}, [], T0, T0)]) == []  # not this account's to use

@@ -198,13 +198,16 @@ class SupportsReservations(Protocol):
 class ReservationTerms:
     """A reservation with the terms `vm reservations` shows: `name` ("" where the cloud has none), its contract
     period (epoch seconds; None where the cloud does not say), and `instance_ids`, this account's VMs on it as
-    the cloud lists them (None where the cloud does not say which: vm finds them by each VM's reservation)."""
+    the cloud lists them (None where the cloud does not say which: vm finds them by each VM's reservation).
+    `usable`: new VMs of this account may use it (False for a Crusoe reservation of the organisation scoped to
+    other projects)."""
 
     info: ReservationInfo
     name: str = ""
     starts_at: float | None = None
     ends_at: float | None = None
     instance_ids: tuple[str, ...] | None = None
+    usable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

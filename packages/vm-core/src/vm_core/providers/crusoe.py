@@ -480,7 +480,8 @@ class CrusoeProvider:
             if self._reservations_unreadable else ""
         return ReservationListing(tuple(
             ReservationTerms(self._reservation_info(r), starts_at=_epoch(parse_time(r.contract_start_date)),
-                             ends_at=_epoch(parse_time(r.contract_end_date)), instance_ids=tuple(r.vm_ids))
+                             ends_at=_epoch(parse_time(r.contract_end_date)), instance_ids=tuple(r.vm_ids),
+                             usable=not r.projects or self._client.project_id in r.projects)
             for r in reservations), note)
 
     def _reservation_info(self, r: Any) -> ReservationInfo:

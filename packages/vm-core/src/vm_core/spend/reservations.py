@@ -141,9 +141,9 @@ def covers(regions: Iterable[str], region: str) -> bool:
 
 def missed(instances: Iterable[Instance], uses: Iterable[ReservationUse]) -> list[Missed]:
     """The on-demand VMs of `instances` (not spot, not on a reservation) that a reservation of `uses` could have
-    held now: same provider and GPU type, a region it covers, and free GPUs for the VM's count (the roomiest
-    one)."""
-    roomy = [u for u in uses if u.free_gpus]
+    held now: one their account may use, of the same provider and GPU type, in a region it covers, with free GPUs
+    for the VM's count (the roomiest one)."""
+    roomy = [u for u in uses if u.free_gpus and u.terms.usable]
     found = []
     for instance in instances:
         if instance.reserved or instance.spot or instance.state.ended or not instance.gpu:

@@ -3,8 +3,10 @@ default scenario (its reservations: tests/e2e/test_reservations.py names them)."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import mock_clouds
 import pytest
 
 if TYPE_CHECKING:
@@ -14,6 +16,7 @@ CRUSOE_CHEAPEST = "804bf3a2-5b7e-4c1d-9f0a-6e2d8c4b1a11"  # 32 GPUs at 2.65 $/GP
 CRUSOE_OTHER = "e384a1de-3f2c-4b5a-8d9e-0c1b2a3f4e22"  # 16 GPUs at 2.90
 LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"  # 8 GPUs at 2.49, us-south-2
 NEBIUS_BLOCK = "capacityblockgroup-e00h100block000001"  # 16 GPUs at 2.10, eu-north1 (from the profile's settings)
+SCENARIO = Path(mock_clouds.__file__).parent / "default_scenario.toml"
 
 
 def reservations(vm: VmHome, *args: str) -> dict[str, dict]:
@@ -102,3 +105,17 @@ def test_a_start_on_demand_and_a_fleet_on_demand_are_warned_about(fresh_home: Vm
     assert all(not m["reserved"] for m in fleet.json()["members"])  # Lambda launches on-demand unless told
     assert (f"lambda: 2 VMs (odf--{fleet.json()['id']}-0, odf--{fleet.json()['id']}-1) run on-demand at $6.58/h "
             f"while reservation {LAMBDA_RESERVATION} in us-south-2 has 8 free GPUs") in fleet.err
+
+
+def test_a_lambda_without_reservations_says_so(fresh_home: VmHome, tmp_path: Path) -> None:
+    """Against a Lambda that serves no GET /reservations, as the real API: none listed, and the note says why."""
+    scenario = tmp_path / "real-lambda.toml"
+    scenario.write_text(SCENARIO.read_text().replace("[lambda.extra]\n", "[lambda.extra]\nreservations_api = false\n"))
+    served = fresh_home.mock("serve", "--detach", "--scenario", str(scenario), "--time-scale", "0.002")
+    assert served.returncode == 0, served.stderr
+    found = reservations(fresh_home, "--provider", "lambda")
+    assert set(found) == {""}
+    [note] = [p["note"] for p in found[""]["providers"]]
+    assert "lists no reservations (GET /reservations is not served)" in note
+    table = fresh_home.ok("reservations", "--provider", "lambda")
+    assert table.rows() == [table.rows()[0]] and "lambda: the Lambda Cloud API at" in table.err

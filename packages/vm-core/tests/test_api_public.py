@@ -24,6 +24,7 @@ EXPECTED = {
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",
     "ProvidersRequest", "VmError", "VmsActed", "VmsCreated", "connect",
     "FleetPowerReport", "FleetPowerRequest",
+    "FleetMaintainRequest", "FleetMaintained", "WaitAdvanced",
     "EventList", "EventsRequest",
 }
 
@@ -47,7 +48,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_every_request_is_a_frozen_dataclass() -> None:
     found = [c for _, c in inspect.getmembers(requests, inspect.isclass)
              if c.__module__ == requests.__name__ and c.__name__.endswith("Request")]
-    assert len(found) == 16
+    assert len(found) == 17
     for cls in found:
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls  # type: ignore[attr-defined]
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .client import Client, Progress, connect
     from .confirm import Confirm, Confirmation
     from .events import EventList, EventsRequest
+    from .fleet_maintain import FleetMaintained, WaitAdvanced
     from .fleet_reports import (
                                 ClusterPlanReport,
                                 FleetCreated,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
                                 FleetCreateRequest,
                                 FleetDestroyRequest,
                                 FleetListRequest,
+                                FleetMaintainRequest,
                                 FleetNameRequest,
                                 FleetPowerRequest,
                                 FleetReapRequest,
@@ -86,6 +88,8 @@ _WHERE = {
     "FleetForgotten": ".fleet_reports",
     "FleetList": ".fleet_reports",
     "FleetListRequest": ".requests",
+    "FleetMaintainRequest": ".requests",
+    "FleetMaintained": ".fleet_maintain",
     "FleetNameRequest": ".requests",
     "FleetPlanReport": ".fleet_reports",
     "FleetPowerReport": ".fleet_reports",
@@ -114,6 +118,7 @@ _WHERE = {
     "VmError": "..errors",
     "VmsActed": ".reports",
     "VmsCreated": ".reports",
+    "WaitAdvanced": ".fleet_maintain",
     "connect": ".client",
 }
 
@@ -136,6 +141,7 @@ __all__ = [
     "DestroyedVms", "ExitKind", "FleetCreateRequest", "FleetCreated", "FleetDestroyRequest", "FleetDestroyed",
     "FleetForgotten", "FleetList", "FleetListRequest", "FleetNameRequest", "FleetPlanReport", "FleetReapRequest",
     "FleetPowerReport", "FleetPowerRequest",
+    "FleetMaintainRequest", "FleetMaintained", "WaitAdvanced",
     "FleetReaped", "FleetReconcileRequest", "FleetRepairRequest", "FleetScaleRequest", "FleetScaled",
     "FleetStatus", "GetRequest", "Gone", "ImageList", "ImagesRequest", "InstanceList", "InstanceReport",
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..fleet.store import FleetRecord, FleetStore
     from ..provider import Provider
     from ..session import Session
+    from .fleet_maintain import FleetMaintained, WaitAdvanced
     from .fleet_reports import (
         ClusterPlanReport,
         FleetCreated,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         FleetCreateRequest,
         FleetDestroyRequest,
         FleetListRequest,
+        FleetMaintainRequest,
         FleetNameRequest,
         FleetPowerRequest,
         FleetReapRequest,
@@ -282,6 +284,23 @@ class Client:
         from .fleet_power import power_fleet
 
         return power_fleet(self, "start", request)
+
+    def fleet_maintain(self, request: FleetMaintainRequest) -> FleetMaintained:
+        """Turn on or off the watchdog's keeping of the fleet's requested count (`maintain`), holding the fleet's
+        lease while its record changes. Raises NotFound for an unknown fleet, UsageError while another process
+        holds its lease or for a fleet being destroyed."""
+        from .fleet_maintain import maintain_fleet
+
+        return maintain_fleet(self, request)
+
+    def fleet_advance_waiting(self, record: FleetRecord) -> WaitAdvanced:
+        """One check of a fleet waiting for capacity (the watchdog's step; fleet/waiting.py): under its lease,
+        give up at its `wait_until` (failed, nothing left: the problem is a CapacityError), else place all of it
+        when the clouds have room within its price cap, else record how many VMs are placeable now. Raises
+        NotFound, UsageError (its lease is held elsewhere, or it is not waiting)."""
+        from .fleet_maintain import advance_waiting
+
+        return advance_waiting(self, record)
 
     # -------------------------------------------------------------------------------- for the verbs
     def recorded_fleet(self, name: str) -> tuple[FleetStore, FleetRecord, dict[str, Provider]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import (
     BudgetError,
@@ -105,6 +105,7 @@ def fleet_spec(request: FleetCreateRequest) -> tuple[FleetSpec, Enforced]:
     from ..fleet.create import FleetSpec
     from ..fleet.naming import new_fleet_name
     from ..fleet.service import strategy_named
+    from ..fleet.spot import check_spot
     from .validate import reservation
 
     try:
@@ -134,8 +135,19 @@ def fleet_spec(request: FleetCreateRequest) -> tuple[FleetSpec, Enforced]:
                      reservation=reservation(request.reservation, request.strict), strategy=strategy,
                      providers=providers, allow_unterminable=request.allow_unterminable,
                      ssh_public_key=request.ssh_public_key, placement=where, ttl=request.ttl,
-                     max_price=request.max_price, machine=request.machine)
+                     max_price=request.max_price, machine=request.machine, **_looking_after(request))
+    check_spot(spec)
     return spec, strategy_named("cheapest" if where is Placement.CLUSTER else strategy)
+
+
+def _looking_after(request: FleetCreateRequest) -> dict[str, Any]:
+    """The FleetSpec fields of --maintain, --spot (--on-demand-base, --spot-fallback) and --wait-for-capacity;
+    UsageError for a wait that is not a positive number of seconds."""
+    wait = request.wait_for_capacity
+    if wait is not None and not wait > 0:
+        raise UsageError(f"--wait-for-capacity must be a positive duration such as 30m or 2h, not {wait}")
+    return {"maintain": request.maintain, "spot": request.spot, "on_demand_base": request.on_demand_base or 0,
+            "spot_fallback": request.spot_fallback, "wait": wait}
 
 
 def fleet_machine(connected: dict[str, Provider], spec: FleetSpec, *, explicit: bool,
@@ -202,6 +214,8 @@ def create_fleet(client: Client, request: FleetCreateRequest, progress: Progress
 
     prepared = _prepare(client, request, progress, dry_run=False)
     spec, creator = prepared.spec, prepared.creator
+    if spec.wait is not None:
+        return _waited(client, creator, spec)
     try:
         report = interruptibly(creator, lambda: creator.create(spec))
     except StrategyError as exc:
@@ -209,6 +223,20 @@ def create_fleet(client: Client, request: FleetCreateRequest, progress: Progress
     created = FleetCreated(report=report, records=creator.store.members(spec.name))
     created.problem = _create_problem(report)
     _tell(client, creator.store, lambda actor: events.created(report, actor))
+    return created
+
+
+def _waited(client: Client, creator: FleetCreator, spec: FleetSpec) -> FleetCreated:
+    """A create that waits for capacity (api/fleet_maintain.py), interruptibly: a Ctrl-C leaves it waiting."""
+    from ..events import verbs as events
+    from .fleet_maintain import create_report, wait_for_capacity, wait_problem
+
+    waited = interruptibly(creator, lambda: wait_for_capacity(client, creator, spec))
+    report = create_report(waited)
+    created = FleetCreated(report=report, records=creator.store.members(spec.name))
+    created.problem = wait_problem(waited) or _create_problem(report)
+    if not waited.waiting and not waited.gave_up:
+        _tell(client, creator.store, lambda actor: events.created(report, actor))
     return created
 
 

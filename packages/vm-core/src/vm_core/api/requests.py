@@ -114,6 +114,19 @@ class FleetCreateRequest:
     ssh_public_key: str | None = None
     machine: MachineOptions = field(default_factory=MachineOptions)
     timeout: float = DEFAULT_TIMEOUT
+    maintain: bool = False  # the watchdog keeps `count` running (--maintain)
+    spot: bool = False  # members beyond on_demand_base are spot where a cloud sells spot (--spot)
+    on_demand_base: int | None = None  # with spot: how many are on-demand (--on-demand-base; None: 0)
+    spot_fallback: bool = False  # with spot: on-demand when no spot can be placed (--spot-fallback)
+    wait_for_capacity: float | None = None  # seconds to wait, recorded `waiting`, when it cannot be placed now
+
+
+@dataclass(frozen=True)
+class FleetMaintainRequest:
+    """`vm fleet maintain NAME on|off`: whether the watchdog keeps the fleet's count."""
+
+    name: str
+    maintain: bool
 
 
 @dataclass(frozen=True)

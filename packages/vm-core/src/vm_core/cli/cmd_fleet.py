@@ -11,6 +11,7 @@ from click.core import ParameterSource
 from ..errors import UsageError
 from ..hints import Hint
 from . import cmd_fleet_power as power
+from .cmd_fleet_maintain import maintain as maintain_command
 from . import fleet_views as views
 from .app import SECONDS, App, Price, completes, timeout_option, with_app, yes_option
 from .cmd_fleet_scale import MAX_FLEET, repair, scale
@@ -63,6 +64,14 @@ def fleet() -> None:
               help="Refuse (exit 6) a plan whose total $/h is above this, or cannot be known; recorded.")
 @click.option("--ttl", type=_Duration(), metavar="DURATION",
               help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
+@click.option("--maintain", is_flag=True, help="The watchdog keeps --count VMs running (replacing preempted, failed "
+                                               "or gone ones); recorded, `vm fleet maintain` changes it.")
+@click.option("--spot", is_flag=True, help="Spot VMs where a cloud sells them (Nebius), beyond --on-demand-base.")
+@click.option("--on-demand-base", type=int, metavar="N", help="With --spot: the first N VMs are on-demand.")
+@click.option("--spot-fallback", is_flag=True, help="With --spot: on-demand where no spot VM can be placed.")
+@click.option("--wait-for-capacity", type=_Duration(), metavar="DURATION",
+              help="When the fleet cannot be placed now, record it waiting and place it once the clouds have room "
+                   "(30m, 2h); give up after DURATION. Re-run the same command to go on after Ctrl-C.")
 @click.option("--dry-run", is_flag=True, help="Print the placement plan and change nothing.")
 @click.option("-v", "--verbose", is_flag=True,
               help="On a terminal, also one progress line per VM (by default one line of counts, updated in place).")
@@ -74,7 +83,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
            min_count: int | None, providers: str | None, region: str | None, reservation: str, strict: bool,
            allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, verbose: bool,
            timeout: float, ssh_public_key: str | None, image: str | None, disk_size: int | None,
-           startup_script: Path | None) -> None:
+           startup_script: Path | None, maintain: bool, spot: bool, on_demand_base: int | None,
+           spot_fallback: bool, wait_for_capacity: float | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default). With
@@ -86,6 +96,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     vm fleet create --gpu H100:8 --count 4 --placement cluster --dry-run
     vm fleet create --gpu H100 --count 8 --max-price 30 --ttl 8h
     vm fleet create --gpu H100 --count 4 --providers nebius --image ubuntu24.04-cuda12.8 --startup-script setup.sh
+    vm fleet create --gpu H100 --count 8 --spot --on-demand-base 2 --spot-fallback --maintain
+    vm fleet create --gpu H100 --count 16 --wait-for-capacity 2h --max-price 40
     """
     from ..api.fleet_reports import FleetPlanReport
     from ..api.requests import FleetCreateRequest
@@ -96,7 +108,9 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
         gpu=gpu, count=count, name=name, strategy=strategy if explicit or placement != "cluster" else None,
         placement=placement, min_count=min_count, providers=_provider_list(providers), region=region,
         reservation=reservation, strict=strict, allow_unterminable=allow_unterminable, max_price=max_price, ttl=ttl,
-        ssh_public_key=ssh_public_key, machine=machine_from(image, disk_size, startup_script), timeout=timeout)
+        ssh_public_key=ssh_public_key, machine=machine_from(image, disk_size, startup_script), timeout=timeout,
+        maintain=maintain, spot=spot, on_demand_base=on_demand_base, spot_fallback=spot_fallback,
+        wait_for_capacity=wait_for_capacity)
     client = app.client()
     if dry_run:
         planned = client.fleet_plan(request)
@@ -210,3 +224,4 @@ fleet.add_command(repair)
 fleet.add_command(reap)
 fleet.add_command(power.stop)
 fleet.add_command(power.start)
+fleet.add_command(maintain_command)

@@ -152,7 +152,8 @@ def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> 
                ("gpu", f"{fleet.gpu}" + (f"x{fleet.gpu_count}" if fleet.gpu_count else "")),
                ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"])),
                ("max $/h", "none" if fleet.max_price is None else f"{fleet.max_price:.2f}"),
-               ("expires", expiry_text(fleet.expires_at))])
+               ("expires", expiry_text(fleet.expires_at)),
+               *([("waiting", fleet.message)] if fleet.state.value == "waiting" else [])])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
 

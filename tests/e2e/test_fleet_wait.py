@@ -1,0 +1,131 @@
+"""`vm fleet create --wait-for-capacity` through the real executable, with capacity arranged in the mock clouds:
+another fleet holds all of Crusoe's on-demand H100:8 capacity (the cloud publishes it, so the wait reads offers and
+creates nothing), and capacity appears when that fleet shrinks. The mock inventory is the ground truth: a waiting
+fleet has no VM, a placed one has every VM, and one that gave up has none."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conftest import VmHome
+
+VM = str(Path(sys.executable).parent / "vm")
+DEADLINE = 120.0  # seconds to wait for something that must happen; never a pass condition
+ON_DEMAND = 6  # Crusoe's on-demand H100:8 VMs in the default scenario (4 in us-east1-a, 2 in us-southcentral1-a)
+WAITER = ("fleet", "create", "--gpu", "H100:8", "--count", "2", "--providers", "crusoe", "--reservation", "none")
+
+
+def live(vm: VmHome, fleet: str) -> list[dict[str, Any]]:
+    return [i for i in vm.inventory() if i["name"].startswith(f"{fleet}--") and i["state"] != "terminated"]
+
+
+def hold_capacity(vm: VmHome) -> None:
+    """A fleet that takes every on-demand H100:8 VM Crusoe has (its offers then say capacity 0)."""
+    vm.ok("fleet", "create", "--gpu", "H100:8", "--count", str(ON_DEMAND), "--providers", "crusoe",
+          "--reservation", "none", "--name", "hog")
+    offers = vm.ok("offers", "--gpu", "H100:8", "--provider", "crusoe", "--all", "-o", "json").json()
+    assert all(o["capacity"] == 0 for o in offers if not o["reservation_id"]), offers
+
+
+def free_capacity(vm: VmHome) -> None:
+    vm.ok("fleet", "scale", "hog", "--count", str(ON_DEMAND - 2), "--min-count", "1")
+
+
+def start(vm: VmHome, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([VM, *args], env=vm.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def until_waiting(vm: VmHome, fleet: str, proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """The fleet's status once it is recorded waiting and has said how many VMs are placeable."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        shown = vm("fleet", "status", fleet, "-o", "json")
+        if shown.code == 0 and (doc := json.loads(shown.out))["state"] == "waiting" and "placeable" in doc["message"]:
+            return doc
+        time.sleep(0.1)
+
+
+def test_a_waiting_fleet_is_placed_once_capacity_appears(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    hold_capacity(vm)
+    proc = start(vm, *WAITER, "--wait-for-capacity", "10m", "--name", "patient", "-o", "json")
+    doc = until_waiting(vm, "patient", proc)
+    assert doc["message"].startswith("waiting for capacity: 0 of 2 H100:8 placeable now; until "), doc
+    assert doc["members"] == [] and live(vm, "patient") == []
+    text = vm.ok("fleet", "status", "patient").out
+    assert "waiting for capacity: 0 of 2" in text and "until" in text  # the table says what it waits for
+    free_capacity(vm)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    placed = json.loads(out)
+    assert placed["state"] == "active" and len(placed["members"]) == 2, placed
+    assert len(live(vm, "patient")) == 2
+    assert "capacity for 2 VM(s): placing fleet patient" in err
+    vm.ok("fleet", "destroy", "patient", "--yes")
+    vm.ok("fleet", "destroy", "hog", "--yes")
+
+
+def test_ctrl_c_while_waiting_leaves_it_waiting_and_the_same_command_goes_on(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    hold_capacity(vm)
+    args = (*WAITER, "--wait-for-capacity", "10m", "--name", "resumed")
+    proc = start(vm, *args)
+    first = until_waiting(vm, "resumed", proc)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on a terminal does: the whole foreground group
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "still waiting for capacity" in err and "re-run the same command" in err, err
+    after = vm.ok("fleet", "status", "resumed", "-o", "json").json()
+    assert after["state"] == "waiting" and after["id"] == first["id"] and live(vm, "resumed") == []
+    held = vm.ok("fleet", "maintain", "resumed", "on", "-o", "json").json()  # takes the lease: it was released
+    assert held["maintain"] is True and held["changed"] is True
+
+    again = start(vm, *args, "-o", "json")
+    until_waiting(vm, "resumed", again)
+    free_capacity(vm)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert "fleet resumed is waiting for capacity: going on" in err
+    placed = json.loads(out)
+    assert placed["state"] == "active" and placed["id"] == first["id"] and len(live(vm, "resumed")) == 2
+    vm.ok("fleet", "destroy", "resumed", "--yes")
+    vm.ok("fleet", "destroy", "hog", "--yes")
+
+
+def test_the_price_cap_holds_while_waiting_and_giving_up_leaves_nothing(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    # Crusoe has room for two on-demand H100:8 VMs, at $31.20/h each: above a $40/h cap for the fleet
+    result = vm(*WAITER, "--max-price", "40", "--wait-for-capacity", "3s", "--name", "thrifty", "-o", "json")
+    assert result.code == 6, result.err
+    assert "above the cap" in result.err and "placeable now" in result.err
+    assert "gave up waiting for capacity after 3s; nothing of it is left" in result.error()["message"]
+    doc = vm.ok("fleet", "status", "thrifty", "-o", "json").json()
+    assert doc["state"] == "failed" and doc["members"] == []
+    assert live(vm, "thrifty") == []  # nothing was ever created
+    vm.ok("fleet", "destroy", "thrifty", "--yes")
+    assert vm("fleet", "status", "thrifty").code == 3
+
+
+def test_a_waiting_fleet_of_other_options_is_refused(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    hold_capacity(vm)
+    proc = start(vm, *WAITER, "--wait-for-capacity", "10m", "--name", "picky")
+    until_waiting(vm, "picky", proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=300)
+    other = vm("fleet", "create", "--gpu", "H100:8", "--count", "3", "--providers", "crusoe", "--reservation",
+               "none", "--wait-for-capacity", "10m", "--name", "picky", "-o", "json")
+    assert other.code == 2 and "is waiting for 2 x H100:8, not 3 x H100:8" in other.error()["message"]
+    assert vm.ok("fleet", "status", "picky", "-o", "json").json()["state"] == "waiting"
+    vm.ok("fleet", "destroy", "picky", "--yes")
+    vm.ok("fleet", "destroy", "hog", "--yes")

@@ -192,3 +192,17 @@ def test_ctrl_c_names_the_stops_that_go_on_and_a_rerun_finishes(fresh_home: VmHo
     assert again["state"] == "stopped" and again["failed"] == 0
     assert {i["provider"]: i["state"] for i in vm.inventory() if i["name"].startswith("pw-int--")} == {
         "crusoe": "stopped", "nebius": "stopped"}
+
+
+def test_a_stopped_fleet_stays_stopped_under_reconcile_and_is_neither_scaled_nor_repaired(shared_home: VmHome) -> None:
+    vm = shared_home
+    vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "2", "--providers", "crusoe,nebius", "--name", "pw-kept")
+    vm.ok("fleet", "stop", "pw-kept")
+    assert vm.ok("fleet", "reconcile", "pw-kept", "-o", "json").json()["state"] == "stopped"
+    for verb in (("scale", "pw-kept", "--count", "3"), ("repair", "pw-kept")):
+        refused = vm("fleet", *verb, "-o", "json")
+        assert refused.code == 2 and "fleet pw-kept is stopped: start it before" in refused.error()["message"]
+        assert "vm fleet start pw-kept" in refused.err, refused.err
+    assert {i["provider"]: i["state"] for i in vm.inventory() if i["name"].startswith("pw-kept--")} == {
+        "crusoe": "stopped", "nebius": "stopped"}
+    vm.ok("fleet", "destroy", "pw-kept")

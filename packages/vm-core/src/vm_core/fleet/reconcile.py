@@ -118,12 +118,15 @@ class FleetReconciler:
         return action
 
     def _settle_record(self, record: FleetRecord) -> None:
-        """Reconcile settles any fleet but one being destroyed (it never rolls back, so a fleet below its
-        minimum is degraded, and failed only when nothing runs)."""
+        """Reconcile settles any fleet but one being destroyed, a stopped one (its VMs stay stopped until `vm
+        fleet start`) and one waiting for capacity (it never rolls back, so a fleet below its minimum is
+        degraded, and failed only when nothing runs)."""
         running = recorded_running(self.store.members(record.name))
-        state = record.state if record.state is FleetState.DESTROYING else \
-            settled_state(record.requested_count, running)
+        state = record.state if record.state in _KEPT_STATES else settled_state(record.requested_count, running)
         self.store.update_fleet(record.name, state=state, message=running_message(record, running))
+
+
+_KEPT_STATES = frozenset({FleetState.DESTROYING, FleetState.STOPPED, FleetState.WAITING})
 
 
 def decide(record: FleetRecord, candidates: list[Candidate]) -> list[tuple[Action, Candidate]]:

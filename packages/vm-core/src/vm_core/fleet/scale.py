@@ -191,6 +191,8 @@ class FleetScaler:
             if record.state in GOING:
                 raise UsageError(f"fleet {name} is {record.state.value}: it is not repaired",
                                  suggestion=Hint.run("fleet", "destroy", name))
+            if record.state is FleetState.STOPPED:
+                raise _stopped(record, "repairing")
             settled = FleetReconciler(self.store, self.providers, progress=self.progress,
                                       timeout=self.creator.timeout).settle(name, dry_run=dry_run)
             view = settled.view
@@ -279,8 +281,16 @@ class FleetScaler:
         report.rolled_back = True
 
 
+def _stopped(record: FleetRecord, doing: str) -> UsageError:
+    """The refusal to change a stopped fleet's size: its members are kept, stopped, until `vm fleet start`."""
+    return UsageError(f"fleet {record.name} is stopped: start it before {doing} it",
+                      suggestion=Hint.run("fleet", "start", record.name))
+
+
 def _check_scale(record: FleetRecord, count: int, min_count: int | None) -> int:
     """The fleet's minimum after the scale; UsageError (nothing changed) when the scale is not allowed."""
+    if record.state is FleetState.STOPPED:
+        raise _stopped(record, "scaling")
     if record.state not in SETTLED:
         raise UsageError(f"fleet {record.name} is {record.state.value} ({record.message or 'not settled'}): "
                          "repair it before scaling it", suggestion=Hint.run("fleet", "repair", record.name))

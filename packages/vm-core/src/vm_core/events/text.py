@@ -17,7 +17,14 @@ def sentence(event: Event) -> str:
     """`event` in words, e.g. "fleet train created: 4 of 4 VMs running (by ana@lab)"."""
     say = _SENTENCES.get(event.kind)
     words = say(event, event.details) if say is not None else f"fleet {event.fleet}: {event.kind.value}"
-    return f"{words} (by {event.actor})" if event.actor else words
+    if not event.actor:
+        return words
+    return f"{words} ({'seen by' if event.kind in _SEEN else 'by'} {event.actor})"
+
+
+# Kinds the actor did not cause but found: "(seen by ...)" rather than "(by ...)".
+_SEEN = frozenset({EventKind.MEMBER_PREEMPTED, EventKind.DEGRADED, EventKind.BUDGET_WARNING,
+                   EventKind.BUDGET_REACHED, EventKind.DESTROY_REFUSED})
 
 
 def _vm(event: Event) -> str:
@@ -33,7 +40,7 @@ def _created(e: Event, d: dict[str, Any]) -> str:
     running, requested = d.get("running"), d.get("requested_count")
     counts = f": {running} of {requested} VMs running" if running is not None and requested is not None else ""
     state = d.get("state")
-    return f"fleet {e.fleet} created{counts}" + (f" ({state})" if state and state != "active" else "")
+    return f"fleet {e.fleet} created{counts}" + (f", {state}" if state and state != "active" else "")
 
 
 def _scaled(e: Event, d: dict[str, Any]) -> str:
@@ -54,7 +61,8 @@ def _budget(e: Event, d: dict[str, Any], what: str) -> str:
 
 def _refused(e: Event, d: dict[str, Any]) -> str:
     reason = d.get("reason")
-    return f"{e.provider or 'the cloud'} refused to destroy {_vm(e)} of fleet {e.fleet}; it still runs" + \
+    vm = f"VM {e.instance_id}" if e.instance_id else "a VM"
+    return f"{e.provider or 'the cloud'} refused to destroy {vm} of fleet {e.fleet}; it still runs" + \
         (f": {reason}" if reason else "")
 
 

@@ -66,6 +66,8 @@ if TYPE_CHECKING:
                                 OffersRequest,
                                 ProvidersRequest,
     )
+    from .requests import AuditRequest, ReservationsRequest
+    from .usage_reports import AuditReport, ReservationList
 
 # name -> the module that defines it: importing vm_core.api (or one of its modules, as the CLI does) loads
 # nothing else until a name is used.
@@ -118,6 +120,10 @@ _WHERE = {
     "VmError": "..errors",
     "VmsActed": ".reports",
     "VmsCreated": ".reports",
+    "AuditReport": ".usage_reports",
+    "AuditRequest": ".requests",
+    "ReservationList": ".usage_reports",
+    "ReservationsRequest": ".requests",
     "WaitAdvanced": ".fleet_maintain",
     "connect": ".client",
 }
@@ -142,6 +148,7 @@ __all__ = [
     "FleetForgotten", "FleetList", "FleetListRequest", "FleetNameRequest", "FleetPlanReport", "FleetReapRequest",
     "FleetPowerReport", "FleetPowerRequest",
     "FleetMaintainRequest", "FleetMaintained", "WaitAdvanced",
+    "AuditReport", "AuditRequest", "ReservationList", "ReservationsRequest",
     "FleetReaped", "FleetReconcileRequest", "FleetRepairRequest", "FleetScaleRequest", "FleetScaled",
     "FleetStatus", "GetRequest", "Gone", "ImageList", "ImagesRequest", "InstanceList", "InstanceReport",
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",

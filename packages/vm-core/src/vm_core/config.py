@@ -13,6 +13,8 @@ config.toml:
 
 `store_url = "postgresql://user@host:5432/vm"` (top level, or in a profile's table to override it) puts the fleet
 store in a shared PostgreSQL database (team mode); `VM_STORE_URL` overrides both. Absent: $STATE/vm.db (SQLite).
+`monthly_budget = 500.0` in a profile's table caps what each user (user@host) spends through it in a calendar
+month, in USD (fleet/spend_budget.py).
 
 Two profiles always exist, whatever the file says (a table of the same name in the file replaces them):
 
@@ -69,6 +71,7 @@ class Profile:
     store_url: str | None = None  # the profile's own, else the top-level one; None: the local SQLite file
     automatic: bool = False  # the built-in `auto`: resolved by the session into the clouds found, else `local`
     notify: tuple[Webhook, ...] = ()  # [[profiles.NAME.notify]]: the webhooks told of events (docs/events.md)
+    monthly_budget: float | None = None  # USD per user (user@host) per calendar month (fleet/spend_budget.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +160,22 @@ def _profile(path: Path, name: str, table: Any, store_url: str | None) -> Profil
         raise ConfigError(f"{path}: [profiles.{name}] embedded must be true or false")
     own_url = _store_url(path, f"[profiles.{name}] store_url", table.get("store_url"))
     notify = _notify(path, name, table.get("notify", []))
-    providers = {k: v for k, v in table.items() if k not in ("embedded", "store_url", "notify")}
+    monthly = _monthly_budget(path, name, table.get("monthly_budget"))
+    providers = {k: v for k, v in table.items() if k not in ("embedded", "store_url", "notify", "monthly_budget")}
     for key, value in providers.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: [profiles.{name}] has {key} = ...; provider settings go in a table"
                               f" [profiles.{name}.{key}]")
-    return Profile(name, embedded, providers, own_url or store_url, notify=notify)
+    return Profile(name, embedded, providers, own_url or store_url, notify=notify, monthly_budget=monthly)
+
+
+def _monthly_budget(path: Path, name: str, value: Any) -> float | None:
+    """`monthly_budget = USD` of a profile (None when absent); ConfigError unless a positive, finite number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 or value == float("inf"):
+        raise ConfigError(f"{path}: [profiles.{name}] monthly_budget must be a positive amount of USD, e.g. 500.0")
+    return float(value)
 
 
 def _notify(path: Path, name: str, tables: Any) -> tuple[Webhook, ...]:

@@ -187,7 +187,8 @@ class FleetCreator:
                              accounts=accounts(self.providers), created_by=user_at_host(),
                              max_price=spec.max_price, machine=spec.machine, maintain=spec.maintain,
                              spot=spec.spot, on_demand_base=spec.on_demand_base, spot_fallback=spec.spot_fallback,
-                             state=state, wait_until=wait_until, message=message)
+                             state=state, wait_until=wait_until, message=message, budget=spec.budget,
+                             on_budget=spec.on_budget)
         if spec.ttl is not None:
             record = replace(record, expires_at=record.created_at + spec.ttl)
         try:

@@ -1,4 +1,6 @@
-"""Reaping: what happens to each fleet whose time to live has passed (`vm fleet reap`), as data.
+"""Reaping: what happens to each fleet whose time to live has passed (`vm fleet reap`), as data. The same pass
+enforces spend budgets (spend_budget.py): a fleet that reached its budget is stopped or destroyed, its Outcome's
+`cause` BUDGET.
 
 Each expired fleet is acted on through its own accounts (the caller connects them: `Target`), under its own lease,
 exactly as a destroy would. A fleet that cannot be acted on (a provider it used cannot be reached, another process
@@ -9,8 +11,8 @@ Nothing here prints or asks: the caller shows the `Outcome`s and decides the exi
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from ..errors import NotFound, VmError
@@ -24,31 +26,37 @@ from .store import FleetRecord, FleetStore
 
 GONE_MEANWHILE = "removed by another vm process meanwhile"
 REPLACED = "another fleet of that name was created meanwhile"
+EXPIRED, BUDGET = "expired", "budget"  # why a fleet is reaped (Outcome.cause)
 
 
 class Result(StrEnum):
-    """What became of an expired fleet (its JSON `result`)."""
+    """What became of a reaped fleet (its JSON `result`)."""
 
     DESTROYED = "destroyed"
+    STOPPED = "stopped"  # a budget reached: every member that can stop is stopped
     LEFT = "left"  # something of it may still run
     SKIPPED = "skipped"
     WOULD_DESTROY = "would-destroy"  # a dry run
+    WOULD_STOP = "would-stop"  # a dry run (a budget reached)
     GONE = "gone"  # removed meanwhile
 
 
 @dataclass
 class Outcome:
-    """What reaping did (or, in a dry run, would do) to one expired fleet."""
+    """What reaping did (or, in a dry run, would do) to one expired fleet, or (`cause` BUDGET) one that reached
+    its spend budget."""
 
     fleet: FleetRecord  # the record as listed
     result: Result
     reason: str = ""
-    vms: int = 0  # VMs destroyed (would be destroyed: recorded VMs that may exist)
+    vms: int = 0  # VMs destroyed or stopped (would be: recorded VMs that may exist)
     actions: list[Action] = field(default_factory=list)
+    cause: str = EXPIRED
 
     @property
     def ok(self) -> bool:
-        return self.result in (Result.DESTROYED, Result.GONE, Result.WOULD_DESTROY)
+        return self.result in (Result.DESTROYED, Result.STOPPED, Result.GONE, Result.WOULD_DESTROY,
+                               Result.WOULD_STOP)
 
 
 @dataclass
@@ -111,16 +119,24 @@ def reap(target: Target, *, timeout: float, progress: mem.Progress = lambda _: N
             return REPLACED
         return "" if expired(now) else "its expiry was changed meanwhile"
 
+    return destroy(target, still_due, timeout=timeout, progress=progress)
+
+
+def destroy(target: Target, guard: Callable[[FleetRecord], str], *, timeout: float,
+            progress: mem.Progress = lambda _: None, cause: str = EXPIRED) -> Outcome:
+    """Destroy `target` as a fleet destroy does, unless `guard`, called on its record once its lease is held,
+    says why not (the Outcome is then skipped). Never raises a VmError: every failure is an Outcome."""
+    record = target.record
     destroyer = FleetDestroyer(target.store, target.providers, progress=progress, timeout=timeout)
     try:
-        report = destroyer.destroy(record.name, guard=still_due)
+        report = destroyer.destroy(record.name, guard=guard)
     except LeaseRefused as exc:
-        return skipped(record, f"being changed by {exc.lease.holder} ({exc.lease.operation})")
+        return replace(skipped(record, f"being changed by {exc.lease.holder} ({exc.lease.operation})"), cause=cause)
     except NotFound:
-        return gone(record)
+        return replace(gone(record), cause=cause)
     except VmError as exc:
-        return Outcome(record, Result.LEFT, exc.message)
-    return _outcome(record, report)
+        return Outcome(record, Result.LEFT, exc.message, cause=cause)
+    return replace(_outcome(record, report), cause=cause)
 
 
 def _outcome(record: FleetRecord, report: DestroyReport) -> Outcome:

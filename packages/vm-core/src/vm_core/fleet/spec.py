@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..machine import MachineOptions
 from ..model import ReservationRequest
 from .placement import Placement
-from .store import FleetRecord
+from .store import FleetRecord, OnBudget
 from .strategies import FleetRequest
 
 
@@ -33,6 +33,8 @@ class FleetSpec:
     on_demand_base: int = 0  # with spot: how many members are on-demand (--on-demand-base)
     spot_fallback: bool = False  # with spot: on-demand when no spot can be placed (--spot-fallback)
     wait: float | None = None  # seconds to wait for capacity when the fleet cannot be placed now (waiting.py)
+    budget: float | None = None  # the cap on the fleet's total spend in USD (spend_budget.py; None: none)
+    on_budget: OnBudget = OnBudget.STOP  # what reaching the budget does
 
     def request(self, count: int, unterminable: frozenset[str]) -> FleetRequest:
         return FleetRequest(gpu=self.gpu, count=count, gpu_count=self.gpu_count, region=self.region,

@@ -70,7 +70,9 @@ def test_mixed_fleet_stops_and_starts(shared_home: VmHome) -> None:
     assert status["state"] == "stopped"
     assert sorted(m["state"] for m in status["members"]) == ["running", "stopped", "stopped"]
     assert status["price_per_hour"] == pytest.approx(rate)  # only the Lambda member bills
-    assert [(f["name"], f["state"]) for f in vm.ok("fleet", "list", "-o", "json").json()] == [("pw", "stopped")]
+    [listed] = vm.ok("fleet", "list", "-o", "json").json()  # from the store: the ledger saw the stop
+    assert (listed["name"], listed["state"], listed["price_per_hour"]) == ("pw", "stopped", pytest.approx(rate))
+    assert sorted(m["state"] for m in listed["members"]) == ["running", "stopped", "stopped"]
     watched = vm.ok("fleet", "status", "pw", "--watch", "--interval", "0.1")  # a stopped fleet is settled
     assert "fleet pw is settled: stopped" in watched.err
 

@@ -45,18 +45,24 @@ def iso(epoch: float | None) -> str | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat()
 
 
-def member_json(fleet: FleetRecord, member: MemberRecord, instance: Instance | None) -> dict[str, Any]:
-    """The member as `vm list` shows an instance (one schema): the cloud's view, else what the record says."""
-    return replace(instance or recorded_instance(fleet, member), fleet=fleet.name).to_json()
+def member_json(fleet: FleetRecord, member: MemberRecord, instance: Instance | None,
+                seen: str | None = None) -> dict[str, Any]:
+    """The member as `vm list` shows an instance (one schema): the cloud's view, else what the record says
+    (and `seen`, see recorded_instance)."""
+    return replace(instance or recorded_instance(fleet, member, seen), fleet=fleet.name).to_json()
 
 
-def recorded_instance(fleet: FleetRecord, member: MemberRecord) -> Instance:
-    """The member as an Instance, from its record alone. A member whose VM is gone outside vm is `missing`."""
-    return Instance(provider=member.provider, id=member.instance_id, name=member.name,
-                    state=member.state.as_instance_state,
+def recorded_instance(fleet: FleetRecord, member: MemberRecord, seen: str | None = None) -> Instance:
+    """The member as an Instance, from its record alone. A member whose VM is gone outside vm is `missing`.
+    `seen`: the state the spend ledger last saw the VM in; a running member last seen stopped (`vm fleet stop`,
+    or a stop seen by a status) is shown stopped, with no running price."""
+    state = member.state.as_instance_state
+    if state is InstanceState.RUNNING and seen == InstanceState.STOPPED.value:
+        state = InstanceState.STOPPED
+    return Instance(provider=member.provider, id=member.instance_id, name=member.name, state=state,
                     gpu=fleet.gpu, gpu_count=fleet.gpu_count or 0, region=member.region, shape=member.shape,
                     reserved=bool(member.reservation_id), reservation_id=member.reservation_id,
-                    price_per_hour=None if member.state.as_instance_state.not_billed else member.price_per_hour)
+                    price_per_hour=None if state.not_billed else member.price_per_hour)
 
 
 def current(members: Sequence[MemberRecord]) -> list[MemberRecord]:

@@ -3,6 +3,7 @@ serialises itself with `to_json()`: the document `vm fleet ... -o json` prints (
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,8 @@ class FleetStatus(Outcome):
     view: FleetView
     actions: list[Action] | None = None
     dry_run: bool = False
+    accrued_usd: float | None = None  # what its VMs cost since created (spend ledger; None: it knows none)
+    rate_per_hour: float | None = None  # what they bill per hour now, by the ledger
 
     @property
     def members(self) -> list[dict[str, Any]]:
@@ -90,6 +93,8 @@ class FleetStatus(Outcome):
 
     def to_json(self) -> dict[str, Any]:
         doc = fleet_json(self.view.fleet, self.members)
+        if self.accrued_usd is not None:
+            doc |= {"accrued_usd": round(self.accrued_usd, 6), "rate_per_hour": self.rate_per_hour}
         if self.actions is not None:
             doc |= {"actions": [a.to_json() for a in self.actions], "dry_run": self.dry_run}
         return doc
@@ -121,6 +126,8 @@ class FleetList(Outcome):
     """Every recorded fleet with its members' records; `fleets` have the state their records imply."""
 
     fleets: list[tuple[FleetRecord, list[MemberRecord]]] = field(default_factory=list)
+    # The state the spend ledger last saw each VM in, by (provider, instance id): a stopped member shows stopped.
+    seen: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def docs(self) -> list[dict[str, Any]]:
         from ..fleet.inspect import recorded_running, with_derived_state
@@ -128,7 +135,8 @@ class FleetList(Outcome):
         docs = []
         for fleet, members in self.fleets:
             fleet = with_derived_state(fleet, recorded_running(members))
-            docs.append(fleet_json(fleet, [member_json(fleet, m, None) for m in current(members)]))
+            docs.append(fleet_json(fleet, [member_json(fleet, m, None, self.seen.get((m.provider, m.instance_id)))
+                                           for m in current(members)]))
         return docs
 
     def to_json(self) -> list[dict[str, Any]]:

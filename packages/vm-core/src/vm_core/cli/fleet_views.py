@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..fleet.budget import plan_total
-from ..fleet.store import FleetRecord, MemberRecord
+from ..fleet.store import FleetRecord
 from ..model import InstanceState, Offer
 from .output import Output
-from .views import INSTANCE_COLUMNS, capacity_cell
+from .views import INSTANCE_COLUMNS, accrued_text, capacity_cell
 
 RUNNING = InstanceState.RUNNING.value  # a member's "state" in its JSON (the instance schema) when it runs
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the API is imported when a command runs, not by `vm fleet -
         FleetCreated,
         FleetDestroyed,
         FleetForgotten,
+        FleetList,
         FleetPlanReport,
         FleetReaped,
         FleetScaled,
@@ -124,7 +125,7 @@ def fleet_view(out: Output, report: FleetStatus) -> None:
     if out.json:
         out.data(report.to_json())
         return
-    _summary(out, report.view.fleet, report.members)
+    _summary(out, report.view.fleet, report.members, report)
 
 
 def scaled(out: Output, report: FleetScaled) -> None:
@@ -141,7 +142,8 @@ def scaled(out: Output, report: FleetScaled) -> None:
     _placement_table(out, plan_.spec, plan_.placements, plan_.slots)
 
 
-def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> None:
+def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]],
+             status: FleetStatus | None = None) -> None:
     from ..api.fleet_json import expiry_text, fleet_json
 
     running = sum(1 for m in members if m["state"] == RUNNING)
@@ -153,9 +155,17 @@ def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]]) -> 
                ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"])),
                ("max $/h", "none" if fleet.max_price is None else f"{fleet.max_price:.2f}"),
                ("expires", expiry_text(fleet.expires_at)),
+               *_accrued(status),
                *([("waiting", fleet.message)] if fleet.state.value == "waiting" else [])])
     if members:
         out.table(INSTANCE_COLUMNS, [_row(m) for m in members])
+
+
+def _accrued(status: FleetStatus | None) -> list[tuple[str, str]]:
+    """The `accrued` line of a status whose VMs the spend ledger knows (none otherwise)."""
+    if status is None or status.accrued_usd is None:
+        return []
+    return [("accrued", accrued_text(status.accrued_usd, status.rate_per_hour))]
 
 
 def _row(m: dict[str, Any]) -> list[Any]:
@@ -164,11 +174,9 @@ def _row(m: dict[str, Any]) -> list[Any]:
     return [m["provider"], m["id"], m["name"], m["state"], gpu, m["region"], reserved, m["price_per_hour"]]
 
 
-def fleet_list(out: Output, fleets: Sequence[tuple[FleetRecord, Sequence[MemberRecord]]]) -> None:
-    """Every recorded fleet (`Client.fleet_list`'s fleets), with the state its members' records imply."""
-    from ..api.fleet_reports import FleetList
-
-    docs = FleetList(fleets=[(f, list(m)) for f, m in fleets]).docs()
+def fleet_list(out: Output, report: FleetList) -> None:
+    """Every recorded fleet (`Client.fleet_list`), with the state its members' records imply."""
+    docs = report.docs()
     if out.json:
         out.data(docs)
         return

@@ -101,6 +101,11 @@ class Observation:
     pricing: Pricing | None = None
 
 
+def last_seen(ledger: Ledger) -> dict[tuple[str, str], str]:
+    """The state each VM not seen gone was last seen in, by (provider, instance id) (one read)."""
+    return {(i.provider, i.instance_id): i.state for i in ledger.ledger_intervals() if i.ended_at is None}
+
+
 class Ledger(Protocol):
     """The ledger's operations, which every fleet store has (fleet.store.FleetStore extends this). Each is one
     store transaction; none calls a cloud; store errors are the store's (ConfigError, Transient)."""

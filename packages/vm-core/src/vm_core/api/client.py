@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from .confirm import Confirm
 
 if TYPE_CHECKING:
+    import threading
+
     from ..fleet.store import FleetRecord, FleetStore
     from ..provider import Provider
     from ..session import Session
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
         VmsActed,
         VmsCreated,
     )
+    from .reports import WatchdogReport
+    from .requests import WatchdogRequest
     from .requests import (
         ActionRequest,
         CreateRequest,
@@ -284,6 +288,20 @@ class Client:
         from .fleet_power import power_fleet
 
         return power_fleet(self, "start", request)
+
+    def watchdog(self, request: WatchdogRequest | None = None, *,
+                 stopping: threading.Event | None = None) -> WatchdogReport:
+        """Look after every fleet of the store, as `vm watchdog` does (docs/watchdog.md): each pass, for each
+        fleet with a duty due (a passed TTL, a maintained fleet's count), through the fleet's own profile and under
+        its lease (holder `watchdog user@host:pid`), the same code path as `vm fleet reap` or `vm fleet repair`;
+        then the pending webhook deliveries. One pass with `request.once`, else a pass every `request.interval`
+        seconds until `stopping` is set, or (from the main thread) SIGTERM or SIGINT. The problem: PartialFailure
+        when a duty of a `once` pass failed, Interrupted when SIGINT ended it. Raises UsageError for an interval
+        below 0.1 s, ConfigError when a `once` pass cannot read the store."""
+        from .requests import WatchdogRequest
+        from .watchdog import watch
+
+        return watch(self, request or WatchdogRequest(), stopping)
 
     def fleet_maintain(self, request: FleetMaintainRequest) -> FleetMaintained:
         """Turn on or off the watchdog's keeping of the fleet's requested count (`maintain`), holding the fleet's

@@ -5,13 +5,16 @@ docs/python-api.md). Instance, offer, image and provider objects are the model's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..calls import Accepted
 from ..machine import ImageInfo
 from ..model import Instance, Offer
 from ..session import ProviderReport
 from .outcome import Outcome
+
+if TYPE_CHECKING:
+    from ..watchdog.loop import PassReport
 
 
 def _one_or_all(docs: list[Any], single: bool) -> Any:
@@ -152,3 +155,18 @@ class ConfigReport(Outcome):
 
     def to_json(self) -> dict[str, Any]:
         return self.document
+
+
+@dataclass
+class WatchdogReport(Outcome):
+    """How `vm watchdog` ended: the passes it made, the last one (vm_core.watchdog.loop.PassReport: each fleet
+    a duty was due for, and the webhook deliveries) and the signal that stopped a loop ("" for none). The
+    problem: a PartialFailure when a duty of a `--once` pass failed; Interrupted when SIGINT stopped it."""
+
+    passes: int = 0
+    last: PassReport | None = None
+    signal: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passes": self.passes, "signal": self.signal or None,
+                "last_pass": self.last.to_json() if self.last is not None else None}

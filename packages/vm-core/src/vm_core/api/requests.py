@@ -196,3 +196,13 @@ class FleetPowerRequest:
 
     name: str
     timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class WatchdogRequest:
+    """`vm watchdog [--once] [--interval SECONDS]`: one pass over the store's fleets (`once`), else a pass every
+    `interval` seconds until stopped; `timeout` bounds each VM's create, boot or delete in a duty."""
+
+    once: bool = False
+    interval: float = 60.0
+    timeout: float = DEFAULT_TIMEOUT

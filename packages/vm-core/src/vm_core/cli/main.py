@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "destroy": ("vm_core.cli.cmd_lifecycle:destroy", "Destroy VMs (already gone counts as success)."),
     "ssh": ("vm_core.cli.cmd_ssh:ssh", "Log in to a VM (or run a command there) with the system's ssh."),
     "fleet": ("vm_core.cli.cmd_fleet:fleet", "Fleets: groups of VMs spread across providers."),
+    "watchdog": ("vm_core.cli.cmd_watchdog:watchdog", "Look after the fleets over time: TTLs, maintained counts."),
     "offers": ("vm_core.cli.cmd_catalog:offers", "Where a GPU type can be had, cheapest first."),
     "images": ("vm_core.cli.cmd_images:images", "The images a cloud offers for a machine, the default marked."),
     "providers": ("vm_core.cli.cmd_catalog:providers", "Provider plugins, endpoints and capabilities."),

@@ -12,6 +12,11 @@ A holder on the same machine need not be waited for: the lease records the holde
 id, PID namespace, pid and start time, from /proc), so a process on the same machine can prove the holder is gone
 (killed, or its pid reused) and take over at once. Where /proc cannot tell (another machine, another container's
 PID namespace, macOS) only the lapse counts.
+
+Leases nest: a thread that holds a fleet's lease (the watchdog, around each fleet's duties) and then runs an
+operation that takes it again (a repair, a reap) keeps it; the inner operation names itself in the lease and is
+told `on_lost` as well. A process may say what it acts as (`acting_as("watchdog")`): its lease holder is then
+`watchdog user@host:pid`, and the events it records name `watchdog user@host`.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from ..hints import Command, Hint
 from .store import DEFAULT_LEASE_SECONDS, FleetStore, Lease, LeaseHeld
 
 HEARTBEATS_PER_LEASE = 3
+_role: list[str] = []  # what this process acts as ("watchdog"), said before user@host (acting_as)
+_held = threading.local()  # `fleets`: fleet name -> the _Holding of the lease this thread holds on it
 
 
 def user_at_host() -> str:
@@ -41,9 +48,25 @@ def user_at_host() -> str:
     return f"{user}@{socket.gethostname()}"
 
 
+def actor() -> str:
+    """Who acts, as leases and events say it: `user@host`, or `ROLE user@host` while `acting_as(ROLE)`."""
+    return " ".join([*_role, user_at_host()])
+
+
+@contextmanager
+def acting_as(role: str) -> Iterator[None]:
+    """For the body, this process's leases and events say `role` before `user@host` (e.g. "watchdog")."""
+    before = _role[:]
+    _role[:] = [role]
+    try:
+        yield
+    finally:
+        _role[:] = before
+
+
 def this_process() -> str:
-    """The lease holder name of this process: `user@host:pid`."""
-    return f"{user_at_host()}:{os.getpid()}"
+    """The lease holder name of this process: `user@host:pid` (`ROLE user@host:pid` while acting_as)."""
+    return f"{actor()}:{os.getpid()}"
 
 
 def process_identity(pid: int | None = None) -> str:
@@ -96,7 +119,13 @@ def lease_seconds(environ: Mapping[str, str]) -> float:
 @contextmanager
 def lease(store: FleetStore, fleet: str, operation: str, *,
           on_lost: Callable[[], None] = lambda: None) -> Iterator[Lease]:
-    """Hold the fleet's lease for the body: UsageError when another process holds a live one."""
+    """Hold the fleet's lease for the body: UsageError when another process holds a live one. When this thread
+    holds it already, the body runs under that lease (renamed `operation`), and `on_lost` joins its callbacks."""
+    holdings: dict[str, _Holding] = _held.__dict__.setdefault("fleets", {})
+    if fleet in holdings:
+        with holdings[fleet].nested(store, operation, on_lost) as inner:
+            yield inner
+        return
     holder, seconds, process = this_process(), store.lease_seconds, process_identity()
     try:
         held = store.acquire_lease(fleet, holder, operation, seconds, process=process)
@@ -111,18 +140,45 @@ def lease(store: FleetStore, fleet: str, operation: str, *,
     if held.previous:
         from ..events.recording import lease_taken_over
 
-        lease_taken_over(store, held, user_at_host())
+        lease_taken_over(store, held, actor())
     stop = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, on_lost),
+    holdings[fleet] = holding = _Holding(held, on_lost)
+    beat = threading.Thread(target=_heartbeat, args=(store, held, seconds, stop, holding.lost),
                             name=f"lease-{fleet}", daemon=True)
     beat.start()
     try:
         yield held
     finally:
+        del holdings[fleet]
         stop.set()
         beat.join()
         with suppress(Exception):  # the store is unreachable: the lease lapses by itself
             store.release_lease(fleet, holder)
+
+
+class _Holding:
+    """A lease this thread holds: the callbacks told when it is lost (its own, and those of nested bodies)."""
+
+    def __init__(self, held: Lease, on_lost: Callable[[], None]) -> None:
+        self.held, self.callbacks = held, [on_lost]
+
+    def lost(self) -> None:
+        for callback in list(self.callbacks):
+            callback()
+
+    @contextmanager
+    def nested(self, store: FleetStore, operation: str, on_lost: Callable[[], None]) -> Iterator[Lease]:
+        """The held lease, renamed `operation` (and extended) in `store`: LeaseRefused when it was taken over."""
+        try:
+            held = store.acquire_lease(self.held.fleet, self.held.holder, operation, store.lease_seconds,
+                                       process=self.held.process)
+        except LeaseHeld as exc:
+            raise refusal(exc.lease, operation) from None
+        self.callbacks.append(on_lost)
+        try:
+            yield held
+        finally:
+            self.callbacks.remove(on_lost)
 
 
 class LeaseRefused(UsageError):

@@ -132,6 +132,8 @@ def test_reaching_the_budget_stops_unless_a_member_cannot_stop() -> None:
     assert mixed.action is OnBudget.DESTROY and mixed.why == "lambda cannot stop VMs, so it is destroyed"
     destroy = FleetRecord("b2", "H100", 8, 1, 1, "spread", budget=10.0, on_budget=OnBudget.DESTROY)
     assert enforcement(destroy, [crusoe], can_stop).action is OnBudget.DESTROY
+    released = MemberRecord("b1", 1, 0, "lambda", "b1-1", state=MemberState.RELEASED)
+    assert enforcement(record, [crusoe, released], can_stop).action is OnBudget.DESTROY  # destroyed again: said
 
 
 # ------------------------------------------------------------------------------------------- settings

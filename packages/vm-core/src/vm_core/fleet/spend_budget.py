@@ -30,7 +30,7 @@ from ..errors import BudgetError, UsageError
 from ..hints import Command, Hint, Setting, Words
 from ..model import Offer
 from .budget import price_total
-from .store import FleetRecord, MemberRecord, OnBudget
+from .store import FleetRecord, FleetState, MemberRecord, MemberState, OnBudget
 
 if TYPE_CHECKING:
     from ..spend.ledger import Ledger
@@ -172,10 +172,13 @@ class Enforcement:
 def enforcement(record: FleetRecord, members: Iterable[MemberRecord],
                 can_stop: Callable[[str], bool]) -> Enforcement:
     """STOP when the fleet's `on_budget` is stop and every member that may exist is on a provider that
-    `can_stop`; else DESTROY (with why, when stop was asked). Pure."""
-    if record.on_budget is OnBudget.DESTROY:
+    `can_stop`; else DESTROY (with why, when stop was asked). A fleet a destroy left (being destroyed, or with
+    members their cloud refused to delete) is destroyed again, which says what still runs. Pure."""
+    listed = list(members)
+    if record.on_budget is OnBudget.DESTROY or record.state is FleetState.DESTROYING or any(
+            m.state is MemberState.RELEASED for m in listed):
         return Enforcement(OnBudget.DESTROY)
-    cannot = sorted({m.provider for m in members if m.state.may_exist and not can_stop(m.provider)})
+    cannot = sorted({m.provider for m in listed if m.state.may_exist and not can_stop(m.provider)})
     if cannot:
         return Enforcement(OnBudget.DESTROY, f"{', '.join(cannot)} cannot stop VMs, so it is destroyed")
     return Enforcement(OnBudget.STOP)

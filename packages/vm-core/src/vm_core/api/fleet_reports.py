@@ -174,14 +174,15 @@ class FleetForgotten(Outcome):
 
 @dataclass
 class FleetReaped(Outcome):
-    """What reaping did (or, with `dry_run`, would do) to each expired fleet, in the order of fleet/reap.py."""
+    """What reaping did (or, with `dry_run`, would do) to each expired fleet and each that reached its spend budget
+    (`cause`: expired or budget), in the order of fleet/reap.py."""
 
     outcomes: list[ReapOutcome]
     dry_run: bool = False
 
     def docs(self) -> list[dict[str, Any]]:
         return [{"name": o.fleet.name, "id": o.fleet.fleet_id or None, "expires_at": iso(o.fleet.expires_at),
-                 "result": o.result, "reason": o.reason or None, "vms": o.vms,
+                 "result": o.result, "cause": o.cause, "reason": o.reason or None, "vms": o.vms,
                  "actions": [a.to_json() for a in o.actions]} for o in self.outcomes]
 
     def to_json(self) -> dict[str, Any]:

@@ -8,47 +8,27 @@ ground truth."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from mock_clouds import control
 from vm_core.events.signing import verify
 from vm_core.fleet.lease import user_at_host
 from vm_core.fleet.location import store_at
 from vm_core.fleet.store import FleetStore
+from watchdog_process import Watched, live, preempt, wait_for
 from webhook_receiver import Receiver
 
 if TYPE_CHECKING:
     from conftest import VmHome
 
-VM = str(Path(sys.executable).parent / "vm")
 SECRET = "watchdog-webhook-secret"
-DEADLINE = 120.0  # seconds to wait for something that must happen; never a pass condition
 ONE_MACHINE = "this watchdog looks after the fleets recorded on this machine only"
 
 
 def store_of(vm: VmHome) -> FleetStore:
     return store_at(vm.env.get("VM_STORE_URL"), vm.path)
-
-
-def live(vm: VmHome, fleet: str) -> list[dict[str, Any]]:
-    """The fleet's instances that exist in a cloud (running, or any state but terminated)."""
-    return [i for i in vm.inventory() if i["name"].startswith(f"{fleet}-") and i["state"] != "terminated"]
-
-
-def wait_for(what: str, condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def events(vm: VmHome, fleet: str) -> list[dict[str, Any]]:
@@ -61,11 +41,6 @@ def maintained(vm: VmHome, name: str, count: int) -> list[dict[str, Any]]:
                  "-o", "json").json()
     store_of(vm).update_fleet(name, maintain=True)
     return list(made["members"])
-
-
-def preempt(vm: VmHome, provider: str, instance_id: str) -> None:
-    done = control.admin_call(vm.endpoints(), "POST", f"/preempt/{provider}/{instance_id}")
-    assert done["preempted"], done
 
 
 def test_once_reaps_an_expired_fleet_with_no_other_command(shared_home: VmHome) -> None:
@@ -148,35 +123,10 @@ def test_bad_interval_is_refused(shared_home: VmHome) -> None:
 
 
 # -------------------------------------------------------------------------------------------------- signals
-class Watched:
-    """`vm watchdog` in its own process group, its stderr read line by line as it comes."""
-
-    def __init__(self, vm: VmHome, *args: str, **env: str) -> None:
-        self.process = subprocess.Popen([VM, "watchdog", *args], env={**vm.env, **env}, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
-        self.lines: list[str] = []
-        assert self.process.stderr is not None
-        self._reader = threading.Thread(target=self._read, args=(self.process.stderr,), daemon=True)
-        self._reader.start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.append(line)
-
-    def said(self, text: str) -> bool:
-        return any(text in line for line in self.lines)
-
-    def signal(self, signum: int) -> int:
-        os.killpg(self.process.pid, signum)
-        code = self.process.wait(timeout=DEADLINE)
-        self._reader.join(timeout=DEADLINE)
-        return code
-
-
 def test_sigterm_ends_the_loop_with_0_and_sigint_with_130(shared_home: VmHome) -> None:
     for signum, code in ((signal.SIGTERM, 0), (signal.SIGINT, 130)):
         watched = Watched(shared_home, "--interval", "0.2")
-        wait_for("the watchdog to start", lambda: watched.said(ONE_MACHINE))
+        wait_for("the watchdog to start", lambda w=watched: w.said(ONE_MACHINE))
         assert watched.signal(signum) == code, "".join(watched.lines)
         assert "Traceback" not in "".join(watched.lines)
         assert watched.said(f"{signal.Signals(signum).name}: finishing the current fleet's duty, then stopping")

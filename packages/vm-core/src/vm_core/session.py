@@ -74,6 +74,9 @@ class Session:
         self.notify = notify
         self.chosen_by = chosen_by  # why this profile: "--profile", "default_profile", "auto: ..." (config show)
         self.secrets: set[str] = set()  # every secret setting value seen, for redacting logs
+        # The time source of what vm records (the spend ledger, its fleet members' times); the Python API may
+        # inject another (vm_core.api.connect's clock), e.g. to follow a simulated day.
+        self.clock: Callable[[], float] = time.time
         self._providers: dict[str, Provider] = {}
         self._endpoints: dict[str, dict[str, Any]] = {}  # embedded clouds' name -> their endpoints
         self._native: dict[str, NativeCredentials] = {}  # provider -> its cloud's own credentials, read once

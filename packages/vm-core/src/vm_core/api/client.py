@@ -353,11 +353,12 @@ class Client:
 
 
 def connect(profile: str | None = None, *, environ: Mapping[str, str] | None = None, progress: Progress = _log_progress,
-            warn: Callable[[str], None] = _log_warning) -> Client:
+            warn: Callable[[str], None] = _log_warning, clock: Callable[[], float] | None = None) -> Client:
     """A Client over `profile` of the config file of `environ` (default os.environ: VM_HOME, VM_PROFILE, the
     clouds' own credentials), chosen as `vm --profile` chooses (None: VM_PROFILE, else the config's
-    default_profile, else auto, else `local`: the embedded mock clouds, started on first use). Raises ConfigError
-    for an unknown profile or an unsafe or malformed config file."""
+    default_profile, else auto, else `local`: the embedded mock clouds, started on first use). `clock` (default
+    time.time) is the time source of what vm records: the spend ledger's times, its cost reports' "now". Raises
+    ConfigError for an unknown profile or an unsafe or malformed config file."""
     import os
 
     from ..config import Paths, load_config
@@ -371,10 +372,16 @@ def connect(profile: str | None = None, *, environ: Mapping[str, str] | None = N
     asked = profile or env.get("VM_PROFILE") or None
     asked_by = "" if asked is None else ("VM_PROFILE" if profile is None else "the caller")
 
-    def open_profile(name: str | None) -> Session:
-        return open_session(config, name, paths, plugins, env, progress, asked_by="the fleet's profile" if name else "")
+    def clocked(session: Session) -> Session:
+        if clock is not None:
+            session.clock = clock
+        return session
 
-    session = open_session(config, asked, paths, plugins, env, progress, asked_by=asked_by)
+    def open_profile(name: str | None) -> Session:
+        return clocked(open_session(config, name, paths, plugins, env, progress,
+                                    asked_by="the fleet's profile" if name else ""))
+
+    session = clocked(open_session(config, asked, paths, plugins, env, progress, asked_by=asked_by))
     return Client(session, progress=progress, warn=warn, open_profile=open_profile, profile_explicit=asked is not None)
 
 

@@ -40,7 +40,9 @@ def store_url(session: Session) -> str | None:
 def open_store(session: Session) -> FleetStore:
     """The fleet store of this session, opened (and migrated). ConfigError (exit 4) for an unusable URL, a
     missing PostgreSQL driver or an unreachable database, VM_LEASE_SECONDS out of range."""
-    return store_at(store_url(session), session.paths.state_dir, lease_seconds(session.environ))
+    store = store_at(store_url(session), session.paths.state_dir, lease_seconds(session.environ))
+    store.clock = session.clock
+    return store
 
 
 def store_at(url: str | None, state_dir: Path, seconds: float = DEFAULT_LEASE_SECONDS) -> FleetStore:

@@ -274,6 +274,7 @@ class SqlFleetStore(LedgerStore, EventLog):
     _DUPLICATE: tuple[type[BaseException], ...] = ()  # what a duplicate primary key raises
     location: str
     lease_seconds: float
+    clock: Callable[[], float] = staticmethod(time.time)
 
     if TYPE_CHECKING:  # what each backend defines (see above)
         def _write(self) -> AbstractContextManager[Any]: ...
@@ -374,7 +375,7 @@ class SqlFleetStore(LedgerStore, EventLog):
         if not updates:
             return []
         done = []
-        now = time.time()
+        now = self.clock()
         with self._write() as db:
             recorded = self._locked_attempts(db, fleet, {slot for slot, _, _ in updates})
             for slot, attempt, changes in updates:

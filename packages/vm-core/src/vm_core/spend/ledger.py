@@ -16,7 +16,7 @@ and its ledger entry change together.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -108,7 +108,10 @@ def last_seen(ledger: Ledger) -> dict[tuple[str, str], str]:
 
 class Ledger(Protocol):
     """The ledger's operations, which every fleet store has (fleet.store.FleetStore extends this). Each is one
-    store transaction; none calls a cloud; store errors are the store's (ConfigError, Transient)."""
+    store transaction; none calls a cloud; store errors are the store's (ConfigError, Transient). `clock` is the
+    time source of what the store records (fleet members' changes, and so their ledger entries): Session.clock."""
+
+    clock: Callable[[], float]
 
     def record_vm(self, vm: LedgerVm, state: str, *, price_per_hour: float | None, source: str) -> None:
         """Record a VM vm created (nothing if it is already recorded) and what it is doing since

@@ -8,7 +8,6 @@ Nothing here fails a verb: the VMs exist (or changed) whatever the ledger says, 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,7 +47,7 @@ class CreatedVms:
 
     def accepted(self, accepted: Accepted) -> None:
         """A create the cloud accepted: the VM exists from now (may be called from several threads)."""
-        vm = self._vm(accepted.instance_id, accepted.name, "", "", "", time.time())
+        vm = self._vm(accepted.instance_id, accepted.name, "", "", "", self._session.clock())
         self._change(lambda store: store.record_vm(vm, InstanceState.CREATING.value, price_per_hour=None,
                                                    source="create"))
 
@@ -59,12 +58,12 @@ class CreatedVms:
 
         def record(store: Ledger) -> None:
             for instance in instances:
-                created = instance.created_at.timestamp() if instance.created_at else time.time()
+                created = instance.created_at.timestamp() if instance.created_at else self._session.clock()
                 vm = self._vm(instance.id, instance.name, instance.shape, instance.region, instance.reservation_id,
                               created)
                 store.record_vm(vm, instance.state.value, price_per_hour=instance.price_per_hour, source="create")
                 store.complete_vm(vm, first_seen=created)
-            store.observe(observations(instances, self._account, "create"))
+            store.observe(observations(instances, self._account, "create", self._session.clock()))
 
         self._change(record)
 
@@ -86,11 +85,9 @@ class CreatedVms:
                         self._session.profile.name, self._created_by, created_at)
 
 
-def observations(instances: Iterable[Instance], account: str, source: str,
-                 at: float | None = None) -> list[Observation]:
-    """What `instances` show now (or at `at`), for Ledger.observe."""
-    now = time.time() if at is None else at
-    return [Observation(i.provider, account, i.id, i.state.value, now, source, i.price_per_hour,
+def observations(instances: Iterable[Instance], account: str, source: str, at: float) -> list[Observation]:
+    """What `instances` showed at `at`, for Ledger.observe."""
+    return [Observation(i.provider, account, i.id, i.state.value, at, source, i.price_per_hour,
                         Pricing.of(i.reservation_id, i.spot)) for i in instances]
 
 
@@ -102,7 +99,7 @@ def observe(session: Session, instances: Sequence[Instance], source: str, warn: 
     if not instances and not complete:
         return
     accounts = {name: account_of(session.provider(name)) for name in {i.provider for i in instances} | set(complete)}
-    now = time.time()
+    now = session.clock()
 
     def record(store: Ledger) -> None:
         for name, account in accounts.items():
@@ -116,8 +113,8 @@ def observe(session: Session, instances: Sequence[Instance], source: str, warn: 
 def observe_members(store: Ledger, instances: Sequence[Instance], accounts: Mapping[str, str], source: str,
                     warn: Warn) -> None:
     """Enter what a fleet's members show (`accounts`: the fleet's recorded account of each provider) in the
-    ledger through the fleet's own store."""
-    now = time.time()
+    ledger through the fleet's own store (at the store's clock)."""
+    now = store.clock()
     seen = [o for name in {i.provider for i in instances}
             for o in observations([i for i in instances if i.provider == name], accounts.get(name, ""), source, now)]
     try:
@@ -132,7 +129,7 @@ def observe_gone(session: Session, provider: str, instance_ids: Iterable[str], s
     if not ids:
         return
     account = account_of(session.provider(provider))
-    now = time.time()
+    now = session.clock()
     seen = [Observation(provider, account, i, InstanceState.TERMINATED.value, now, source) for i in ids]
     _write(session, warn, lambda store: store.observe(seen), only_existing=True)
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,8 @@ def until_waiting(vm: VmHome, fleet: str, proc: subprocess.Popen[str]) -> dict[s
     while True:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         shown = vm("fleet", "status", fleet, "-o", "json")
-        if shown.code == 0 and (doc := json.loads(shown.out))["state"] == "waiting" and "placeable" in doc["message"]:
+        doc: dict[str, Any] = json.loads(shown.out) if shown.code == 0 else {}
+        if doc.get("state") == "waiting" and "placeable" in doc["message"]:
             return doc
         time.sleep(0.1)
 
@@ -128,4 +130,48 @@ def test_a_waiting_fleet_of_other_options_is_refused(fresh_home: VmHome) -> None
     assert other.code == 2 and "is waiting for 2 x H100:8, not 3 x H100:8" in other.error()["message"]
     assert vm.ok("fleet", "status", "picky", "-o", "json").json()["state"] == "waiting"
     vm.ok("fleet", "destroy", "picky", "--yes")
+    vm.ok("fleet", "destroy", "hog", "--yes")
+
+
+# The watchdog's step, as it calls it: one check of each waiting fleet through the Python API (its own process).
+ADVANCE = """
+import json, sys
+from vm_core import api
+client = api.connect()
+record = next(f for f, _ in client.fleet_list().fleets if f.name == sys.argv[1])
+step = client.fleet_advance_waiting(record)
+print(json.dumps({**step.to_json(), "exit": step.exit.value}))
+"""
+
+
+def advance(vm: VmHome, name: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", ADVANCE, name], env=vm.env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
+def test_the_watchdogs_step_waits_places_and_gives_up(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    hold_capacity(vm)
+    for name, wait in (("never", "6s"), ("later", "10m")):
+        proc = start(vm, *WAITER, "--wait-for-capacity", wait, "--name", name)
+        until_waiting(vm, name, proc)
+        os.killpg(proc.pid, signal.SIGINT)  # left waiting, for the watchdog to go on
+        assert proc.wait(timeout=300) == 130
+    still = advance(vm, "later")
+    assert still["state"] == "waiting" and still["placeable"] == 0 and still["exit"] == "ok", still
+    assert live(vm, "later") == []
+    created = datetime.fromisoformat(vm.ok("fleet", "status", "never", "-o", "json").json()["created_at"])
+    time.sleep(max(created.timestamp() + 6.5 - time.time(), 0.0))  # "never" waits 6 s from its record: past it
+    gone = advance(vm, "never")
+    assert gone["state"] == "failed" and gone["gave_up"] is True and gone["exit"] == "capacity", gone
+    assert "gave up waiting for capacity after 6s" in gone["message"] and live(vm, "never") == []
+    free_capacity(vm)
+    placed = advance(vm, "later")
+    assert placed["state"] == "active" and placed["placeable"] == 2 and placed["exit"] == "ok", placed
+    assert len(live(vm, "later")) == 2
+    vm.ok("fleet", "destroy", "later", "--yes")
+    vm.ok("fleet", "destroy", "never", "--yes")
     vm.ok("fleet", "destroy", "hog", "--yes")

@@ -10,7 +10,8 @@
     ├── Unsupported             exit 5   the provider has no such feature (e.g. Lambda stop)
     ├── CapacityError           exit 6   no capacity (scope: zone, region or provider)
     ├── QuotaError              exit 6
-    ├── BudgetError             exit 6   the plan's total $/h is above --max-price (or cannot be known)
+    ├── BudgetError             exit 6   the plan's total $/h is above --max-price (or cannot be known), its
+    │                                    cost over --ttl above --budget, or a monthly budget is reached
     ├── PartialFailure          exit 7   some of several targets failed
     ├── Transient               exit 8   rate limited, unavailable, lost response: retry later
     │   └── RateLimited         exit 8
@@ -121,7 +122,8 @@ class QuotaError(VmError):
 
 
 class BudgetError(VmError):
-    """A plan refused by the fleet's price cap (--max-price): nothing was recorded or created."""
+    """A plan refused by the fleet's price cap (--max-price) or spend budget (--budget over --ttl), or a create
+    refused by the user's monthly budget: nothing was recorded or created."""
 
     code, exit_code = "budget", 6
 

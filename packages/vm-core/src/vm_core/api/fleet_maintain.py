@@ -91,16 +91,11 @@ def advance_waiting(client: Client, record: FleetRecord) -> WaitAdvanced:
     within its price cap, else record how many VMs are placeable now. Acts through the fleet's own profile and
     accounts (Client.recorded_fleet). The problem is a CapacityError when the wait gave up. Raises NotFound,
     UsageError (another process holds the lease, or the fleet is not waiting)."""
-    from ..fleet.create import FleetCreator
-    from ..fleet.service import strategy_named
-    from ..fleet.waiting import FleetWaiter
+    from ..fleet.waiting import check_waiting
 
     store, fresh, providers = client.recorded_fleet(record.name)
-    chosen = strategy_named("cheapest" if fresh.strategy == "cluster" else fresh.strategy)
     concurrency = {name: client.session.plugin(name).create_concurrency for name in providers}
-    creator = FleetCreator(store, providers, chosen, progress=client.progress, concurrency=concurrency,
-                           profile=fresh.profile)
-    waited = FleetWaiter(creator).advance(fresh)
+    waited = check_waiting(store, providers, fresh, progress=client.progress, concurrency=concurrency)
     problem = Problem.of(_gave_up(waited)) if waited.gave_up else None
     return WaitAdvanced(fleet=waited.fleet, placeable=waited.placeable, gave_up=waited.gave_up, problem=problem)
 

@@ -18,7 +18,7 @@ within its documented rate limits; scaled with the mock clouds' time scale), at 
 
 Resuming: the check holds no state outside the store, so re-running the same create from any machine (after Ctrl-C,
 or a laptop closed) finds the waiting record and goes on (`wait` under the lease), and the watchdog calls `check`
-once per round (api/fleet_maintain.py `advance_waiting`).
+once per round (`check_waiting`; for a Python caller, api/fleet_maintain.py `advance_waiting`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from ..calls import DEFAULT_TIMEOUT
 from ..errors import UsageError, VmError
 from ..hints import Command, Hint
 from ..model import Instance
@@ -40,7 +41,8 @@ from .naming import check_fleet_name
 from .offers import OfferCache
 from .scale import new_slots
 from .spec import FleetSpec, spec_of
-from .store import FleetRecord, FleetState
+from .placement import Placement
+from .store import FleetRecord, FleetState, FleetStore
 from .watch import poll_interval
 
 POLL_ROUNDS = 30  # checks are this many of the slowest provider's poll intervals apart
@@ -192,6 +194,21 @@ class FleetWaiter:
         report = _report(record, [], [], [])
         report.rolled_back, report.unresolved = True, left
         return WaitReport(record, placed=report, gave_up=True, notes=left)
+
+
+def check_waiting(store: FleetStore, providers: Mapping[str, Provider], record: FleetRecord, *,
+                  progress: Callable[[str], None] = lambda _: None, timeout: float = DEFAULT_TIMEOUT,
+                  concurrency: Mapping[str, int] | None = None) -> WaitReport:
+    """One check of the waiting fleet `record` over `providers` (the fleet's own accounts), under its lease
+    (nested in the caller's when the caller holds it): what a watchdog duty runs for a WAITING fleet each pass.
+    Gives up at its `wait_until`, places it when the clouds have room within its cap, else records how many VMs
+    are placeable. Raises UsageError while another process holds the lease or when the fleet is not waiting."""
+    from .service import strategy_named
+
+    chosen = strategy_named("cheapest" if record.placement is Placement.CLUSTER else record.strategy)
+    creator = FleetCreator(store, providers, chosen, progress=progress, timeout=timeout, concurrency=concurrency,
+                           profile=record.profile)
+    return FleetWaiter(creator).advance(record)
 
 
 def waiting_spec(record: FleetRecord) -> FleetSpec:

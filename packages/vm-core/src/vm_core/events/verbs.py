@@ -30,18 +30,19 @@ if TYPE_CHECKING:
 
 def tell(session: Session, store: object, make: Callable[[str], Sequence[Event]],
          warn: Callable[[str], None]) -> None:
-    """Record the events `make(actor)` returns (`actor`: this `user@host`) and deliver them to the webhooks of
-    the session's profile (for at most about two seconds). Never raises: the verb has acted, and its events are
-    history. The webhooks' URLs and secrets join the session's secrets, so no output or log shows them."""
+    """Record the events `make(actor)` returns (`actor`: `user@host`, or `watchdog user@host` in the watchdog)
+    and deliver them to the webhooks of the session's profile (for at most about two seconds). Never raises: the
+    verb has acted, and its events are history. The webhooks' URLs and secrets join the session's secrets, so no
+    output or log shows them."""
     import logging
 
-    from ..fleet.lease import user_at_host
+    from ..fleet.lease import actor
     from .recording import announce
 
     hooks = session.profile.notify
     session.secrets.update(value for hook in hooks for value in (hook.url, hook.secret))
     try:
-        events = list(make(user_at_host()))
+        events = list(make(actor()))
     except Exception:  # noqa: BLE001 - a report this vm cannot describe must not fail the verb
         logging.getLogger("vm_core.events").debug("describing the verb's events failed", exc_info=True)
         warn("the events of this command could not be recorded")

@@ -68,6 +68,8 @@ if TYPE_CHECKING:
     )
     from .requests import AuditRequest, ReservationsRequest
     from .usage_reports import AuditReport, ReservationList
+    from .reports import WatchdogReport
+    from .requests import WatchdogRequest
 
 # name -> the module that defines it: importing vm_core.api (or one of its modules, as the CLI does) loads
 # nothing else until a name is used.
@@ -125,6 +127,8 @@ _WHERE = {
     "ReservationList": ".usage_reports",
     "ReservationsRequest": ".requests",
     "WaitAdvanced": ".fleet_maintain",
+    "WatchdogReport": ".reports",
+    "WatchdogRequest": ".requests",
     "connect": ".client",
 }
 
@@ -154,4 +158,5 @@ __all__ = [
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",
     "ProvidersRequest", "VmError", "VmsActed", "VmsCreated", "connect",
     "EventList", "EventsRequest",
+    "WatchdogReport", "WatchdogRequest",
 ]

@@ -1,0 +1,150 @@
+"""The watchdog in process, against the example third-party provider (a JSON-file cloud: fast, no mock clouds):
+a duty appended to DUTIES runs under the fleet's lease held as `watchdog user@host:pid`, a fleet with no duty due
+is never leased, `stopping` ends the loop, a fleet whose profile cannot be opened is a failed duty (PartialFailure:
+exit 7), an expired fleet is reaped with its event; leases nest within a thread; the backoff doubles."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from vm_core import api
+from vm_core.errors import UsageError
+from vm_core.events.kinds import EventKind
+from vm_core.fleet.lease import acting_as, lease, this_process, user_at_host
+from vm_core.fleet.location import open_store
+from vm_core.fleet.store import FleetRecord, SqliteFleetStore
+from vm_core.watchdog.backoff import MAX_DELAY, Backoff
+from vm_core.watchdog.duties import DUTIES
+from vm_core.watchdog.duty import Done, Duty, DutyContext, DutyResult
+
+TOKEN = "tok-w4tchd0g-s3cr3t-5kq2"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VM_HOME", str(tmp_path))
+    monkeypatch.setenv("VM_NO_AUTOSTART", "1")
+    for name in ("VM_PROFILE", "VM_EXAMPLE_PATH", "VM_EXAMPLE_TOKEN", "VM_STORE_URL", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    cloud = tmp_path / "example-cloud.json"
+    config = tmp_path / "config.toml"
+    config.write_text(f'default_profile = "p"\n[profiles.p.example]\npath = "{cloud}"\ntoken = "{TOKEN}"\n'
+                      'seconds = 0.05\ncapacity = 3\n')
+    config.chmod(0o600)
+    return tmp_path
+
+
+class Hook:
+    """A duty for one fleet that notes what it saw, and may set `stopping`."""
+
+    def __init__(self, fleet: str, stopping: threading.Event | None = None) -> None:
+        self.fleet, self.stopping = fleet, stopping
+        self.seen: list[tuple[str, str, str, str]] = []
+
+    def due(self, context: DutyContext, fleet: FleetRecord) -> bool:
+        return fleet.name == self.fleet
+
+    def act(self, context: DutyContext, fleet: FleetRecord) -> DutyResult:
+        held = context.store.lease(fleet.name)
+        assert held is not None
+        self.seen.append((fleet.name, held.holder, held.operation, context.actor))
+        if self.stopping is not None:
+            self.stopping.set()
+        return DutyResult("hook", Done.ACTED, "looked")
+
+
+@pytest.fixture
+def appended() -> Iterator[list[Duty]]:
+    """DUTIES as they were once the test ends."""
+    before = list(DUTIES)
+    yield DUTIES
+    DUTIES[:] = before
+
+
+def test_an_appended_duty_runs_under_the_watchdogs_lease_and_stopping_ends_the_loop(home: Path,
+                                                                                   appended: list[Duty]) -> None:
+    warnings: list[str] = []
+    client = api.connect(warn=warnings.append)
+    client.fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="looked"))
+    client.fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="ignored"))
+    stopping = threading.Event()
+    hook = Hook("looked", stopping)
+    appended.append(Duty("hook", hook.due, hook.act))
+    report = client.watchdog(api.WatchdogRequest(interval=0.1), stopping=stopping)
+    me = f"watchdog {user_at_host()}"
+    assert hook.seen == [("looked", f"{me}:{os.getpid()}", "watchdog", me)]
+    assert (report.passes, report.signal, report.problem, report.exit) == (1, "", None, api.ExitKind.OK)
+    assert report.last is not None and [f.fleet for f in report.last.fleets] == ["looked"]  # "ignored": not leased
+    assert report.to_json()["last_pass"]["fleets"][0]["duties"] == [
+        {"duty": "hook", "outcome": "acted", "summary": "looked", "finished": False, "next_try_at": None}]
+    store = open_store(client.session)
+    assert store.lease("looked") is None and store.lease("ignored") is None
+    assert sum("looks after the fleets recorded on this machine only" in w for w in warnings) == 1
+    assert this_process() == f"{user_at_host()}:{os.getpid()}"  # the role ends with the call
+
+
+def test_a_fleet_whose_profile_cannot_be_opened_is_a_failed_duty(home: Path) -> None:
+    client = api.connect(warn=lambda _: None)
+    client.fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="orphaned"))
+    store = open_store(client.session)
+    store.update_fleet("orphaned", maintain=True, profile="gone")
+    report = client.watchdog(api.WatchdogRequest(once=True))
+    assert report.exit is api.ExitKind.PARTIAL and report.problem is not None
+    [(target, error)] = report.problem.failures
+    assert target == "orphaned" and error.message.startswith("connect: ") and "gone" in error.message
+    assert store.members("orphaned")  # nothing was changed
+
+
+def test_an_expired_fleet_is_reaped_with_its_event(home: Path) -> None:
+    client = api.connect(warn=lambda _: None)
+    client.fleet_create(api.FleetCreateRequest(gpu="H100", count=2, name="dated", ttl=3600))
+    store = open_store(client.session)
+    store.update_fleet("dated", expires_at=time.time() - 1)
+    report = client.watchdog(api.WatchdogRequest(once=True))
+    assert report.exit is api.ExitKind.OK and report.last is not None
+    [watched] = report.last.fleets
+    assert [(r.duty, r.done, r.finished) for r in watched.results] == [("expire", Done.ACTED, True)]
+    assert store.get_fleet("dated") is None
+    [reaped] = [e for e in store.list_events(fleet="dated") if e.kind is EventKind.REAPED]
+    assert (reaped.actor, reaped.details["destroyed"]) == (f"watchdog {user_at_host()}", 2)
+    assert client.fleet_list().fleets == []
+
+
+def test_bad_interval_is_refused_before_any_pass(home: Path) -> None:
+    with pytest.raises(UsageError, match="--interval must be at least 0.1 seconds"):
+        api.connect().watchdog(api.WatchdogRequest(interval=0.01))
+
+
+# ------------------------------------------------------------------------------------------------ leases
+def test_leases_nest_within_a_thread_and_the_watchdog_names_its_holder(tmp_path: Path) -> None:
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    lost: list[str] = []
+    with acting_as("watchdog"):
+        holder = this_process()
+        assert holder == f"watchdog {user_at_host()}:{os.getpid()}"
+        with lease(store, "f", "watchdog", on_lost=lambda: lost.append("outer")):
+            with lease(store, "f", "fleet repair", on_lost=lambda: lost.append("inner")) as inner:
+                assert (inner.holder, store.lease("f").operation) == (holder, "fleet repair")  # type: ignore[union-attr]
+            held = store.lease("f")
+            assert held is not None and held.holder == holder  # the inner end did not release it
+        assert store.lease("f") is None
+    assert this_process() == f"{user_at_host()}:{os.getpid()}" and lost == []
+
+
+def test_a_lost_outer_lease_tells_the_nested_body_too(tmp_path: Path) -> None:
+    store = SqliteFleetStore(tmp_path / "vm.db", lease_seconds=1.5)  # heartbeats every 0.5 s
+    lost: list[str] = []
+    with lease(store, "f", "watchdog", on_lost=lambda: lost.append("outer")):
+        with lease(store, "f", "fleet repair", on_lost=lambda: lost.append("inner")):
+            store.acquire_lease("f", "thief@elsewhere:1", "fleet destroy", 60, replacing=this_process())
+            deadline = time.monotonic() + 60
+            while len(lost) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+    assert sorted(lost) == ["inner", "outer"]
+    assert store.lease("f") is not None and store.lease("f").holder == "thief@elsewhere:1"  # type: ignore[union-attr]
+

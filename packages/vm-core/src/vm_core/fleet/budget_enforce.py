@@ -21,6 +21,7 @@ from .spend_budget import Enforcement, Standing, enforcement, fleet_standing, un
 from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState, OnBudget
 
 if TYPE_CHECKING:
+    from ..events.model import Event
     from ..spend.ledger import Ledger
     from ..spend.rules import BillingRule
 
@@ -38,6 +39,34 @@ class BudgetTarget:
     def reason(self) -> str:
         why = f"; {self.plan.why}" if self.plan.why else ""
         return f"reached its budget: {self.standing.text()}{why}"
+
+
+@dataclass(frozen=True)
+class Enforced:
+    """What enforcing one fleet's budget did: the `standing` it was enforced at and the reap `outcome`."""
+
+    standing: Standing
+    outcome: Outcome
+
+    def events(self, actor: str) -> list[Event]:
+        """budget_reached when it acted (details spent, budget, result), destroyed for a fleet destroyed and
+        forgotten, destroy_refused for each VM whose cloud refused to delete it; none for a dry run or a skip."""
+        from ..events.kinds import EventKind
+        from ..events.model import Event
+        from .report import Verb
+
+        outcome, name = self.outcome, self.outcome.fleet.name
+        if outcome.result not in (Result.STOPPED, Result.DESTROYED, Result.LEFT):
+            return []
+        events = [Event(EventKind.BUDGET_REACHED, name, actor, {"spent": round(self.standing.spent, 2),
+                                                                 "budget": self.standing.budget,
+                                                                 "result": outcome.result.value})]
+        events += [Event(EventKind.DESTROY_REFUSED, name, actor, {"name": a.name, "reason": a.why},
+                         provider=a.provider, instance_id=a.instance_id)
+                   for a in outcome.actions if a.verb is Verb.RELEASED]
+        if outcome.result is Result.DESTROYED:
+            events.append(Event(EventKind.DESTROYED, name, actor, {"destroyed": outcome.vms}))
+        return events
 
 
 def reached(store: Ledger, fleets: Iterable[FleetRecord], members: Callable[[str], list[MemberRecord]], *,
@@ -132,21 +161,23 @@ def _with_reason(due: BudgetTarget, outcome: Outcome) -> Outcome:
 def enforce_fleet(store: FleetStore, record: FleetRecord, providers: Mapping[str, Provider], *, profile: str,
                   rules: Mapping[str, BillingRule], now: float, actor: str, timeout: float,
                   progress: mem.Progress = lambda _: None, warn: mem.Progress | None = None,
-                  dry_run: bool = False) -> Outcome | None:
+                  dry_run: bool = False) -> Enforced | None:
     """Enforce one fleet's budget through `providers` (connected in its own accounts, by `profile`): None when
-    it has no budget, has not reached it at `now`, is stopped already or has nothing that may bill; else the
-    Outcome of stopping or destroying it (with `dry_run`, what would be done). The watchdog's entry point (a
-    caller holding the fleet's lease may call it: its own lease is extended). Never raises a VmError."""
+    it has no budget, has not reached it at `now`, is stopped already or has nothing that may bill; else what
+    stopping or destroying it did (with `dry_run`, would do), whose `events(actor)` are to be told. The watchdog's
+    entry point (a caller holding the fleet's lease may call it: its own lease is extended). Never raises a
+    VmError."""
     from .reap import target as aim
 
     found = reached(store, [record], store.members, now=now, rules=rules)
     if not found:
         return None
+    standing = found[0][1]
     aimed = aim(record, store, record, providers, profile)
     if isinstance(aimed, Outcome):
-        return replace(aimed, cause=BUDGET)
-    due = budget_target(aimed, found[0][1])
+        return Enforced(standing, replace(aimed, cause=BUDGET))
+    due = budget_target(aimed, standing)
     if dry_run:
-        return preview(due)
+        return Enforced(standing, preview(due))
     progress(f"fleet {record.name} {due.reason}: {'stopping' if due.plan.action is OnBudget.STOP else 'destroying'} it")
-    return enforce(due, actor=actor, timeout=timeout, progress=progress, warn=warn)
+    return Enforced(standing, enforce(due, actor=actor, timeout=timeout, progress=progress, warn=warn))

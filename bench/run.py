@@ -20,7 +20,7 @@ from pathlib import Path
 
 from common import BENCH_DIR, Context, Figure, fmt, machine
 
-BENCHMARKS = ("startup", "fleet", "listing", "mockserver", "teamstore")
+BENCHMARKS = ("startup", "fleet", "listing", "mockserver", "teamstore", "cost")
 
 
 def main(argv: list[str] | None = None) -> int:

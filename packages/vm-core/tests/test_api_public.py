@@ -27,6 +27,7 @@ EXPECTED = {
     "FleetMaintainRequest", "FleetMaintained", "WaitAdvanced",
     "EventList", "EventsRequest",
     "AuditReport", "AuditRequest", "ReservationList", "ReservationsRequest",
+    "CostReport", "CostRequest",
     "WatchdogReport", "WatchdogRequest",
 }
 
@@ -50,7 +51,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_every_request_is_a_frozen_dataclass() -> None:
     found = [c for _, c in inspect.getmembers(requests, inspect.isclass)
              if c.__module__ == requests.__name__ and c.__name__.endswith("Request")]
-    assert len(found) == 20
+    assert len(found) == 21
     for cls in found:
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls  # type: ignore[attr-defined]
 
@@ -58,7 +59,7 @@ def test_every_request_is_a_frozen_dataclass() -> None:
 def test_every_report_is_an_outcome_with_a_serialisation() -> None:
     reports = [getattr(api, n) for n in EXPECTED if n.endswith(("Report", "List", "Created", "Destroyed", "Status",
                                                                   "Scaled", "Forgotten", "Reaped", "Acted", "Vms"))]
-    assert len(reports) == 23
+    assert len(reports) == 24
     for cls in reports:
         assert issubclass(cls, Outcome) and callable(cls.to_json), cls
 

@@ -232,3 +232,43 @@ def test_costs_in_a_window_leave_out_vms_gone_before_it_and_round_runs_from_thei
     assert cost.vm.instance_id == "l-long" and cost.billed_seconds == pytest.approx(60.0)
     running = fleet_spend(store, "", now=T0 + 1000, rules=RULES)
     assert running.vms == 2 and running.rate_per_hour == 0.0
+
+
+# ------------------------------------------------------------------------------------------- SQL = pure
+STATES = ("creating", "running", "stopping", "stopped", "starting", "rebooting")
+
+
+def _random_ledger(store: SqliteFleetStore, seed: int, vms: int = 40) -> None:
+    import random
+
+    rng = random.Random(seed)
+    for n in range(vms):
+        provider = rng.choice(("crusoe", "lambda", "nebius", "thirdparty"))
+        vm = _vm(provider, f"v-{n}", fleet=rng.choice(("", "a", "b")))
+        vm = replace(vm, created_at=T0 + rng.choice((0.0, 10.0, rng.uniform(0, 5000))))
+        store.record_vm(vm, rng.choice(STATES), price_per_hour=rng.choice((None, 2.5, 3.6)), source="create")
+        at = vm.created_at
+        for _ in range(rng.randrange(0, 8)):
+            at += rng.choice((0.0, 1.0, 30.0, 59.5, 60.0, rng.uniform(0, 4000)))
+            state = rng.choice((*STATES, "terminated")) if rng.random() < 0.9 else "missing"
+            store.observe([Observation(provider, "acct", vm.instance_id, state, at, "list",
+                                       rng.choice((None, 2.5, 7.2)))])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_store_reading_gives_what_the_pure_arithmetic_gives(tmp_path: Path, seed: int) -> None:
+    store = _store(tmp_path)
+    _random_ledger(store, seed)
+    rules = {"crusoe": CRUSOE, "lambda": LAMBDA, "nebius": NEBIUS}
+    vms, intervals = store.ledger_vms(), store.ledger_intervals()
+    for since, until, now in [(None, None, T0 + 20_000), (T0 + 1000, None, T0 + 20_000),
+                              (T0 + 500, T0 + 3000, T0 + 20_000), (None, T0 + 2000, T0 + 1500),
+                              (T0 + 60, T0 + 120, T0 + 30_000)]:
+        pure = {c.vm.key: c for c in vm_costs(vms, intervals, since=since, until=until, now=now, rules=rules)}
+        read = {c.vm.key: c for c in costs_in(store, since=since, until=until, now=now, rules=rules)}
+        assert set(read) == set(pure), (since, until)
+        for key, cost in pure.items():
+            got = read[key]
+            assert got.billed_seconds == pytest.approx(cost.billed_seconds, abs=1e-6), key
+            assert got.accrued_usd == pytest.approx(cost.accrued_usd, abs=1e-9), key
+            assert (got.rate_per_hour, got.priced) == (cost.rate_per_hour, cost.priced), key

@@ -67,6 +67,8 @@ if TYPE_CHECKING:
                                 ProvidersRequest,
     )
     from .requests import AuditRequest, ReservationsRequest
+    from .reports import CostReport
+    from .requests import CostRequest
     from .usage_reports import AuditReport, ReservationList
     from .reports import WatchdogReport
     from .requests import WatchdogRequest
@@ -124,6 +126,8 @@ _WHERE = {
     "VmsCreated": ".reports",
     "AuditReport": ".usage_reports",
     "AuditRequest": ".requests",
+    "CostReport": ".reports",
+    "CostRequest": ".requests",
     "ReservationList": ".usage_reports",
     "ReservationsRequest": ".requests",
     "WaitAdvanced": ".fleet_maintain",
@@ -153,6 +157,7 @@ __all__ = [
     "FleetPowerReport", "FleetPowerRequest",
     "FleetMaintainRequest", "FleetMaintained", "WaitAdvanced",
     "AuditReport", "AuditRequest", "ReservationList", "ReservationsRequest",
+    "CostReport", "CostRequest",
     "FleetReaped", "FleetReconcileRequest", "FleetRepairRequest", "FleetScaleRequest", "FleetScaled",
     "FleetStatus", "GetRequest", "Gone", "ImageList", "ImagesRequest", "InstanceList", "InstanceReport",
     "ListRequest", "OfferList", "OffersRequest", "Outcome", "Problem", "Progress", "ProviderList",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..fleet.store import FleetRecord, FleetStore
     from ..provider import Provider
     from ..session import Session
+    from .events import EventList, EventsRequest
     from .fleet_maintain import FleetMaintained, WaitAdvanced
     from .fleet_reports import (
         ClusterPlanReport,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     )
     from .reports import (
         ConfigReport,
+        CostReport,
         DestroyedVms,
         ImageList,
         InstanceList,
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
     from .requests import WatchdogRequest
     from .requests import (
         ActionRequest,
+        AuditRequest,
+        CostRequest,
         CreateRequest,
         FleetCreateRequest,
         FleetDestroyRequest,
@@ -66,7 +70,9 @@ if TYPE_CHECKING:
         ListRequest,
         OffersRequest,
         ProvidersRequest,
+        ReservationsRequest,
     )
+    from .usage_reports import AuditReport, ReservationList
 
 Progress = Callable[[str], None]  # a line of text; a fleet create's lines are Steps (str naming their slot)
 _log = logging.getLogger("vm_core.api")
@@ -98,6 +104,7 @@ class Client:
         self._open_profile = open_profile
         self._explicit = profile_explicit
         self._switched = False
+        self.budget_warned: set[str] = set()  # fleets whose spend budget this Client has warned of (api/budgets.py)
 
     # ------------------------------------------------------------------------------------------- VMs
     def list(self, request: ListRequest | None = None) -> InstanceList:
@@ -110,19 +117,26 @@ class Client:
         return list_instances(self, request or ListRequest())
 
     def get(self, request: GetRequest) -> InstanceReport:
-        """One VM. Raises UsageError for a malformed id, NotFound when it does not exist, the provider's error
-        when it cannot be asked."""
+        """One VM (with its accrued cost and running rate when the spend ledger knows it). Raises UsageError for
+        a malformed id, NotFound when it does not exist, the provider's error when it cannot be asked."""
+        from .budgets import warn_member
         from .instances import get_instance
+        from .spend import with_vm_cost
 
-        return get_instance(self, request)
+        report = with_vm_cost(self, get_instance(self, request))
+        warn_member(self, report.instance.fleet)
+        return report
 
     def create(self, request: CreateRequest, *, confirm: Confirm | None = None) -> VmsCreated:
         """`request.count` VMs at once; blocks until they run (or, with no_wait, are accepted). VMs that fail
         are in the report's problem, the others are left running. `confirm` is asked before VMs the cloud will
         not delete through its API are created (it raises Cancelled to refuse); None: no question. Raises
-        UsageError, Unsupported or ConfigError before any create call."""
+        UsageError, Unsupported or ConfigError before any create call, BudgetError when this user's monthly
+        budget is reached (warned from 80 %)."""
+        from .budgets import check_monthly
         from .instances import create_instances
 
+        check_monthly(self)
         return create_instances(self, request, confirm)
 
     def stop(self, request: ActionRequest) -> VmsActed:
@@ -184,6 +198,29 @@ class Client:
 
         return show_config(self)
 
+    def reservations(self, request: ReservationsRequest | None = None) -> ReservationList:
+        """Every reservation or capacity block of the configured providers (or one's): its size, the VMs on it
+        now with their fleet and creator (from the store's spend ledger), its idle GPU-hours and their cost over
+        the request's period (an estimate: the report's `estimate`), and when it ends. A provider that cannot list
+        its reservations is said in its note; one that fails is in the problem (as `list`). Changes nothing.
+        Raises ConfigError when no provider is configured, UsageError for an unknown provider."""
+        from .requests import ReservationsRequest
+        from .reservations import list_reservations
+
+        return list_reservations(self, request or ReservationsRequest())
+
+    def audit(self, request: AuditRequest | None = None) -> AuditReport:
+        """Every VM of every configured provider's account (or one's), classified: a fleet member vm recorded, a
+        VM vm created (and by whom, from the spend ledger), a VM carrying a recorded fleet's id without a member
+        record (adoptable with `fleet_reconcile`), or not vm's; each with its running rate, and totals per
+        class. Read-only: writes nothing to the store, changes nothing in a cloud. A provider that fails is in
+        the problem (as `list`). Raises ConfigError when no provider is configured or the store cannot be read,
+        UsageError for an unknown provider."""
+        from .audit import audit_accounts
+        from .requests import AuditRequest
+
+        return audit_accounts(self, request or AuditRequest())
+
     # ----------------------------------------------------------------------------------------- fleets
     def fleet_plan(self, request: FleetCreateRequest) -> FleetPlanReport | ClusterPlanReport:
         """What `fleet_create` would place (a cluster fleet: the place it would take), changing nothing. A plan
@@ -211,7 +248,8 @@ class Client:
         return list_fleets(self, request or FleetListRequest())
 
     def fleet_status(self, request: FleetNameRequest) -> FleetStatus:
-        """A fleet as its clouds show it now; members that could not be checked make a PartialFailure problem.
+        """A fleet as its clouds show it now (with its accrued cost and running rate when the spend ledger knows its
+        VMs); members that could not be checked make a PartialFailure problem.
         Raises NotFound for an unknown fleet, ConfigError when a provider acts in another account."""
         return next(self.fleet_statuses(request))
 
@@ -219,8 +257,9 @@ class Client:
         """`fleet_status` again at every `next()`, over one set of connections (for watching; the caller waits
         between). Raises as fleet_status; NotFound at a `next()` once the record is gone."""
         from .fleets import fleet_statuses
+        from .spend import with_fleet_spend
 
-        return fleet_statuses(self, request)
+        return (with_fleet_spend(self, status) for status in fleet_statuses(self, request))
 
     def fleet_scale(self, request: FleetScaleRequest) -> FleetScaled:
         """Grow or shrink a fleet (blocks; a Ctrl-C in the main thread stops new creates). The problem: a dry
@@ -320,6 +359,29 @@ class Client:
 
         return advance_waiting(self, record)
 
+    # ----------------------------------------------------------------------------------------- events
+    def events(self, request: EventsRequest | None = None) -> EventList:
+        """The recorded events (the store's event log; no cloud is asked), in `seq` order, filtered by fleet,
+        time and sequence number. Raises UsageError for a `since` that is neither a time nor a duration."""
+        return next(self.events_followed(request))
+
+    def events_followed(self, request: EventsRequest | None = None) -> Iterator[EventList]:
+        """`events`, then at each `next()` the events recorded since the previous one (none: an empty list),
+        over one store handle (for following; the caller waits between). Raises as events, at the first next()."""
+        from .events import EventsRequest, event_lists
+
+        return event_lists(self, request or EventsRequest())
+
+    # ------------------------------------------------------------------------------------------ money
+    def cost(self, request: CostRequest | None = None) -> CostReport:
+        """What the VMs vm created cost over a period, grouped, from the store's spend ledger alone (no provider
+        is connected, no cloud is called): estimates by list price and each cloud's billing rule. Raises
+        UsageError for an unknown grouping or an empty period, ConfigError for an unusable store."""
+        from .requests import CostRequest
+        from .spend import cost_report
+
+        return cost_report(self, request or CostRequest())
+
     # -------------------------------------------------------------------------------- for the verbs
     def recorded_fleet(self, name: str) -> tuple[FleetStore, FleetRecord, dict[str, Provider]]:
         """(store, record, connected providers) of a recorded fleet, acting through the fleet's own profile
@@ -328,6 +390,7 @@ class Client:
         from ..fleet.destroy import recorded_fleet
         from ..fleet.location import open_store
         from ..fleet.service import check_accounts
+        from .budgets import warn_fleet
 
         store = open_store(self.session)
         record = recorded_fleet(store, name)
@@ -340,6 +403,7 @@ class Client:
         for provider, error in failures:
             self.warn(f"{provider}: {error.message}")
         check_accounts(record, connected, self.session.profile.name)
+        warn_fleet(self, store, record)  # at 80 % of its spend budget: once per Client
         return store, record, connected
 
     @property

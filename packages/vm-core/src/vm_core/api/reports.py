@@ -11,7 +11,9 @@ from ..calls import Accepted
 from ..machine import ImageInfo
 from ..model import Instance, Offer
 from ..session import ProviderReport
+from ..spend.report import ESTIMATE, CostRow
 from .outcome import Outcome
+from .usage_reports import iso_time
 
 if TYPE_CHECKING:
     from ..watchdog.loop import PassReport
@@ -57,12 +59,18 @@ class InstanceList(Outcome):
 
 @dataclass
 class InstanceReport(Outcome):
-    """One VM, with its public IP and ssh command line where known."""
+    """One VM, with its public IP and ssh command line where known; `accrued_usd` (since it was created) and
+    `rate_per_hour` (billed now) from the spend ledger, estimates, None when the ledger does not know the VM."""
 
     instance: Instance
+    accrued_usd: float | None = None
+    rate_per_hour: float | None = None
 
     def to_json(self, raw: bool = False) -> dict[str, Any]:
-        return instance_docs([self.instance], raw)[0]
+        doc: dict[str, Any] = instance_docs([self.instance], raw)[0]
+        if self.accrued_usd is not None:
+            doc |= {"accrued_usd": round(self.accrued_usd, 6), "rate_per_hour": self.rate_per_hour}
+        return doc
 
 
 @dataclass
@@ -155,6 +163,27 @@ class ConfigReport(Outcome):
 
     def to_json(self) -> dict[str, Any]:
         return self.document
+
+
+@dataclass
+class CostReport(Outcome):
+    """What the VMs vm created cost over [since, until] (epoch seconds; `until` is never later than `now`), each
+    `by` group a row (vm_core.spend.report.CostRow, most accrued first) and their `total`; `since_default`: the
+    period began at the first day of the month because none was asked. Estimates (`estimate` says of what)."""
+
+    since: float
+    until: float
+    now: float
+    by: str
+    since_default: bool
+    rows: list[CostRow] = field(default_factory=list)
+    total: CostRow = field(default_factory=lambda: CostRow("", 0, 0.0, 0.0, 0.0, 0.0, True))
+    estimate: str = ESTIMATE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"since": iso_time(self.since), "until": iso_time(self.until), "by": self.by, "currency": "USD",
+                "groups": [row.to_json() for row in self.rows], "total": self.total.to_json(),
+                "estimate": self.estimate}
 
 
 @dataclass

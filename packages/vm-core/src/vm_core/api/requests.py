@@ -119,6 +119,8 @@ class FleetCreateRequest:
     on_demand_base: int | None = None  # with spot: how many are on-demand (--on-demand-base; None: 0)
     spot_fallback: bool = False  # with spot: on-demand when no spot can be placed (--spot-fallback)
     wait_for_capacity: float | None = None  # seconds to wait, recorded `waiting`, when it cannot be placed now
+    budget: float | None = None  # USD the fleet may spend in all (--budget; recorded): see fleet/spend_budget.py
+    on_budget: str = "stop"  # what reaching the budget does: stop (destroy where a member cannot stop) or destroy
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,33 @@ class FleetPowerRequest:
 
     name: str
     timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class ReservationsRequest:
+    """`vm reservations`: every configured provider's reservations (or `provider`'s), their idle GPU-hours since
+    `since` (epoch seconds; None: the last 24 hours), or since each one's start when later."""
+
+    provider: str | None = None
+    since: float | None = None
+
+
+@dataclass(frozen=True)
+class CostRequest:
+    """`vm cost`: what the VMs vm created cost over [since, until] (epoch seconds; since None: midnight UTC of the
+    first day of this month; until None: now), grouped `by` fleet, user, provider, profile or vm
+    (vm_core.spend.report.GROUPINGS)."""
+
+    since: float | None = None
+    until: float | None = None
+    by: str = "fleet"
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """`vm audit`: every VM of every configured provider's account (or `provider`'s), classified."""
+
+    provider: str | None = None
 
 
 @dataclass(frozen=True)

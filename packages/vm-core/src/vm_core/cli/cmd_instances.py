@@ -60,4 +60,4 @@ def get(app: App, instance_id: str, provider: str, raw: bool) -> None:
     """
     from ..api.requests import GetRequest
 
-    views.instance(app.output, app.client().get(GetRequest(instance_id, provider)).instance, raw=raw)
+    views.instance_report(app.output, app.client().get(GetRequest(instance_id, provider)), raw=raw)

@@ -10,7 +10,7 @@ from ..model import Instance, Offer
 from .output import Output
 
 if TYPE_CHECKING:  # the API is imported when a command runs, not by `vm --help`
-    from ..api.reports import DestroyedVms, OfferList, ProviderList, VmsActed
+    from ..api.reports import DestroyedVms, InstanceReport, OfferList, ProviderList, VmsActed
     from ..calls import Accepted
 
 INSTANCE_COLUMNS = ("PROVIDER", "ID", "NAME", "STATE", "GPU", "REGION", "RESERVED", "$/H")
@@ -27,16 +27,35 @@ def instances(out: Output, items: Sequence[Instance], *, raw: bool = False) -> N
     out.table(INSTANCE_COLUMNS, [_instance_row(i) for i in items])
 
 
-def instance(out: Output, item: Instance, *, raw: bool = False) -> None:
-    """One instance (`vm get`): the table of `instances` plus its public IP, then the ssh command line."""
+def instance(out: Output, item: Instance, *, raw: bool = False, accrued: str = "") -> None:
+    """One instance (`vm get`): the table of `instances` plus its public IP, then `accrued` (a line, if any),
+    then the ssh command line."""
     if out.json or raw:
         from ..api.reports import InstanceReport
 
         out.data(InstanceReport(instance=item).to_json(raw))
         return
     out.table((*INSTANCE_COLUMNS, "PUBLIC-IP"), [[*_instance_row(item), item.public_ip]])
+    if accrued:
+        out.line(accrued)
     if item.ssh:
         out.line(f"ssh: {item.ssh}")
+
+
+def instance_report(out: Output, report: InstanceReport, *, raw: bool = False) -> None:
+    """`vm get`: `instance`, then what the VM has cost and bills now when the spend ledger knows it."""
+    if out.json or raw:
+        out.data(report.to_json(raw))
+        return
+    known = report.accrued_usd is not None
+    instance(out, report.instance,
+             accrued=f"accrued: {accrued_text(report.accrued_usd or 0.0, report.rate_per_hour)}" if known else "")
+
+
+def accrued_text(usd: float, rate: float | None) -> str:
+    """'12.34 USD, billing 2.49 $/h now (estimate)': an accrued cost and running rate from the spend ledger."""
+    now = f"billing {rate:.2f} $/h now" if rate else "not billing now"
+    return f"{usd:.2f} USD since created, {now} (estimate: vm cost)"
 
 
 def acted(out: Output, report: VmsActed) -> None:

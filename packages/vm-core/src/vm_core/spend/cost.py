@@ -14,8 +14,8 @@ The arithmetic (`vm_costs`, pure):
   (since < end <= until), so splitting a period into windows never counts it twice;
 * an interval without a price (None) counts its time at 0 USD and makes the VM not `priced`.
 
-Reading (`costs_in`, `fleet_spend`) is one query per table and no query per VM, so a store of 10,000 VMs and
-100,000 intervals answers in well under a second (bench/cost.py).
+Reading (`costs_in`, `fleet_spend`, `vm_cost`) makes no query per VM (spend/cost_sql.py), so a store of 10,000
+VMs and 100,000 intervals answers in a fraction of a second (bench/cost.py).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .ledger import Interval, LedgerVm, Pricing
+from .ledger import Interval, LedgerStore, LedgerVm
 from .rules import DEFAULT, BillingRule
 
 if TYPE_CHECKING:
     from ..plugins import LoadedPlugin
-    from .ledger import LedgerStore
+    from .ledger import Ledger
 
 Key = tuple[str, str, str]  # provider, account, instance id (LedgerVm.key)
 Span = tuple[float, "float | None", str, "float | None"]  # started_at, ended_at, state, price_per_hour
@@ -152,63 +152,34 @@ def billed_length(seconds: float, rule: BillingRule) -> float:
 
 
 # ------------------------------------------------------------------------------------------------- reading
-_VM_SQL = ("SELECT provider, account, instance_id, name, shape, region, gpu, gpu_count, pricing, reservation_id,"
-           " fleet, fleet_id, profile, created_by, created_at, closed_at FROM ledger_vms v")
-_SPAN_SQL = ("SELECT i.provider, i.account, i.instance_id, i.started_at, i.ended_at, i.state, i.price_per_hour"
-             " FROM ledger_intervals i JOIN ledger_vms v"
-             " ON v.provider = i.provider AND v.account = i.account AND v.instance_id = i.instance_id")
-_SPAN_ORDER = " ORDER BY i.provider, i.account, i.instance_id, i.started_at"
-
-
-def costs_in(store: LedgerStore, *, since: float | None, until: float | None, now: float,
+def costs_in(store: Ledger, *, since: float | None, until: float | None, now: float,
              rules: Mapping[str, BillingRule], fleet: str | None = None) -> list[VmCost]:
-    """The cost of every ledger VM (of `fleet` only, if given) with time inside [since, until]: two queries,
-    whatever the number of VMs (every interval of a VM not gone before `since` is read, so a run that began
-    earlier is rounded from its start). Calls no cloud."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if since is not None:
-        clauses.append("(v.closed_at IS NULL OR v.closed_at >= ?)")
-        params.append(since)
-    if until is not None:
-        clauses.append("v.created_at <= ?")
-        params.append(until)
-    if fleet is not None:
-        clauses.append("v.fleet = ?")
-        params.append(fleet)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    vms = [_vm_of(row) for row in _read(store, _VM_SQL + where, tuple(params))]
-    spans: dict[Key, list[Span]] = {}
-    for provider, account, instance_id, started, ended, state, price in _read(
-            store, _SPAN_SQL + where + _SPAN_ORDER, tuple(params)):
-        spans.setdefault((provider, account, instance_id), []).append((started, ended, state, price))
-    return costs_of(vms, spans, since=since, until=until, now=now, rules=rules)
+    """The cost of every ledger VM (of `fleet` only, if given) with time inside [since, until]. From a SQL store
+    three queries whatever the number of VMs (spend/cost_sql.py; a run that began before `since` is rounded from
+    its start); from another Ledger its `ledger_vms` and `ledger_intervals`. Calls no cloud."""
+    if isinstance(store, LedgerStore):
+        from .cost_sql import sql_costs
+
+        return sql_costs(store, since=since, until=until, now=now, rules=rules, fleet=fleet)
+    vms = [vm for vm in store.ledger_vms() if fleet is None or vm.fleet == fleet]
+    return vm_costs(vms, store.ledger_intervals(), since=since, until=until, now=now, rules=rules)
 
 
-def fleet_spend(store: LedgerStore, fleet: str, *, now: float, rules: Mapping[str, BillingRule]) -> Spend:
+def fleet_spend(store: Ledger, fleet: str, *, now: float, rules: Mapping[str, BillingRule]) -> Spend:
     """What the ledger VMs of `fleet` (by name) have cost since they were created and bill per hour now."""
     costs = costs_in(store, since=None, until=None, now=now, rules=rules, fleet=fleet)
     return Spend(sum(c.accrued_usd for c in costs), sum(c.rate_per_hour for c in costs), len(costs))
 
 
-def vm_cost(store: LedgerStore, key: Key, *, now: float, rules: Mapping[str, BillingRule]) -> VmCost | None:
+def vm_cost(store: Ledger, key: Key, *, now: float, rules: Mapping[str, BillingRule]) -> VmCost | None:
     """The cost of one ledger VM since it was created (None: the ledger does not know it)."""
-    where = " WHERE v.provider = ? AND v.account = ? AND v.instance_id = ?"
-    vms = [_vm_of(row) for row in _read(store, _VM_SQL + where, key)]
-    if not vms:
-        return None
-    spans: list[Span] = [row[3:] for row in _read(store, _SPAN_SQL + where + _SPAN_ORDER, key)]
-    found = costs_of(vms, {key: spans}, since=None, until=None, now=now, rules=rules)
-    return found[0] if found else VmCost(vms[0], 0.0, 0.0, 0.0, True)
+    if isinstance(store, LedgerStore):
+        from .cost_sql import sql_costs
 
-
-def _read(store: LedgerStore, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """Rows of one read of the store (its own connection and placeholder style)."""
-    return store._read(sql, params)  # the ledger's reader: one query per table, rows as plain tuples
-
-
-def _vm_of(row: Sequence[Any]) -> LedgerVm:
-    (provider, account, instance_id, name, shape, region, gpu, gpu_count, pricing, reservation_id, fleet, fleet_id,
-     profile, created_by, created_at, closed_at) = row
-    return LedgerVm(provider, account, instance_id, name, shape, region, gpu, gpu_count, Pricing(pricing),
-                    reservation_id, fleet, fleet_id, profile, created_by, created_at, closed_at)
+        found = sql_costs(store, since=None, until=None, now=now, rules=rules, key=key)
+    else:
+        found = [c for c in costs_in(store, since=None, until=None, now=now, rules=rules) if c.vm.key == key]
+    if found:
+        return found[0]
+    known = [vm for vm in store.ledger_vms() if vm.key == key]
+    return VmCost(known[0], 0.0, 0.0, 0.0, True) if known else None

@@ -115,3 +115,22 @@ def test_an_empty_store_costs_nothing_this_month_and_csv_has_its_schema(fresh_ho
     assert csv.out.splitlines() == ["by,group,vms,gpu_hours,billed_hours,accrued_usd,rate_per_hour,priced",
                                     "total,,0,0.0,0.0,0.0,0.0,true"]
     assert "estimates by list price" in csv.err
+
+
+def test_two_users_costs_in_one_postgresql_store_by_user(fresh_home: VmHome, postgres_url: str) -> None:
+    vm = fresh_home
+    vm.env["VM_STORE_URL"] = postgres_url
+    ana, bo = ({"USER": who, "LOGNAME": who} for who in ("ana", "bo"))
+    mine = vm.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "ana-1", "-o", "json", env=ana).json()
+    theirs = vm.ok("create", "-p", "lambda", "--gpu", "H100", "--name", "bo-1", "-o", "json", env=bo).json()
+    vm.ok("destroy", mine["id"], "-p", "crusoe", "-y", env=ana)
+    vm.ok("destroy", theirs["id"], "-p", "lambda", "-y", env=bo)
+    doc = vm.ok("cost", "--since", "1h", "--by", "user", "-o", "json", env=bo).json()  # anyone sees the team's
+    groups = {g["group"].split("@")[0]: g for g in doc["groups"]}
+    assert set(groups) == {"ana", "bo"} and all(g["vms"] == 1 and g["accrued_usd"] > 0 for g in groups.values())
+    assert doc["total"]["accrued_usd"] == pytest.approx(sum(g["accrued_usd"] for g in groups.values()), abs=1e-5)
+    by_provider = {g["group"] for g in vm.ok("cost", "--by", "provider", "-o", "json").json()["groups"]}
+    assert by_provider == {"crusoe", "lambda"}  # summed by the database, and costed per run (per-minute Lambda)
+    lam = groups["bo"]
+    assert lam["billed_hours"] * 3600 == pytest.approx(round(lam["billed_hours"] * 60) * 60, abs=0.01)  # JSON: 6 digits
+    assert not (vm.path / "vm.db").exists()  # the PostgreSQL store, not a SQLite file

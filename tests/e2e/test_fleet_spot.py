@@ -68,3 +68,17 @@ def test_bad_spot_options_are_usage_errors_before_any_call(shared_home: VmHome, 
     assert result.code == 2 and says in result.error()["message"], result.err
     assert "Traceback" not in result.err and len(shared_home.inventory()) == before
     assert shared_home("fleet", "status", "badspot").code == 3
+
+
+def test_a_repair_brings_back_the_on_demand_base_on_demand(shared_home: VmHome) -> None:
+    vm = shared_home
+    made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "3", "--providers", "nebius", "--reservation",
+                 "none", "--spot", "--on-demand-base", "1", "--name", "based", "-o", "json").json()
+    [on_demand] = [m for m in made["members"] if not m["spot"]]
+    vm.ok("destroy", on_demand["id"], "-p", "nebius", "--yes")  # gone behind the fleet's back
+    repaired = vm.ok("fleet", "repair", "based", "-o", "json").json()
+    running = [m for m in repaired["members"] if m["state"] == "running"]
+    assert sorted(m["spot"] for m in running) == [False, True, True], repaired
+    assert sorted(v["pricing"] for v in billed(vm, "based").values() if v["name"] != on_demand["name"]) == [
+        "on-demand", "spot", "spot"]
+    vm.ok("fleet", "destroy", "based", "--yes")

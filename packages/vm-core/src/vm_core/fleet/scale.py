@@ -44,6 +44,7 @@ from .offers import OfferSet
 from .reconcile import FleetReconciler
 from .report import Action, Verb
 from .spec import FleetSpec, spec_of
+from .spot import on_demand_missing
 from .store import FleetRecord, FleetState, FleetStore, MemberRecord, MemberState
 
 if TYPE_CHECKING:
@@ -203,7 +204,8 @@ class FleetScaler:
                 return ScaleReport(view, settled.actions, dry_run=dry_run)
             _check_identity(record, "repair")
             slots = new_slots(self.store.members(name), missing)
-            spec = spec_of(record, missing, self.ssh_public_key)
+            running = [v.instance for v in view.members if v.running and v.instance is not None]
+            spec = spec_of(record, missing, self.ssh_public_key, on_demand=on_demand_missing(record, running))
             if dry_run:
                 return self._planned(name, spec, slots, settled.actions, view)
             self.store.update_fleet(name, state=FleetState.CREATING, message=f"repairing: placing {missing} VM(s)")

@@ -66,10 +66,18 @@ def replacement_pricing(record: FleetRecord, running: Iterable[Instance]) -> Cho
     on-demand. The watchdog calls it for each replacement it places; pure."""
     if not record.spot:
         return (ON_DEMAND,)
-    on_demand = sum(1 for vm in running if not vm.spot)
-    if on_demand < record.on_demand_base:
+    if on_demand_missing(record, running):
         return (ON_DEMAND,)
     return (SPOT, ON_DEMAND) if record.spot_fallback else (SPOT,)
+
+
+def on_demand_missing(record: FleetRecord, running: Iterable[Instance]) -> int:
+    """How many members of the fleet's on-demand base do not run now, given its VMs that run (as their clouds
+    show them): the first new members of a repair are that many on-demand (`spec_of(..., on_demand=...)`). 0 for a
+    fleet that is not spot. Pure."""
+    if not record.spot:
+        return 0
+    return max(record.on_demand_base - sum(1 for vm in running if not vm.spot), 0)
 
 
 def place_priced(slots: Sequence[int], choices: Mapping[int, Choices], offers: Sequence[Offer],

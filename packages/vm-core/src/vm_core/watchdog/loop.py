@@ -120,7 +120,7 @@ class Watchdog:
         if store_url(self.client.session) is None:
             self.client.warn(f"the fleet store is the SQLite file {describe(self.client.session)}: this watchdog "
                              "looks after the fleets recorded on this machine only; for a team, give every "
-                             "machine one PostgreSQL store_url (docs/team.md)")
+                             "machine one PostgreSQL store_url (docs/watchdog.md)")
 
     # ------------------------------------------------------------------------------------------ one pass
     def one_pass(self) -> PassReport:

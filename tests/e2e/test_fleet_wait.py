@@ -91,6 +91,9 @@ def test_ctrl_c_while_waiting_leaves_it_waiting_and_the_same_command_goes_on(fre
     assert after["state"] == "waiting" and after["id"] == first["id"] and live(vm, "resumed") == []
     held = vm.ok("fleet", "maintain", "resumed", "on", "-o", "json").json()  # takes the lease: it was released
     assert held["maintain"] is True and held["changed"] is True
+    piecemeal = vm("fleet", "repair", "resumed", "-o", "json")  # a waiting fleet is placed whole, by its create
+    assert piecemeal.code == 2 and "is waiting for capacity" in piecemeal.error()["message"], piecemeal.err
+    assert live(vm, "resumed") == []
 
     again = start(vm, *args, "-o", "json")
     until_waiting(vm, "resumed", again)

@@ -185,8 +185,8 @@ class FleetScaler:
     # ------------------------------------------------------------------------------------------ repair
     def repair(self, name: str, *, dry_run: bool = False) -> ScaleReport:
         """Settle the fleet against the clouds (reconcile), then place a VM for every one its requested count
-        lacks, holding its lease. Raises NotFound, UsageError for a fleet being destroyed or (when VMs are
-        needed) one recorded before fleet ids."""
+        lacks, holding its lease. Raises NotFound, UsageError for a fleet being destroyed, stopped or waiting for
+        capacity, or (when VMs are needed) one recorded before fleet ids."""
         with removed_meanwhile(name), lease(self.store, name, "fleet repair", on_lost=self.stop.set):
             record = recorded_fleet(self.store, name)
             if record.state in GOING:
@@ -194,6 +194,9 @@ class FleetScaler:
                                  suggestion=Hint.run("fleet", "destroy", name))
             if record.state is FleetState.STOPPED:
                 raise _stopped(record, "repairing")
+            if record.state is FleetState.WAITING:  # placed all at once by its create (waiting.py), not piecemeal
+                raise UsageError(f"fleet {name} is waiting for capacity ({record.message}): it is not repaired",
+                                 suggestion="re-run its `vm fleet create ... --wait-for-capacity` to go on waiting")
             settled = FleetReconciler(self.store, self.providers, progress=self.progress,
                                       timeout=self.creator.timeout).settle(name, dry_run=dry_run)
             view = settled.view

@@ -6,12 +6,14 @@ VMs still running (the last interval open), spread over the three clouds, five u
 VMs. Each command runs as a fresh process (the installed `vm` script), round-robin with `vm fleet list` on the
 same store (the floor of a command that opens the session and the store and reads a little) after one warm-up
 round: `vm cost --since 30d` (every interval inside the period), `vm cost --since 30d --by vm -o json` (10,000
-rows printed) and `vm cost` (this month). The figure is the median; no cloud is started or called.
+rows printed) and `vm cost` (this month). The figures are medians, of wall time and, beside it, of the process's
+CPU time (user + system: less sensitive to other work on a shared machine); no cloud is started or called.
 """
 
 from __future__ import annotations
 
 import random
+import resource
 import sqlite3
 import sys
 import time
@@ -76,10 +78,14 @@ def run(ctx: Context) -> list[Figure]:
     for cmd in commands.values():  # warm-up: bytecode cached, the store in the OS cache
         run_timed(cmd, env)
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(ctx.runs(9)):
         for name, cmd in commands.items():
+            before = _children_cpu()
             times[name].append(run_timed(cmd, env).wall)
+            cpu[name].append(_children_cpu() - before)
     m = {name: median(values) for name, values in times.items()}
+    c = {name: median(values) for name, values in cpu.items()}
     ctx.log("  cost: " + ", ".join(f"{k} {fmt(v)} s" for k, v in m.items()))
     ctx.note("cost", f"- store: {vms} VMs, {intervals} intervals (SQLite), ten per VM over the last 30 days")
     size = f"n{vms}"
@@ -94,7 +100,16 @@ def run(ctx: Context) -> list[Figure]:
                note=spread_note(times["vm cost"])),
         Figure(f"cost_{size}_fleet_list_floor", floor, "s", "reference: a store-only command's floor",
                note=spread_note(times["vm fleet list"])),
+        Figure(f"cost_{size}_since_30d_cpu", c["vm cost --since 30d"], "s",
+               f"reference: CPU (user + system) of the process, less sensitive to a loaded machine than wall time;"
+               f" `vm fleet list`'s {fmt(c['vm fleet list'])} s", note=spread_note(cpu["vm cost --since 30d"])),
     ]
+
+
+def _children_cpu() -> float:
+    """User + system seconds of this process's waited-for children so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 if __name__ == "__main__":

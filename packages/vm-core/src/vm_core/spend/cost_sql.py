@@ -14,12 +14,15 @@ from .cost import Key, Span, VmCost, costs_of, rule_for
 from .ledger import LedgerStore, LedgerVm, Pricing
 from .rules import BillingRule
 
+_PRICING = {p.value: p for p in Pricing}
 _NEVER = -1.0e18  # the start of a period without one (no ledger time is earlier)
 _VM_SQL = ("SELECT provider, account, instance_id, name, shape, region, gpu, gpu_count, pricing, reservation_id,"
            " fleet, fleet_id, profile, created_by, created_at, closed_at FROM ledger_vms v")
 _SPAN_SQL = ("SELECT i.provider, i.account, i.instance_id, i.started_at, i.ended_at, i.state, i.price_per_hour"
              " FROM ledger_intervals i JOIN ledger_vms v"
              " ON v.provider = i.provider AND v.account = i.account AND v.instance_id = i.instance_id")
+_SPAN_SQL_ALL = ("SELECT i.provider, i.account, i.instance_id, i.started_at, i.ended_at, i.state, i.price_per_hour"
+                 " FROM ledger_intervals i")
 _SPAN_ORDER = " ORDER BY i.provider, i.account, i.instance_id, i.started_at"
 # Per interval: st (start), en (end: `now` for an open one, never after now nor before st), b (1: a billed state
 # of its cloud), open_ and price; then its span inside [low, high] and whether it is inside. The open interval is
@@ -60,18 +63,30 @@ def sql_costs(store: LedgerStore, *, since: float | None, until: float | None, n
     rounding = [p for p in providers if _rounds(rule_for(p, rules))]
     summed = [p for p in providers if p not in rounding]
     found: dict[Key, VmCost] = {}
-    by_key = {vm.key: vm for vm in vms}
+    keys = [vm.key for vm in vms]
+    by_key = dict(zip(keys, vms, strict=True))
     if summed:
         found.update(_summed(store, by_key, summed, rules, since, until, now))
     if rounding:
-        marks = ", ".join("?" * len(rounding))
-        spans: dict[Key, list[Span]] = {}
-        sql = _SPAN_SQL + where + (" AND " if where else " WHERE ") + f"i.provider IN ({marks})" + _SPAN_ORDER
-        for provider, account, instance_id, started, ended, state, price in store._read(sql, (*params, *rounding)):
-            spans.setdefault((provider, account, instance_id), []).append((started, ended, state, price))
+        spans = _spans(store, rounding, where if fleet is not None or key is not None else "", params)
         chosen = [vm for vm in vms if vm.provider in rounding]
         found.update((c.vm.key, c) for c in costs_of(chosen, spans, since=since, until=until, now=now, rules=rules))
-    return [found[vm.key] for vm in vms if vm.key in found]
+    return [found[k] for k in keys if k in found]
+
+
+def _spans(store: LedgerStore, providers: Sequence[str], where: str,
+           params: tuple[Any, ...]) -> dict[Key, list[Span]]:
+    """Every interval of the VMs of `providers` (those `where` selects, if given: without it, reading them all
+    and leaving the VMs not asked for unused is cheaper than the join), each VM's in start order."""
+    marks = ", ".join("?" * len(providers))
+    if where:
+        sql = f"{_SPAN_SQL}{where} AND i.provider IN ({marks}){_SPAN_ORDER}"
+    else:
+        sql, params = f"{_SPAN_SQL_ALL} WHERE i.provider IN ({marks}){_SPAN_ORDER}", ()
+    spans: dict[Key, list[Span]] = {}
+    for provider, account, instance_id, started, ended, state, price in store._read(sql, (*params, *providers)):
+        spans.setdefault((provider, account, instance_id), []).append((started, ended, state, price))
+    return spans
 
 
 def _rounds(rule: BillingRule) -> bool:
@@ -127,5 +142,5 @@ def _vm_filter(since: float | None, until: float | None, fleet: str | None,
 def _vm_of(row: Sequence[Any]) -> LedgerVm:
     (provider, account, instance_id, name, shape, region, gpu, gpu_count, pricing, reservation_id, fleet, fleet_id,
      profile, created_by, created_at, closed_at) = row
-    return LedgerVm(provider, account, instance_id, name, shape, region, gpu, gpu_count, Pricing(pricing),
+    return LedgerVm(provider, account, instance_id, name, shape, region, gpu, gpu_count, _PRICING[pricing],
                     reservation_id, fleet, fleet_id, profile, created_by, created_at, closed_at)

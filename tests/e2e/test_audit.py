@@ -77,3 +77,16 @@ def test_audit_without_a_store_creates_none(fresh_home: VmHome) -> None:
     doc = vm.ok("audit", "-o", "json").json()
     assert doc["vms"] == [] and set(doc["providers"]) == {"crusoe", "lambda", "nebius"}
     assert not (vm.path / "vm.db").exists()
+
+
+def test_a_provider_that_fails_is_said_and_the_others_are_audited(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.ok("create", "-p", "nebius", "--gpu", "H100", "--name", "still-seen")
+    assert vm.mock("faults", "--provider", "lambda", "--error-rate", "1").returncode == 0
+    for command in ("audit", "reservations"):
+        result = vm(command, "-o", "json")
+        assert result.code == 7, result.err  # partial failure, as vm list
+        assert result.error()["code"] == "partial_failure" and "Traceback" not in result.err
+        assert "lambda" not in {p if isinstance(p, str) else p["provider"] for p in result.json()["providers"]}
+    shown = vm("audit").rows()
+    assert any(r[:2] == ["created", "nebius"] for r in shown) and not any("lambda" in r for r in shown)

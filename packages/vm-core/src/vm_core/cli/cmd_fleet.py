@@ -11,9 +11,9 @@ from click.core import ParameterSource
 from ..errors import UsageError
 from ..hints import Hint
 from . import cmd_fleet_power as power
-from .cmd_fleet_maintain import maintain as maintain_command
 from . import fleet_views as views
 from .app import SECONDS, App, Price, completes, timeout_option, with_app, yes_option
+from .cmd_fleet_maintain import maintain as maintain_command
 from .cmd_fleet_scale import MAX_FLEET, repair, scale
 from .cmd_images import machine_from, machine_options
 from .cmd_ssh import fleet_ssh, ssh_key_option

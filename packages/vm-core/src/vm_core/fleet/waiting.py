@@ -39,9 +39,9 @@ from .destroy import FleetDestroyer
 from .lease import lease
 from .naming import check_fleet_name
 from .offers import OfferCache
+from .placement import Placement
 from .scale import new_slots
 from .spec import FleetSpec, spec_of
-from .placement import Placement
 from .store import FleetRecord, FleetState, FleetStore
 from .watch import poll_interval
 

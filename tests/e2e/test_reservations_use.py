@@ -69,7 +69,8 @@ def test_the_table_says_what_is_an_estimate_and_where_blocks_come_from(fresh_hom
 
 @pytest.mark.parametrize(("args", "says"), [
     (["--since", "last tuesday"], "is not a date"),
-    (["--since", "2999-01-01"], "--since is in the future"),
+    (["--since", "2999-01-01"], "--since is not in the past"),
+    (["--since", "99999999d"], "is before 1970"),
     (["--provider", "nope"], "nope"),
 ])
 def test_bad_input_is_refused_without_a_traceback(shared_home: VmHome, args: list[str], says: str) -> None:

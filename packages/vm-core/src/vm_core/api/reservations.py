@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..calls import failure_error, fan_out
-from ..errors import VmError
-from ..hints import Command, phrase
+from ..errors import UsageError, VmError
+from ..hints import Command, Setting, phrase
 from ..model import Instance
 from ..provider import ReservationListing, ReservationTerms
 from .outcome import Problem
@@ -37,8 +37,10 @@ def list_reservations(client: Client, request: ReservationsRequest) -> Reservati
     from ..spend.reservations import ESTIMATE, period_of, reservation_use
 
     session = client.session
-    names = session.selected(request.provider)
     now = time.time()
+    if request.since is not None and not request.since < now:
+        raise UsageError(phrase(Setting("since"), " is not in the past: give a moment before now"))
+    names = session.selected(request.provider)
     outcomes = fan_out(lambda name: _read(session.provider(name)), names, prepare=session.provider)
     failures = [(o.key, o.error) for o in outcomes if o.error]
     problem = Problem.of(failure_error(failures, len(names), "providers"), failures if len(names) > 1 else []) \

@@ -30,13 +30,17 @@ class Moment(click.ParamType[float]):
             return value
         text = str(value).strip()
         if ago := _AGO.match(text):
-            return time.time() - float(ago["n"]) * _UNIT[ago["unit"]]
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            self.fail(f"{text!r} is not a date: give one as 2026-12-01 or 2026-12-01T08:00, or a time ago as 90m, "
-                      "24h or 7d", param, ctx)
-        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+            epoch = time.time() - float(ago["n"]) * _UNIT[ago["unit"]]
+        else:
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:
+                self.fail(f"{text!r} is not a date: give one as 2026-12-01 or 2026-12-01T08:00, or a time ago as "
+                          "90m, 24h or 7d", param, ctx)
+            epoch = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        if epoch < 0:
+            self.fail(f"{text!r} is before 1970", param, ctx)
+        return epoch
 
 
 RESERVATION_COLUMNS = ("PROVIDER", "RESERVATION", "GPU", "REGIONS", "GPUS", "USED", "FREE", "$/GPU-H", "SINCE",
@@ -65,10 +69,6 @@ def reservations(app: App, provider: str | None, since: float | None) -> None:
     """
     from ..api.requests import ReservationsRequest
 
-    if since is not None and since > time.time():
-        from ..errors import UsageError
-
-        raise UsageError("--since is in the future: give a moment before now")
     report = app.client().reservations(ReservationsRequest(provider=provider, since=since))
     if report.answered:
         show(app, report)

@@ -139,12 +139,52 @@ def test_leases_nest_within_a_thread_and_the_watchdog_names_its_holder(tmp_path:
 def test_a_lost_outer_lease_tells_the_nested_body_too(tmp_path: Path) -> None:
     store = SqliteFleetStore(tmp_path / "vm.db", lease_seconds=1.5)  # heartbeats every 0.5 s
     lost: list[str] = []
-    with lease(store, "f", "watchdog", on_lost=lambda: lost.append("outer")):
-        with lease(store, "f", "fleet repair", on_lost=lambda: lost.append("inner")):
-            store.acquire_lease("f", "thief@elsewhere:1", "fleet destroy", 60, replacing=this_process())
-            deadline = time.monotonic() + 60
-            while len(lost) < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
+    with lease(store, "f", "watchdog", on_lost=lambda: lost.append("outer")), \
+            lease(store, "f", "fleet repair", on_lost=lambda: lost.append("inner")):
+        store.acquire_lease("f", "thief@elsewhere:1", "fleet destroy", 60, replacing=this_process())
+        deadline = time.monotonic() + 60
+        while len(lost) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
     assert sorted(lost) == ["inner", "outer"]
     assert store.lease("f") is not None and store.lease("f").holder == "thief@elsewhere:1"  # type: ignore[union-attr]
 
+
+
+# ------------------------------------------------------------------------------------------------ maintain
+def test_a_maintained_fleet_that_cannot_be_repaired_backs_off_and_says_when_it_tries_again(home: Path) -> None:
+    client = api.connect(warn=lambda _: None)
+    made = client.fleet_create(api.FleetCreateRequest(gpu="H100", count=2, name="kept"))
+    store = open_store(client.session)
+    store.update_fleet("kept", maintain=True)
+    client.create(api.CreateRequest(provider="example", gpu="H100", name="filler-1"))  # the cloud holds 3 VMs
+    gone = made.report.running[0].id
+    client.destroy(api.ActionRequest(provider="example", instance_ids=(gone,)))  # deleted outside the fleet
+    client.create(api.CreateRequest(provider="example", gpu="H100", name="filler-2"))  # and its room taken
+
+    short = client.watchdog(api.WatchdogRequest(once=True, interval=60))
+    assert short.exit is api.ExitKind.PARTIAL and short.last is not None
+    [result] = short.last.fleets[0].results
+    assert (result.duty, result.done) == ("maintain", Done.FAILED) and "tried again in 60 s" in result.summary
+    assert result.next_try_at == pytest.approx(short.last.started_at + 60)
+    [degraded] = [e for e in store.list_events(fleet="kept") if e.kind is EventKind.DEGRADED]
+    assert degraded.details["next_try_at"] == result.next_try_at and degraded.actor.startswith("watchdog ")
+
+    filler = [i for i in client.list().instances if i.name == "filler-2"]
+    client.destroy(api.ActionRequest(provider="example", instance_ids=(filler[0].id,)))  # room again
+    whole = client.watchdog(api.WatchdogRequest(once=True))
+    assert whole.exit is api.ExitKind.OK and whole.last is not None
+    assert [(r.duty, r.done) for r in whole.last.fleets[0].results] == [("maintain", Done.ACTED)]
+    assert [e.kind for e in store.list_events(fleet="kept")][-1] is EventKind.REPLACED
+    status = client.fleet_status(api.FleetNameRequest("kept"))
+    assert status.view.fleet.state.value == "active" and sum(m.running for m in status.view.members) == 2
+
+
+def test_the_backoff_doubles_from_the_interval_up_to_its_cap() -> None:
+    backoff = Backoff()
+    assert backoff.ready("f", 0.0)
+    assert [backoff.failed("f", 1000.0, 60.0) - 1000.0 for _ in range(8)] == [60, 120, 240, 480, 960, 1920,
+                                                                              MAX_DELAY, MAX_DELAY]
+    assert not backoff.ready("f", 1000.0 + MAX_DELAY - 1) and backoff.ready("f", 1000.0 + MAX_DELAY)
+    assert backoff.ready("other", 0.0)  # per fleet id
+    backoff.succeeded("f")
+    assert backoff.ready("f", 0.0) and backoff.failed("f", 0.0, 60.0) == 60.0  # afresh

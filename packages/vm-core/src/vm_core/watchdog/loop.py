@@ -140,7 +140,8 @@ class Watchdog:
             watched = self._fleet(listed, report.started_at)
             if watched is not None:
                 report.fleets.append(watched)
-        self._deliver(report)
+        if not self.stopping.is_set():  # a stopping watchdog leaves them to the next one (they stay pending)
+            self._deliver(report)
         return report
 
     def _fleet(self, listed: FleetRecord, now: float) -> FleetWatch | None:

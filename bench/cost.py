@@ -86,6 +86,7 @@ def run(ctx: Context) -> list[Figure]:
             cpu[name].append(_children_cpu() - before)
     m = {name: median(values) for name, values in times.items()}
     c = {name: median(values) for name, values in cpu.items()}
+    work = _in_process(home / "vm.db", ctx.runs(5))
     ctx.log("  cost: " + ", ".join(f"{k} {fmt(v)} s" for k, v in m.items()))
     ctx.note("cost", f"- store: {vms} VMs, {intervals} intervals (SQLite), ten per VM over the last 30 days")
     size = f"n{vms}"
@@ -100,10 +101,30 @@ def run(ctx: Context) -> list[Figure]:
                note=spread_note(times["vm cost"])),
         Figure(f"cost_{size}_fleet_list_floor", floor, "s", "reference: a store-only command's floor",
                note=spread_note(times["vm fleet list"])),
+        Figure(f"cost_{size}_read_and_sum", median(work), "s",
+               "reference: the store read and the arithmetic alone, in this process (spend.cost.costs_in + grouping)",
+               note=spread_note(work)),
         Figure(f"cost_{size}_since_30d_cpu", c["vm cost --since 30d"], "s",
                f"reference: CPU (user + system) of the process, less sensitive to a loaded machine than wall time;"
                f" `vm fleet list`'s {fmt(c['vm fleet list'])} s", note=spread_note(cpu["vm cost --since 30d"])),
     ]
+
+
+def _in_process(path: Path, runs: int) -> list[float]:
+    """Seconds of `vm cost --since 30d`'s reading and arithmetic alone (no interpreter start, no session)."""
+    from vm_core.fleet.store import SqliteFleetStore
+    from vm_core.plugins import provider_plugins
+    from vm_core.spend.cost import costs_in, rules_of
+    from vm_core.spend.report import group_costs
+
+    store, rules = SqliteFleetStore(path), rules_of(provider_plugins({}).load_all())
+    found = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        now = time.time()
+        group_costs(costs_in(store, since=now - 30 * DAY, until=None, now=now, rules=rules), "fleet")
+        found.append(time.perf_counter() - started)
+    return found
 
 
 def _children_cpu() -> float:

@@ -178,3 +178,20 @@ def test_the_watchdogs_step_waits_places_and_gives_up(fresh_home: VmHome) -> Non
     vm.ok("fleet", "destroy", "later", "--yes")
     vm.ok("fleet", "destroy", "never", "--yes")
     vm.ok("fleet", "destroy", "hog", "--yes")
+
+
+def test_credentials_every_cloud_refuses_are_exit_4_before_anything_is_recorded(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    wrong = "d3JvbmctY3JlZGVudGlhbA"
+    vm.config(f"""
+default_profile = "bad"
+[profiles.bad]
+embedded = true
+[profiles.bad.crusoe]
+secret_key = "{wrong}"
+""")
+    result = vm(*WAITER, "--wait-for-capacity", "10m", "--name", "refused", "-o", "json")
+    assert result.code == 4 and result.error()["code"] == "auth", result.err
+    assert result.error()["message"].startswith("no provider could be used: crusoe: "), result.err
+    assert wrong not in result.out + result.err
+    assert vm("fleet", "status", "refused").code == 3  # nothing recorded, nothing waits

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from ..calls import DEFAULT_TIMEOUT
-from ..errors import UsageError, VmError
+from ..errors import AuthError, UsageError, VmError
 from ..hints import Command, Hint
 from ..model import Instance
 from ..provider import Provider
@@ -38,7 +38,7 @@ from .create import CreateReport, FleetCreator
 from .destroy import FleetDestroyer
 from .lease import lease
 from .naming import check_fleet_name
-from .offers import OfferCache
+from .offers import OfferCache, OfferSet
 from .placement import Placement
 from .scale import new_slots
 from .spec import FleetSpec, spec_of
@@ -87,7 +87,7 @@ class FleetWaiter:
         `wait`. Blocks until the fleet is placed, the wait gives up, or `stop` is set."""
         assert spec.wait is not None
         check_fleet_name(spec.name)
-        self.creator.gather(spec)  # raises what create would, before anything is recorded
+        _check_credentials(self.creator.gather(spec))  # raises what create would, before anything is recorded
         with lease(self.store, spec.name, "fleet create", on_lost=self.creator.stop.set):
             self.creator.register(spec, state=FleetState.WAITING, wait_until=self.clock() + spec.wait,
                                   message="waiting for capacity")
@@ -209,6 +209,15 @@ def check_waiting(store: FleetStore, providers: Mapping[str, Provider], record: 
     creator = FleetCreator(store, providers, chosen, progress=progress, timeout=timeout, concurrency=concurrency,
                            profile=record.profile)
     return FleetWaiter(creator).advance(record)
+
+
+def _check_credentials(offers: OfferSet) -> None:
+    """AuthError (exit 4, before anything is recorded) when every provider refused its credentials: no capacity
+    will ever be seen through them. Providers that could not be reached are waited for."""
+    errors = list(offers.errors.values())
+    if not offers.offers and errors and all(isinstance(e, AuthError) for e in errors):
+        raise AuthError("no provider could be used: " + "; ".join(f"{n}: {e.message}" for n, e in
+                                                                 offers.errors.items()))
 
 
 def waiting_spec(record: FleetRecord) -> FleetSpec:

@@ -7,7 +7,9 @@ ground truth."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import time
 from datetime import datetime
@@ -17,7 +19,7 @@ from vm_core.events.signing import verify
 from vm_core.fleet.lease import user_at_host
 from vm_core.fleet.location import store_at
 from vm_core.fleet.store import FleetStore
-from watchdog_process import Watched, live, preempt, wait_for
+from watchdog_process import DEADLINE, Watched, live, preempt, wait_for
 from webhook_receiver import Receiver
 
 if TYPE_CHECKING:
@@ -148,3 +150,25 @@ def test_sigterm_mid_repair_finishes_the_repair_then_exits_0(fresh_home: VmHome)
     assert len(running) == 2 and len(live(vm, "wd-term")) == 2
     assert vm.ok("fleet", "status", "wd-term", "-o", "json").json()["state"] == "active"
     vm.ok("fleet", "destroy", "wd-term")
+
+
+def test_a_second_sigterm_stops_the_repair_starting_vms_and_the_next_pass_resolves_it(fresh_home: VmHome) -> None:
+    vm = fresh_home
+    vm.env["VM_MOCK_TIME_SCALE"] = "0.02"
+    members = maintained(vm, "wd-twice", 3)
+    for member in members[:2]:
+        preempt(vm, "nebius", member["id"])
+    store = store_of(vm)
+    watched = Watched(vm, "--interval", "0.2")
+    wait_for("the repair to place its replacements", lambda: len(store.members("wd-twice")) > 3)
+    os.killpg(watched.process.pid, signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):  # it may have finished the repair and exited already
+        os.killpg(watched.process.pid, signal.SIGTERM)
+    assert watched.process.wait(timeout=DEADLINE) == 0, "".join(watched.lines)
+    assert store.lease("wd-twice") is None and "Traceback" not in "".join(watched.lines)
+    vm.ok("watchdog", "--once")  # whatever the stopped repair left, the next pass resolves
+    status = vm.ok("fleet", "status", "wd-twice", "-o", "json").json()
+    running = {i["id"] for i in live(vm, "wd-twice") if i["state"] == "running"}
+    assert status["state"] == "active" and len(running) == 3
+    assert {i["id"] for i in live(vm, "wd-twice")} == running == {m["id"] for m in status["members"]}
+    vm.ok("fleet", "destroy", "wd-twice")

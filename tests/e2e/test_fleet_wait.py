@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,13 @@ def free_capacity(vm: VmHome) -> None:
     vm.ok("fleet", "scale", "hog", "--count", str(ON_DEMAND - 2), "--min-count", "1")
 
 
+def attempts(vm: VmHome, fleet: str) -> int:
+    """The create attempts vm ever recorded for the fleet: each is a member row written before its call, so 0
+    means no create was sent (the store's file, read only)."""
+    with closing(sqlite3.connect(f"file:{vm.path / 'vm.db'}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM members WHERE fleet = ?", (fleet,)).fetchone()[0])
+
+
 def start(vm: VmHome, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([VM, *args], env=vm.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -64,6 +73,8 @@ def test_a_waiting_fleet_is_placed_once_capacity_appears(fresh_home: VmHome) -> 
     doc = until_waiting(vm, "patient", proc)
     assert doc["message"].startswith("waiting for capacity: 0 of 2 H100:8 placeable now; until "), doc
     assert doc["members"] == [] and live(vm, "patient") == []
+    time.sleep(1.0)  # several checks later (0.2 s apart at this time scale): still no create sent
+    assert attempts(vm, "patient") == 0
     text = vm.ok("fleet", "status", "patient").out
     assert "waiting for capacity: 0 of 2" in text and "until" in text  # the table says what it waits for
     free_capacity(vm)
@@ -116,7 +127,7 @@ def test_the_price_cap_holds_while_waiting_and_giving_up_leaves_nothing(fresh_ho
     assert "gave up waiting for capacity after 3s; nothing of it is left" in result.error()["message"]
     doc = vm.ok("fleet", "status", "thrifty", "-o", "json").json()
     assert doc["state"] == "failed" and doc["members"] == []
-    assert live(vm, "thrifty") == []  # nothing was ever created
+    assert live(vm, "thrifty") == [] and attempts(vm, "thrifty") == 0  # no create was ever sent
     vm.ok("fleet", "destroy", "thrifty", "--yes")
     assert vm("fleet", "status", "thrifty").code == 3
 
@@ -195,3 +206,17 @@ secret_key = "{wrong}"
     assert result.error()["message"].startswith("no provider could be used: crusoe: "), result.err
     assert wrong not in result.out + result.err
     assert vm("fleet", "status", "refused").code == 3  # nothing recorded, nothing waits
+
+
+def test_a_cloud_that_publishes_no_capacity_is_tried_and_rolled_back_until_the_wait_gives_up(
+        fresh_home: VmHome) -> None:
+    vm = fresh_home
+    # Nebius sells H100 in eu-west1 but has none there; its offers cannot say so, only a create can
+    result = vm("fleet", "create", "--gpu", "H100", "--count", "1", "--providers", "nebius", "--region", "eu-west1",
+                "--reservation", "none", "--wait-for-capacity", "3s", "--name", "probed", "-o", "json")
+    assert result.code == 6 and "gave up waiting for capacity after 3s" in result.error()["message"], result.err
+    assert "rolled back" in result.err or "rolling back" in result.err
+    assert attempts(vm, "probed") >= 1  # it was tried
+    assert live(vm, "probed") == []  # and nothing of it is left
+    doc = vm.ok("fleet", "status", "probed", "-o", "json").json()
+    assert doc["state"] == "failed" and doc["members"] == []

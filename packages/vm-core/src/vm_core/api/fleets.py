@@ -278,10 +278,11 @@ def interruptibly(creator: FleetCreator, run: Callable[[], T]) -> T:
 def list_fleets(client: Client, request: FleetListRequest) -> FleetList:
     from ..fleet.lease import user_at_host
     from ..fleet.location import open_store
+    from ..spend.ledger import last_seen
 
     store = open_store(client.session)
     fleets = [f for f in store.list_fleets() if not request.mine or f.created_by == user_at_host()]
-    return FleetList(fleets=[(f, store.members(f.name)) for f in fleets])
+    return FleetList(fleets=[(f, store.members(f.name)) for f in fleets], seen=last_seen(store))
 
 
 def fleet_statuses(client: Client, request: FleetNameRequest) -> Iterator[FleetStatus]:

@@ -147,7 +147,7 @@ def list_fleets(app: App, mine: bool) -> None:
     `vm fleet status` last saw them."""
     from ..api.requests import FleetListRequest
 
-    views.fleet_list(app.output, app.client().fleet_list(FleetListRequest(mine=mine)).fleets)
+    views.fleet_list(app.output, app.client().fleet_list(FleetListRequest(mine=mine)))
 
 
 @fleet.command()

@@ -1,7 +1,8 @@
 """The watchdog in process, against the example third-party provider (a JSON-file cloud: fast, no mock clouds):
 a duty appended to DUTIES runs under the fleet's lease held as `watchdog user@host:pid`, a fleet with no duty due
 is never leased, `stopping` ends the loop, a fleet whose profile cannot be opened is a failed duty (PartialFailure:
-exit 7), an expired fleet is reaped with its event; leases nest within a thread; the backoff doubles."""
+exit 7), an expired fleet is reaped with its event, a maintained fleet that cannot be repaired backs off (for every
+watchdog of the store: its degraded event says until when); leases nest within a thread; the backoff doubles."""
 
 from __future__ import annotations
 
@@ -151,7 +152,7 @@ def test_a_lost_outer_lease_tells_the_nested_body_too(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ maintain
-def test_a_maintained_fleet_that_cannot_be_repaired_backs_off_and_says_when_it_tries_again(home: Path) -> None:
+def test_a_maintained_fleet_that_cannot_be_repaired_backs_off_for_every_watchdog(home: Path) -> None:
     client = api.connect(warn=lambda _: None)
     made = client.fleet_create(api.FleetCreateRequest(gpu="H100", count=2, name="kept"))
     store = open_store(client.session)
@@ -167,13 +168,17 @@ def test_a_maintained_fleet_that_cannot_be_repaired_backs_off_and_says_when_it_t
     assert (result.duty, result.done) == ("maintain", Done.FAILED) and "tried again in 60 s" in result.summary
     assert result.next_try_at == pytest.approx(short.last.started_at + 60)
     [degraded] = [e for e in store.list_events(fleet="kept") if e.kind is EventKind.DEGRADED]
-    assert degraded.details["next_try_at"] == result.next_try_at and degraded.actor.startswith("watchdog ")
+    assert (degraded.details["next_try_at"], degraded.details["tries"]) == (result.next_try_at, 1)
+    assert degraded.actor.startswith("watchdog ")
 
+    later = client.watchdog(api.WatchdogRequest(once=True))  # another watchdog waits for the recorded retry
+    assert later.exit is api.ExitKind.OK and later.last is not None and later.last.fleets == []
     filler = [i for i in client.list().instances if i.name == "filler-2"]
     client.destroy(api.ActionRequest(provider="example", instance_ids=(filler[0].id,)))  # room again
+    assert client.fleet_repair(api.FleetRepairRequest("kept")).problem is None  # a person need not wait
     whole = client.watchdog(api.WatchdogRequest(once=True))
     assert whole.exit is api.ExitKind.OK and whole.last is not None
-    assert [(r.duty, r.done) for r in whole.last.fleets[0].results] == [("maintain", Done.ACTED)]
+    assert [(r.duty, r.done) for r in whole.last.fleets[0].results] == [("maintain", Done.IDLE)]
     assert [e.kind for e in store.list_events(fleet="kept")][-1] is EventKind.REPLACED
     status = client.fleet_status(api.FleetNameRequest("kept"))
     assert status.view.fleet.state.value == "active" and sum(m.running for m in status.view.members) == 2

@@ -53,8 +53,12 @@ def expire(context: DutyContext, fleet: FleetRecord) -> DutyResult:
 
 
 def _maintained(context: DutyContext, fleet: FleetRecord) -> bool:
-    return fleet.maintain and fleet.state not in NOT_MAINTAINED and context.backoff.ready(fleet.fleet_id,
-                                                                                           context.now)
+    """Maintained, in a state that is, and not backing off (in this process, or as another watchdog recorded)."""
+    from .backoff import recorded
+
+    if not fleet.maintain or fleet.state in NOT_MAINTAINED or not context.backoff.ready(fleet.fleet_id, context.now):
+        return False
+    return recorded(context.store, fleet.name, context.now)[0] <= context.now
 
 
 def maintain(context: DutyContext, fleet: FleetRecord) -> DutyResult:
@@ -92,13 +96,16 @@ def _short(context: DutyContext, fleet: FleetRecord, why: str, told: list[Event]
 
     from ..events.kinds import EventKind
     from ..events.model import Event
+    from .backoff import recorded
 
-    at = context.backoff.failed(fleet.fleet_id, context.now, context.interval)
+    before = recorded(context.store, fleet.name, context.now)[1]
+    at = context.backoff.failed(fleet.fleet_id, context.now, context.interval, before=before)
+    tries = context.backoff.failures[fleet.fleet_id]
     if not any(e.kind is EventKind.DEGRADED for e in told):
         told.append(Event(EventKind.DEGRADED, fleet.name, context.actor,
                           {"message": why, "requested_count": fleet.requested_count}))
-    context.tell([replace(e, details={**e.details, "next_try_at": at}) if e.kind is EventKind.DEGRADED else e
-                  for e in told])
+    context.tell([replace(e, details={**e.details, "next_try_at": at, "tries": tries})
+                  if e.kind is EventKind.DEGRADED else e for e in told])
     placed = f"replaced {created} VM(s), " if created else ""
     return DutyResult("maintain", Done.FAILED, f"{placed}still short: {why}; tried again in {at - context.now:.0f} s",
                       next_try_at=at)

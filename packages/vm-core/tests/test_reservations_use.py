@@ -64,6 +64,16 @@ def test_a_stopped_vm_gives_its_reservation_back_and_an_on_demand_one_never_used
     assert use.vms == () and use.free_gpus == 16
 
 
+def test_a_vm_started_onto_the_reservation_counts_from_its_reserved_interval(tmp_path: Path) -> None:
+    store = SqliteFleetStore(tmp_path / "vm.db")
+    store.record_vm(_vm("vm-b", 8, T0, reservation=""), "running", price_per_hour=31.2, source="create")
+    store.observe([Observation("crusoe", "project p", "vm-b", "stopped", T0 + HOUR / 2, "stop")])
+    store.observe([Observation("crusoe", "project p", "vm-b", "running", T0 + 3 * HOUR / 4, "start", 21.2,
+                               Pricing.RESERVATION)])  # back on the reservation for the last quarter hour
+    use = _use(store, _terms(), [_instance("vm-b")], T0, T0 + HOUR)
+    assert use.used_gpu_hours == pytest.approx(2.0) and [v.instance_id for v in use.vms] == ["vm-b"]
+
+
 def test_intervals_are_clipped_to_the_period(tmp_path: Path) -> None:
     store = SqliteFleetStore(tmp_path / "vm.db")
     store.record_vm(_vm("vm-a", 8, T0 - HOUR), "running", price_per_hour=21.2, source="create")

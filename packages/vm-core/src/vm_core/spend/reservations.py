@@ -78,11 +78,10 @@ def period_of(terms: ReservationTerms, since: float | None, now: float) -> tuple
     return start, max(start, end)
 
 
-def used_gpu_hours(reservation: str, provider: str, vms: Iterable[LedgerVm], intervals: Iterable[Interval],
-                   since: float, until: float) -> float:
-    """GPU-hours the ledger's VMs on `reservation` spent in an OCCUPYING state at reservation pricing within
-    [since, until]; an open interval runs to `until`."""
-    gpus = {vm.key: vm.gpu_count for vm in vms if vm.provider == provider and vm.reservation_id == reservation}
+def used_gpu_hours(vms: Iterable[LedgerVm], intervals: Iterable[Interval], since: float, until: float) -> float:
+    """GPU-hours the ledger's `vms` (those on one reservation) spent in an OCCUPYING state at reservation
+    pricing within [since, until]; an open interval runs to `until`."""
+    gpus = {vm.key: vm.gpu_count for vm in vms}
     seconds = 0.0
     for interval in intervals:
         count = gpus.get(interval.key)
@@ -105,9 +104,13 @@ def reservation_use(terms: ReservationTerms, live: Sequence[Instance], recorded:
     """The use of one reservation: `live` are its provider's VMs now, `recorded` the ledger's VMs by (provider,
     instance id) and `intervals` theirs over the period."""
     info = terms.info
-    vms = tuple(_reserved(i, recorded.get((i.provider, i.id))) for i in on_it(terms, live))
+    now_on = on_it(terms, live)
+    vms = tuple(_reserved(i, recorded.get((i.provider, i.id))) for i in now_on)
     used_now = info.used_gpus if info.used_gpus is not None else sum(v.gpus for v in vms)
-    used = used_gpu_hours(info.id, info.provider, recorded.values(), intervals, since, until)
+    keys = {(i.provider, i.id) for i in now_on}
+    on_it_ever = [vm for key, vm in recorded.items() if vm.provider == info.provider
+                  and (vm.reservation_id == info.id or key in keys)]  # created on it, or on it now (a start)
+    used = used_gpu_hours(on_it_ever, intervals, since, until)
     reserved = None if info.total_gpus is None else info.total_gpus * (until - since) / 3600
     idle = None if reserved is None else max(0.0, reserved - used)
     price = info.price_per_gpu_hour

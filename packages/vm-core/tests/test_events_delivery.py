@@ -161,3 +161,12 @@ def test_a_command_spends_at_most_its_bound_delivering_and_leaves_the_rest_pendi
     assert time.monotonic() - started < 2.5
     assert 1 <= len(done.retrying) < 5 and all(d.last_error == "TimeoutError" for d in done.retrying)
     assert all(d.state is DeliveryState.PENDING for e in recorded for d in log.deliveries(e.id))
+
+
+def test_one_round_sends_more_than_one_batch(opener: Callable[[], EventLog]) -> None:
+    log = opener()
+    with Receiver() as receiver:
+        hook = Webhook(receiver.url, SECRET)
+        events = record(log, hook, count=delivery.BATCH + 20)
+        done = delivery.deliver_pending(log, [hook], now=time.time())
+    assert len(done.delivered) == len(events) and receiver.seen() == [e.id for e in events]

@@ -27,6 +27,7 @@ FIRST_DELAY = 1.0  # seconds from the first failed attempt to the second; double
 MAX_DELAY = 300.0  # the longest wait between two attempts
 CLAIM_SECONDS = 60.0  # how long a claimed delivery is not due for other senders (longer than any request)
 REQUEST_TIMEOUT = 10.0  # seconds one request may take
+BATCH, MAX_BATCHES = 100, 100  # due deliveries read at a time, and at most this many reads in one round
 
 # send(url, body, headers, timeout) -> the HTTP status the receiver answered; raises when there was no answer
 Send = Callable[[str, bytes, Mapping[str, str], float], int]
@@ -57,21 +58,24 @@ def deliver_pending(store: EventLog, targets: Sequence[Webhook], *, now: float, 
                     event_ids: Collection[str] | None = None, deadline: float | None = None,
                     timeout: float = REQUEST_TIMEOUT) -> DeliveryRound:
     """Send every pending delivery to one of `targets` that is due at `now` (epoch seconds; of `event_ids` only,
-    when given), each once, oldest event first; deliveries to other targets are left to whoever has their
-    webhook. `deadline` (time.monotonic() seconds) stops the round early: what is not sent stays pending, as it
-    was. Each request may take `timeout` seconds (less near the deadline). Never raises for a receiver's failure:
-    it is recorded in the delivery (`last_error`: the status or the error's class, never the URL or secret); a
-    store error propagates. The signature's timestamp is this machine's clock at the time of sending."""
+    when given; at most BATCH * MAX_BATCHES), each once, oldest event first; deliveries to other targets are left
+    to whoever has their webhook. `deadline` (time.monotonic() seconds) stops the round early: what is not sent
+    stays pending, as it was. Each request may take `timeout` seconds (less near the deadline). Never raises for
+    a receiver's failure: it is recorded in the delivery (`last_error`: the status or the error's class, never the
+    URL or secret); a store error propagates. The signature's timestamp is this machine's clock when sending."""
     hooks = {hook.target: hook for hook in reversed(targets)}  # one per target: the first one listed wins
     done = DeliveryRound()
-    for delivery in store.due_deliveries(list(hooks), now=now, event_ids=event_ids):
-        left = timeout if deadline is None else min(timeout, deadline - time.monotonic())
-        if left <= 0.05:
+    for _ in range(MAX_BATCHES):
+        batch = store.due_deliveries(list(hooks), now=now, event_ids=event_ids, limit=BATCH)
+        for delivery in batch:
+            left = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+            if left <= 0.05:
+                return done
+            if not store.claim_delivery(delivery, until=now + CLAIM_SECONDS):
+                continue  # another sender has it
+            _settle(store, delivery, _attempt(hooks[delivery.target], delivery, send, left), now, done)
+        if len(batch) < BATCH:
             break
-        if not store.claim_delivery(delivery, until=now + CLAIM_SECONDS):
-            continue  # another sender has it
-        error = _attempt(hooks[delivery.target], delivery, send, left)
-        _settle(store, delivery, error, now, done)
     return done
 
 

@@ -85,6 +85,25 @@ def warn_fleet(client: Client, store: FleetStore, record: FleetRecord) -> None:
         return
     if standing is not None and standing.warns:
         client.warn(fleet_warning(record, standing))
+        if not standing.reached:
+            _tell_warning(client, store, record, standing)
+
+
+def _tell_warning(client: Client, store: FleetStore, record: FleetRecord, standing: Standing) -> None:
+    """The fleet's budget_warning event (details spent, budget, fleet_id), once per fleet id: a command that finds
+    one recorded tells none (two processes at once may both tell it: delivery is at least once anyway)."""
+    from ..events.kinds import EventKind
+    from ..events.model import Event
+    from ..events.store import EventLog
+    from ..events.verbs import tell
+
+    if not isinstance(store, EventLog) or any(
+            e.kind is EventKind.BUDGET_WARNING and e.details.get("fleet_id") == record.fleet_id
+            for e in store.list_events(fleet=record.name)):
+        return
+    details = {"spent": round(standing.spent, 2), "budget": standing.budget, "fleet_id": record.fleet_id}
+    tell(client.session, store, lambda actor: [Event(EventKind.BUDGET_WARNING, record.name, actor, details)],
+         client.warn)
 
 
 def warn_fleets(client: Client, store: FleetStore, records: list[FleetRecord]) -> None:

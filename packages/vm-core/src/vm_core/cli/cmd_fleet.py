@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..hints import Hint
 from . import cmd_fleet_power as power
 from . import fleet_views as views
-from .app import SECONDS, App, Price, completes, timeout_option, with_app, yes_option
+from .app import SECONDS, App, PositiveNumber, Price, completes, timeout_option, with_app, yes_option
 from .cmd_fleet_maintain import maintain as maintain_command
 from .cmd_fleet_scale import MAX_FLEET, repair, scale
 from .cmd_images import machine_from, machine_options
@@ -34,6 +34,14 @@ class _Duration(click.ParamType[float]):
             return parse_duration(str(value))
         except UsageError as exc:
             self.fail(exc.message, param, ctx)
+
+
+class _Usd(PositiveNumber):
+    """An amount of money in USD: a positive, finite number."""
+
+    name = "usd"
+    not_a_number = "{} is not an amount of USD, e.g. 500 or 99.50"
+    not_positive = "{} is not a positive amount of USD"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -64,6 +72,11 @@ def fleet() -> None:
               help="Refuse (exit 6) a plan whose total $/h is above this, or cannot be known; recorded.")
 @click.option("--ttl", type=_Duration(), metavar="DURATION",
               help="Time to live (30m, 8h, 2d): `vm fleet reap` destroys the fleet after it.")
+@click.option("--budget", type=_Usd(), metavar="USD",
+              help="Total spend cap: refused (exit 6) if its $/h times --ttl is above it; warned at 80 %; at 100 % "
+                   "`vm fleet reap` (or the watchdog) stops or destroys it (--on-budget). Recorded.")
+@click.option("--on-budget", type=click.Choice(["stop", "destroy"]),
+              help="With --budget: stop (default; destroyed when a member's cloud cannot stop) or destroy.")
 @click.option("--maintain", is_flag=True, help="The watchdog keeps --count VMs running (replacing preempted, failed "
                                                "or gone ones); recorded, `vm fleet maintain` changes it.")
 @click.option("--spot", is_flag=True, help="Spot VMs where a cloud sells them (Nebius), beyond --on-demand-base.")
@@ -84,7 +97,8 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
            allow_unterminable: bool, max_price: float | None, ttl: float | None, dry_run: bool, verbose: bool,
            timeout: float, ssh_public_key: str | None, image: str | None, disk_size: int | None,
            startup_script: Path | None, maintain: bool, spot: bool, on_demand_base: int | None,
-           spot_fallback: bool, wait_for_capacity: float | None) -> None:
+           spot_fallback: bool, wait_for_capacity: float | None, budget: float | None,
+           on_budget: str | None) -> None:
     """Create a fleet of COUNT VMs, spread by the strategy, failing over when a cloud runs out.
 
     Below --min-count everything created is destroyed again (all-or-nothing by default). With
@@ -98,19 +112,22 @@ def create(app: App, gpu: str, count: int, name: str | None, strategy: str, plac
     vm fleet create --gpu H100 --count 4 --providers nebius --image ubuntu24.04-cuda12.8 --startup-script setup.sh
     vm fleet create --gpu H100 --count 8 --spot --on-demand-base 2 --spot-fallback --maintain
     vm fleet create --gpu H100 --count 16 --wait-for-capacity 2h --max-price 40
+    vm fleet create --gpu H100:8 --count 4 --budget 500 --ttl 8h --on-budget destroy
     """
     from ..api.fleet_reports import FleetPlanReport
     from ..api.requests import FleetCreateRequest
     from .fleet_progress import FleetProgress
 
     explicit = click.get_current_context().get_parameter_source("strategy") is not ParameterSource.DEFAULT
+    if on_budget is not None and budget is None:
+        raise UsageError("--on-budget only applies with --budget", suggestion="add --budget USD")
     request = FleetCreateRequest(
         gpu=gpu, count=count, name=name, strategy=strategy if explicit or placement != "cluster" else None,
         placement=placement, min_count=min_count, providers=_provider_list(providers), region=region,
         reservation=reservation, strict=strict, allow_unterminable=allow_unterminable, max_price=max_price, ttl=ttl,
         ssh_public_key=ssh_public_key, machine=machine_from(image, disk_size, startup_script), timeout=timeout,
         maintain=maintain, spot=spot, on_demand_base=on_demand_base, spot_fallback=spot_fallback,
-        wait_for_capacity=wait_for_capacity)
+        wait_for_capacity=wait_for_capacity, budget=budget, on_budget=on_budget or "stop")
     client = app.client()
     if dry_run:
         planned = client.fleet_plan(request)

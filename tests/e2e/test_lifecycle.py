@@ -32,11 +32,11 @@ def test_full_lifecycle_where_stop_start_exists(shared_home: VmHome, provider: s
     assert [i["id"] for i in vm.live(name)] == [vm_id]
 
     got = vm.ok("get", vm_id, "--provider", provider, "-o", "json").json()
-    assert set(got) == INSTANCE_KEYS
+    assert set(got) == INSTANCE_KEYS | {"accrued_usd", "rate_per_hour"}  # vm created it: the ledger knows it
     assert (got["id"], got["name"], got["state"], got["provider"], got["region"]) == (vm_id, name, "running",
                                                                                      provider, region)
     raw = vm.ok("get", vm_id, "--provider", provider, "--raw").json()  # --raw implies JSON
-    assert set(raw) == INSTANCE_KEYS | {"native"} and vm_id in str(raw["native"])
+    assert set(raw) == INSTANCE_KEYS | {"native", "accrued_usd", "rate_per_hour"} and vm_id in str(raw["native"])
     assert row_of(vm.ok("list").rows(), vm_id)[2:4] == [name, "running"]
     assert vm_id in [i["id"] for i in vm.ok("list", "--provider", provider, "-o", "json").json()]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError, VmError
-from ..hints import Hint
+from ..hints import Command, Hint, Setting
 from ..model import InstanceState, Offer
 from ..provider import Provider
 from . import members as mem
@@ -196,7 +196,8 @@ class FleetScaler:
                 raise _stopped(record, "repairing")
             if record.state is FleetState.WAITING:  # placed all at once by its create (waiting.py), not piecemeal
                 raise UsageError(f"fleet {name} is waiting for capacity ({record.message}): it is not repaired",
-                                 suggestion="re-run its `vm fleet create ... --wait-for-capacity` to go on waiting")
+                                 suggestion=Hint.say("re-run its create (with {}) to go on waiting, or see {}",
+                                                     Setting("wait_for_capacity"), Command.of("fleet", "status", name)))
             settled = FleetReconciler(self.store, self.providers, progress=self.progress,
                                       timeout=self.creator.timeout).settle(name, dry_run=dry_run)
             view = settled.view

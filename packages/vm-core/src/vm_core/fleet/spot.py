@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from ..errors import UsageError, VmError
+from ..hints import Hint, Setting, Words
 from ..model import Instance, Offer
 from ..provider import Provider, SupportsSpot
 from .offers import OfferSet
@@ -36,18 +37,21 @@ def check_spot(spec: FleetSpec) -> None:
     """UsageError (exit 2, before any call) for spot options that cannot be: --on-demand-base or --spot-fallback
     without --spot, a base outside 0..count, --spot with --strict (only reserved capacity, which spot VMs never
     use) or with --placement cluster."""
+    spot = Setting("spot")
     if not spec.spot:
-        if spec.on_demand_base:
-            raise UsageError("--on-demand-base is for spot fleets: add --spot")
-        if spec.spot_fallback:
-            raise UsageError("--spot-fallback is for spot fleets: add --spot")
+        for name, asked in (("on_demand_base", bool(spec.on_demand_base)), ("spot_fallback", spec.spot_fallback)):
+            if asked:
+                raise UsageError(Words(Setting(name), " is for spot fleets: add ", spot))
         return
     if not 0 <= spec.on_demand_base <= spec.count:
-        raise UsageError(f"--on-demand-base must be from 0 to --count ({spec.count}), not {spec.on_demand_base}")
+        raise UsageError(Words(Setting("on_demand_base"), " must be from 0 to ", Setting("count"),
+                               f" ({spec.count}), not {spec.on_demand_base}"))
     if spec.reservation.strict:
-        raise UsageError("--spot cannot be combined with --strict: spot VMs never use reserved capacity")
+        raise UsageError(Words(spot, " cannot be combined with ", Setting("strict"),
+                               ": spot VMs never use reserved capacity"))
     if spec.placement is Placement.CLUSTER:
-        raise UsageError("--spot cannot be combined with --placement cluster: a cluster's VMs are on-demand")
+        raise UsageError(Words(spot, " cannot be combined with ", Setting("placement", "cluster"),
+                               ": a cluster's VMs are on-demand"))
 
 
 def slot_choices(spec: FleetSpec, slots: Sequence[int]) -> dict[int, Choices]:
@@ -123,8 +127,9 @@ def check_sold(spec: FleetSpec, providers: Mapping[str, Provider]) -> None:
         return
     if not any(isinstance(p, SupportsSpot) for p in providers.values()):
         raise UsageError(f"none of the fleet's providers ({', '.join(sorted(providers)) or 'none'}) sells spot "
-                         "VMs (Nebius does)", suggestion="add nebius to --providers, or --spot-fallback to place "
-                                                         "those VMs on-demand")
+                         "VMs (Nebius does)", suggestion=Hint.say("add nebius to {}, or {} to place those VMs "
+                                                                  "on-demand", Setting("providers"),
+                                                                  Setting("spot_fallback")))
 
 
 def _key(offer: Offer) -> tuple[str, str, str, str, bool]:

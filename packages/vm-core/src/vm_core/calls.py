@@ -139,10 +139,13 @@ def _listed(lead: str, commands: Sequence[Command]) -> Hint:
 
 
 def start(provider: Provider, verb: str, begin: Callable[[], Pending[T]], tracker: Tracker, progress: Progress,
-          name: str = "") -> tuple[Pending[T], Accepted]:
-    """Ask the cloud for an action (one blocking call), record and announce it."""
+          name: str = "", on_accepted: Callable[[Accepted], None] | None = None) -> tuple[Pending[T], Accepted]:
+    """Ask the cloud for an action (one blocking call), record it (`on_accepted` first: what is recorded there
+    is recorded before anything says the action was accepted) and announce it."""
     pending = begin()
     accepted = Accepted(provider.name, verb, pending.resource_id, pending.id, name)
+    if on_accepted is not None:
+        on_accepted(accepted)
     tracker.add(accepted)
     label = f"{name} ({pending.resource_id})" if name else pending.resource_id
     progress(f"{provider.name}: {verb} {label}: accepted, operation {pending.id}")

@@ -24,9 +24,7 @@ def perform(provider: Provider, verb: str, begin: Callable[[K], Pending[Any]], k
     tracker = Tracker()
 
     def one(key: K) -> Any:
-        pending, accepted = start(provider, verb, lambda: begin(key), tracker, progress, label(key))
-        if on_accepted is not None:
-            on_accepted(accepted)
+        pending, accepted = start(provider, verb, lambda: begin(key), tracker, progress, label(key), on_accepted)
         if no_wait and isinstance(pending, Staged) and pending.must_wait:
             progress(f"{provider.name}: {label(key) or pending.resource_id}: waiting despite --no-wait: vm sends the"
                      " next step when this one has finished")

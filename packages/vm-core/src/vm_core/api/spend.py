@@ -4,7 +4,6 @@ accrued cost and running rate `vm get` and `vm fleet status` add to their report
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -31,7 +30,7 @@ def cost_report(client: Client, request: CostRequest) -> CostReport:
     from ..spend.report import GROUPINGS, group_costs, iso, month_start
     from .reports import CostReport
 
-    now = time.time()
+    now = client.session.clock()
     if request.by not in GROUPINGS:
         raise UsageError(f"cannot group costs by {request.by!r}: by one of {', '.join(GROUPINGS)}")
     since = month_start(now) if request.since is None else request.since
@@ -67,8 +66,9 @@ def with_vm_cost(client: Client, report: InstanceReport) -> InstanceReport:
     instance = report.instance
     try:
         account = account_of(client.session.provider(instance.provider))
+        now, rules = client.session.clock(), billing_rules(client.session)
         cost = _read_store(client, lambda store: vm_cost(store, (instance.provider, account, instance.id),
-                                                          now=time.time(), rules=billing_rules(client.session)))
+                                                          now=now, rules=rules))
     except VmError as exc:
         client.warn(f"the accrued cost of {instance.id} is not shown: {exc.message}")
         return report
@@ -86,7 +86,7 @@ def with_fleet_spend(client: Client, report: FleetStatus) -> FleetStatus:
 
     name = report.view.fleet.name
     try:
-        spend = _read_store(client, lambda store: fleet_spend(store, name, now=time.time(),
+        spend = _read_store(client, lambda store: fleet_spend(store, name, now=client.session.clock(),
                                                               rules=billing_rules(client.session)))
     except VmError as exc:
         client.warn(f"the accrued cost of fleet {name} is not shown: {exc.message}")

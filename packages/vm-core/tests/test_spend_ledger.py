@@ -73,3 +73,43 @@ def test_a_complete_listing_closes_the_vms_it_no_longer_shows(tmp_path: Path) ->
     assert [v.instance_id for v in store.ledger_vms(open_only=True)] == ["i-2"]
     assert _spans(store.ledger_intervals(since=1900.0)) == [(1000.0, None, "running", 2.0)]
     assert _spans(store.ledger_intervals(until=900.0)) == []
+
+
+def _version_6_store(path: Path) -> None:
+    """A store as vm of schema version 6 left it: a fleet with a running member, no ledger."""
+    import sqlite3
+
+    from vm_core.fleet import schema
+
+    db = sqlite3.connect(path)
+    for version in range(1, 7):
+        for statement in schema.MIGRATIONS[version]:
+            db.execute(statement)
+    db.execute(schema.VERSION_TABLE)
+    db.execute("INSERT INTO schema_version (version) VALUES (6)")
+    db.execute("INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, providers, region, "
+               "reservation, state, message, owner_pid, created_at, updated_at, fleet_id, accounts) VALUES "
+               "('old', 'H100', 8, 1, 1, 'spread', NULL, NULL, 'auto', 'active', '1 of 1 running', 0, 1700000000.0, "
+               "1700000000.0, 'f-old', '{\"crusoe\": \"project 1\"}')")
+    db.execute("INSERT INTO members VALUES ('old', 0, 1, 'crusoe', 'old-0', 'us-east1-a', 'h100-80gb-sxm-ib.8x', '', "
+               "'running', 'vm-1', '', 31.2, '', 1700000000.0, 1700000000.0)")
+    db.commit()
+    db.close()
+
+
+def test_a_version_6_store_migrates_with_an_empty_ledger_and_defaults_for_the_new_fleet_fields(
+        tmp_path: Path) -> None:
+    from vm_core.fleet import schema
+    from vm_core.fleet.store import OnBudget
+
+    _version_6_store(tmp_path / "fleets.db")
+    store = _store(tmp_path)
+    old = store.get_fleet("old")
+    assert old is not None and (old.budget, old.on_budget, old.maintain, old.spot, old.wait_until) == (
+        None, OnBudget.STOP, False, False, None)
+    assert store.ledger_vms() == [] and store._db.execute("SELECT version FROM schema_version").fetchall() == [
+        (schema.LATEST,)]
+    store.update_member("old", 0, 1, state=MemberState.DESTROYED)  # a member of before: closed, never entered
+    assert store.ledger_vms() == []
+    store.update_fleet("old", budget=100.0, on_budget=OnBudget.DESTROY, maintain=True)
+    assert (store.get_fleet("old").budget, store.get_fleet("old").on_budget) == (100.0, OnBudget.DESTROY)

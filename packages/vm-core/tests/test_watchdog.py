@@ -19,7 +19,7 @@ from vm_core.events.kinds import EventKind
 from vm_core.fleet.lease import acting_as, lease, this_process, user_at_host
 from vm_core.fleet.location import open_store
 from vm_core.fleet.store import FleetRecord, SqliteFleetStore
-from vm_core.watchdog.backoff import MAX_DELAY, Backoff
+from vm_core.watchdog.retries import MAX_DELAY, Retries
 from vm_core.watchdog.duties import DUTIES
 from vm_core.watchdog.duty import Done, Duty, DutyContext, DutyResult
 
@@ -185,7 +185,7 @@ def test_a_maintained_fleet_that_cannot_be_repaired_backs_off_for_every_watchdog
 
 
 def test_the_backoff_doubles_from_the_interval_up_to_its_cap() -> None:
-    backoff = Backoff()
+    backoff = Retries()
     assert backoff.ready("f", 0.0)
     assert [backoff.failed("f", 1000.0, 60.0) - 1000.0 for _ in range(8)] == [60, 120, 240, 480, 960, 1920,
                                                                               MAX_DELAY, MAX_DELAY]

@@ -7,7 +7,7 @@
               exactly as `vm fleet repair` repairs it (fleet/scale.py: settled against the clouds, then a
               replacement placed for each member preempted, failed or gone outside vm, with the fleet's placement,
               strategy, price cap and machine options; min_count kept). Events: member_preempted for each member
-              lost, replaced, degraded (with details.next_try_at when it could not be brought back: backoff.py)
+              lost, replaced, degraded (with details.next_try_at when it could not be brought back: retries.py)
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ def expire(context: DutyContext, fleet: FleetRecord) -> DutyResult:
 
 def _maintained(context: DutyContext, fleet: FleetRecord) -> bool:
     """Maintained, in a state that is, and not backing off (in this process, or as another watchdog recorded)."""
-    from .backoff import recorded
+    from .retries import recorded
 
-    if not fleet.maintain or fleet.state in NOT_MAINTAINED or not context.backoff.ready(fleet.fleet_id, context.now):
+    if not fleet.maintain or fleet.state in NOT_MAINTAINED or not context.retries.ready(fleet.fleet_id, context.now):
         return False
     return recorded(context.store, fleet.name, context.now)[0] <= context.now
 
@@ -80,7 +80,7 @@ def maintain(context: DutyContext, fleet: FleetRecord) -> DutyResult:
     created = sum(a.verb is Verb.CREATED for a in report.actions)
     after = report.view.fleet
     if after.state in (FleetState.ACTIVE, FleetState.STOPPED):
-        context.backoff.succeeded(fleet.fleet_id)
+        context.retries.succeeded(fleet.fleet_id)
         context.tell(told)
         if not report.actions:
             return DutyResult("maintain", Done.IDLE, f"{after.requested_count} of {after.requested_count} running")
@@ -96,11 +96,11 @@ def _short(context: DutyContext, fleet: FleetRecord, why: str, told: list[Event]
 
     from ..events.kinds import EventKind
     from ..events.model import Event
-    from .backoff import recorded
+    from .retries import recorded
 
     before = recorded(context.store, fleet.name, context.now)[1]
-    at = context.backoff.failed(fleet.fleet_id, context.now, context.interval, before=before)
-    tries = context.backoff.failures[fleet.fleet_id]
+    at = context.retries.failed(fleet.fleet_id, context.now, context.interval, before=before)
+    tries = context.retries.failures[fleet.fleet_id]
     if not any(e.kind is EventKind.DEGRADED for e in told):
         told.append(Event(EventKind.DEGRADED, fleet.name, context.actor,
                           {"message": why, "requested_count": fleet.requested_count}))

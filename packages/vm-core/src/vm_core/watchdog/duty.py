@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..fleet.store import FleetRecord, FleetStore
     from ..provider import Provider
     from ..session import Session
-    from .backoff import Backoff
+    from .retries import Retries
 
 
 class Done(enum.StrEnum):
@@ -74,7 +74,7 @@ class DutyContext:
     now: float  # when the pass began (epoch seconds)
     interval: float  # seconds between passes
     timeout: float  # how long each VM may take (create, boot, delete)
-    backoff: Backoff
+    retries: Retries
     webhooks: Sequence[Webhook] = ()
     progress: Callable[[str], None] = lambda _: None
     warn: Callable[[str], None] = lambda _: None

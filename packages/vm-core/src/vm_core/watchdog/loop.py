@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, VmError
-from .backoff import Backoff
+from .retries import Retries
 from .duty import Done, Duty, DutyContext, DutyResult
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Watchdog:
         self.client, self.interval, self.timeout = client, interval, timeout
         self.duties = DUTIES if duties is None else duties
         self.stopping = stopping or threading.Event()
-        self.backoff = Backoff()
+        self.retries = Retries()
         self.signal = 0  # the signal that ended the loop (0: none)
         self._interrupts: list[Callable[[], None]] = []
         self._profiles: dict[str, tuple[FleetStore, Sequence[Webhook]]] = {}
@@ -176,7 +176,7 @@ class Watchdog:
         from ..fleet.lease import actor
 
         return DutyContext(self.client.session, store, providers, actor(), now, self.interval, self.timeout,
-                           self.backoff, self._used(store), progress=self.client.progress, warn=self.client.warn,
+                           self.retries, self._used(store), progress=self.client.progress, warn=self.client.warn,
                            interrupts=self._interrupts)
 
     def _duties(self, context: DutyContext, record: FleetRecord, watched: FleetWatch) -> None:

@@ -16,7 +16,7 @@ MAX_DELAY = 3600.0  # seconds: the longest wait between two tries
 
 
 @dataclass
-class Backoff:
+class Retries:
     """Failures so far and the next try, per fleet id."""
 
     failures: dict[str, int] = field(default_factory=dict)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .outcome import ExitKind, Outcome, Problem
     from .reports import (
                                 ConfigReport,
+                                CostReport,
                                 DestroyedVms,
                                 Gone,
                                 ImageList,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     )
     from .requests import (
                                 ActionRequest,
+                                CostRequest,
                                 CreateRequest,
                                 FleetCreateRequest,
                                 FleetDestroyRequest,
@@ -67,8 +69,6 @@ if TYPE_CHECKING:
                                 ProvidersRequest,
     )
     from .requests import AuditRequest, ReservationsRequest
-    from .reports import CostReport
-    from .requests import CostRequest
     from .usage_reports import AuditReport, ReservationList
     from .reports import WatchdogReport
     from .requests import WatchdogRequest

@@ -69,19 +69,23 @@ def until_waiting(vm: VmHome, fleet: str, proc: subprocess.Popen[str]) -> dict[s
 def test_a_waiting_fleet_is_placed_once_capacity_appears(fresh_home: VmHome) -> None:
     vm = fresh_home
     hold_capacity(vm)
-    proc = start(vm, *WAITER, "--wait-for-capacity", "10m", "--name", "patient", "-o", "json")
+    proc = start(vm, *WAITER, "--wait-for-capacity", "10m", "--ttl", "1h", "--name", "patient", "-o", "json")
     doc = until_waiting(vm, "patient", proc)
+    waiting_expiry = datetime.fromisoformat(doc["expires_at"]).timestamp()
+    assert waiting_expiry > time.time() + 600 + 3600 - 60  # the ttl counts from the placement: reap leaves it
     assert doc["message"].startswith("waiting for capacity: 0 of 2 H100:8 placeable now; until "), doc
     assert doc["members"] == [] and live(vm, "patient") == []
     time.sleep(1.0)  # several checks later (0.2 s apart at this time scale): still no create sent
     assert attempts(vm, "patient") == 0
     text = vm.ok("fleet", "status", "patient").out
     assert "waiting for capacity: 0 of 2" in text and "until" in text  # the table says what it waits for
+    freed_at = time.time()
     free_capacity(vm)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     placed = json.loads(out)
     assert placed["state"] == "active" and len(placed["members"]) == 2, placed
+    assert freed_at + 3600 <= datetime.fromisoformat(placed["expires_at"]).timestamp() <= time.time() + 3600
     assert len(live(vm, "patient")) == 2
     assert "capacity for 2 VM(s): placing fleet patient" in err
     vm.ok("fleet", "destroy", "patient", "--yes")

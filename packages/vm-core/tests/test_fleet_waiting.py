@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from vm_core.fleet.placement import Placement
 from vm_core.fleet.store import FleetRecord, FleetState
-from vm_core.fleet.waiting import MIN_POLL, POLL_ROUNDS, _duration, poll_every, waiting_spec
+from vm_core.fleet.waiting import MIN_POLL, POLL_ROUNDS, _duration, _expiry, poll_every, waiting_spec
 
 
 @dataclass
@@ -32,3 +32,10 @@ def test_a_recorded_waiting_fleet_is_placed_whole_with_its_cap_placement_and_spo
                          wait_until=8200.0, max_price=100.0, placement=Placement.ANY, spot=True, on_demand_base=2)
     spec = waiting_spec(record)
     assert (spec.count, spec.min_count, spec.max_price, spec.on_demand_base, spec.wait) == (4, 3, 100.0, 2, 7200.0)
+
+
+def test_a_ttl_counts_from_the_placement() -> None:
+    record = FleetRecord("pod", "H100", 8, 4, 4, "spread", state=FleetState.WAITING, created_at=1000.0,
+                         wait_until=8200.0, expires_at=8200.0 + 3600.0)  # recorded after the whole wait
+    assert _expiry(record, placed_at=5000.0) == 5000.0 + 3600.0
+    assert _expiry(FleetRecord("pod", "H100", 8, 4, 4, "spread", wait_until=8200.0), placed_at=5000.0) is None

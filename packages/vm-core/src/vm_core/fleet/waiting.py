@@ -89,8 +89,11 @@ class FleetWaiter:
         check_fleet_name(spec.name)
         _check_credentials(self.creator.gather(spec))  # raises what create would, before anything is recorded
         with lease(self.store, spec.name, "fleet create", on_lost=self.creator.stop.set):
-            self.creator.register(spec, state=FleetState.WAITING, wait_until=self.clock() + spec.wait,
-                                  message="waiting for capacity")
+            # a --ttl counts from the placement: recorded after the whole wait, so `vm fleet reap` leaves a waiting
+            # fleet alone, and set from the placement once placed (`_place`)
+            ttl = None if spec.ttl is None else spec.ttl + spec.wait
+            self.creator.register(replace(spec, ttl=ttl), state=FleetState.WAITING,
+                                  wait_until=self.clock() + spec.wait, message="waiting for capacity")
             return self._wait(spec)
 
     def resume(self, record: FleetRecord, spec: FleetSpec) -> WaitReport:
@@ -162,8 +165,7 @@ class FleetWaiter:
             return WaitReport(record, spec.count, _report(record, running, placed.notes, placed.errors, True))
         if len(running) >= spec.min_count:
             state = FleetState.ACTIVE if len(running) == spec.count else FleetState.DEGRADED
-            expires = None if record.expires_at is None else record.expires_at + self.clock() - record.created_at
-            record = self.store.update_fleet(record.name, state=state, expires_at=expires,
+            record = self.store.update_fleet(record.name, state=state, expires_at=_expiry(record, self.clock()),
                                              message=f"{len(running)} of {spec.count} running")
             return WaitReport(record, spec.count, _report(record, running, placed.notes, placed.errors))
         return self._short(record, spec, len(running), placed.notes)
@@ -237,6 +239,14 @@ def _check_same(record: FleetRecord, spec: FleetSpec) -> None:
                          f"{asked[2]} x {asked[0]}:{asked[1]}",
                          suggestion=Hint.say("re-run its own create to go on waiting, or see {}",
                                              Command.of("fleet", "status", record.name)))
+
+
+def _expiry(record: FleetRecord, placed_at: float) -> float | None:
+    """When a fleet placed at `placed_at` expires: its ttl (recorded as counted from the end of the wait) from
+    then; None without a ttl."""
+    if record.expires_at is None:
+        return None
+    return placed_at + record.expires_at - (record.wait_until or record.created_at)
 
 
 def _report(record: FleetRecord, running: list[Instance], notes: list[str], errors: list[VmError],

@@ -123,8 +123,9 @@ def test_a_store_of_the_previous_version_never_adopts_by_name(fresh_home: VmHome
     db.execute("INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, providers, region,"
                " reservation, state, message, owner_pid, created_at, updated_at) VALUES ('legacy', 'H100', 8, 1, 1,"
                " 'spread', '[\"crusoe\"]', NULL, 'auto', 'active', '', 0, 0, 0)")
-    db.execute("INSERT INTO members VALUES ('legacy', 0, 1, 'crusoe', 'legacy-0', '', '', '', 'intent', '', '',"
-               " NULL, '', 0, 0)")
+    db.execute("INSERT INTO members (fleet, slot, attempt, provider, name, region, shape, reservation_id, state,"
+               " instance_id, operation_id, price_per_hour, error, created_at, updated_at) VALUES ('legacy', 0, 1,"
+               " 'crusoe', 'legacy-0', '', '', '', 'intent', '', '', NULL, '', 0, 0)")
     db.commit()
     db.close()
     result = vm.ok("fleet", "destroy", "legacy", "-o", "json")

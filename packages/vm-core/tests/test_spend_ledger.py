@@ -113,3 +113,14 @@ def test_a_version_6_store_migrates_with_an_empty_ledger_and_defaults_for_the_ne
     assert store.ledger_vms() == []
     store.update_fleet("old", budget=100.0, on_budget=OnBudget.DESTROY, maintain=True)
     assert (store.get_fleet("old").budget, store.get_fleet("old").on_budget) == (100.0, OnBudget.DESTROY)
+
+
+def test_a_spot_member_is_entered_as_spot_and_an_on_demand_one_of_the_same_fleet_as_on_demand(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.create_fleet(FleetRecord("mix", "H100", 8, 2, 2, "spread", spot=True, on_demand_base=1))
+    for slot, spot in ((0, False), (1, True)):
+        store.add_member(MemberRecord("mix", slot, 0, "nebius", f"mix-{slot}", spot=spot))
+        store.update_member("mix", slot, 0, state=MemberState.RUNNING, instance_id=f"computeinstance-{slot}")
+    assert [m.spot for m in store.members("mix")] == [False, True]
+    assert [(v.instance_id, v.pricing) for v in store.ledger_vms()] == [
+        ("computeinstance-0", Pricing.ON_DEMAND), ("computeinstance-1", Pricing.SPOT)]

@@ -61,7 +61,7 @@ def recorded_instance(fleet: FleetRecord, member: MemberRecord, seen: str | None
         state = InstanceState.STOPPED
     return Instance(provider=member.provider, id=member.instance_id, name=member.name, state=state,
                     gpu=fleet.gpu, gpu_count=fleet.gpu_count or 0, region=member.region, shape=member.shape,
-                    reserved=bool(member.reservation_id), reservation_id=member.reservation_id,
+                    reserved=bool(member.reservation_id), reservation_id=member.reservation_id, spot=member.spot,
                     price_per_hour=None if state.not_billed else member.price_per_hour)
 
 

@@ -189,7 +189,7 @@ class Attempts:
         member = MemberRecord(fleet=self.spec.name, slot=slot, attempt=attempt, provider=offer.provider,
                               name=self.ctx.identity.member_name(slot, attempt), region=offer.region,
                               shape=offer.shape, reservation_id=offer.reservation_id,
-                              price_per_hour=offer.price_per_hour)
+                              price_per_hour=offer.price_per_hour, spot=offer.spot)
         self.ctx.store.add_member(member)
         return member
 

@@ -33,8 +33,8 @@ from ..calls import DEFAULT_TIMEOUT, Tracker, fan_out, start, wait
 from ..errors import UsageError, VmError
 from ..hints import Hint
 from ..model import Instance, InstanceState
-from ..spend.observe import observe_members
 from ..provider import Explained, Pending, Provider, SupportsStopStart
+from ..spend.observe import observe_members
 from . import members as mem
 from .destroy import recorded_fleet, removed_meanwhile
 from .inspect import SETTLED, FleetInspector, MemberView, mark_abandoned, running_message, settled_state

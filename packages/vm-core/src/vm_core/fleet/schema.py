@@ -76,6 +76,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # The spend ledger (spend/): every VM vm created, single or fleet member, keyed by its cloud account and id
     # (`account` is the fingerprint fleets record, never a secret), and each interval of its life in one state at
     # one price (`ended_at` NULL: still open). Events: an append-only log (events/), and each webhook delivery of one.
+    # A member records whether it was placed on a spot offer (members of earlier versions were not: 0).
     7: (
         "ALTER TABLE fleets ADD COLUMN budget DOUBLE PRECISION",
         "ALTER TABLE fleets ADD COLUMN on_budget TEXT NOT NULL DEFAULT 'stop'",
@@ -84,6 +85,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE fleets ADD COLUMN on_demand_base INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE fleets ADD COLUMN spot_fallback INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE fleets ADD COLUMN wait_until DOUBLE PRECISION",
+        "ALTER TABLE members ADD COLUMN spot INTEGER NOT NULL DEFAULT 0",
         """CREATE TABLE IF NOT EXISTS ledger_vms (
   provider TEXT NOT NULL, account TEXT NOT NULL, instance_id TEXT NOT NULL, name TEXT NOT NULL,
   shape TEXT NOT NULL, region TEXT NOT NULL, gpu TEXT NOT NULL, gpu_count INTEGER NOT NULL,

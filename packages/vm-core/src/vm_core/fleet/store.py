@@ -163,6 +163,7 @@ class MemberRecord:
     error: str = ""
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    spot: bool = False  # placed on a spot offer (the cloud may take it back)
 
 
 class FleetStore(Ledger, Protocol):
@@ -365,6 +366,7 @@ class SqlFleetStore(LedgerStore, EventLog):
                 raise FleetMissing(member.fleet)
             db.execute(f"INSERT INTO members ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                        list(row.values()))
+            self._enter_in_ledger(db, member.fleet, [member])  # an adopted VM is recorded with its id
 
     def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
         return self.update_members(fleet, [(slot, attempt, changes)])[0]
@@ -398,9 +400,10 @@ class SqlFleetStore(LedgerStore, EventLog):
             return
         record = _fleet_from(row)
         facts = FleetFacts(record.name, record.fleet_id, record.profile, record.created_by, record.gpu,
-                           record.gpu_count or 0, record.spot, record.accounts)
+                           record.gpu_count or 0, record.accounts)
         record_members_in(db, facts, [MemberFacts(m.provider, m.instance_id, m.name, m.shape, m.region,
-                                                  m.reservation_id, m.state.value, m.price_per_hour, m.updated_at)
+                                                  m.reservation_id, m.spot, m.state.value, m.price_per_hour,
+                                                  m.updated_at)
                                       for m in members])
 
     def _locked_attempts(self, db: Any, fleet: str, slots: set[int]) -> dict[tuple[int, int], MemberRecord]:
@@ -592,10 +595,12 @@ def _fleet_from(row: tuple[Any, ...]) -> FleetRecord:
 def _member_row(member: MemberRecord) -> dict[str, Any]:
     row = asdict(member)
     row["state"] = member.state.value
+    row["spot"] = int(member.spot)
     return row
 
 
 def _member_from(row: tuple[Any, ...]) -> MemberRecord:
     data = dict(zip(_MEMBER_COLUMNS, row, strict=True))
     data["state"] = MemberState(data["state"])
+    data["spot"] = bool(data["spot"])
     return MemberRecord(**data)

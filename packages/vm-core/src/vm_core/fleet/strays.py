@@ -93,7 +93,7 @@ def record_stray(store: FleetStore, identity: FleetIdentity, provider: str, inst
     member = MemberRecord(fleet=identity.fleet, slot=slot, attempt=attempt, provider=provider, name=instance.name,
                           region=instance.region, shape=instance.shape, reservation_id=instance.reservation_id,
                           state=MemberState.CREATING, instance_id=instance.id, price_per_hour=instance.price_per_hour,
-                          error="stray: found in the cloud")
+                          error="stray: found in the cloud", spot=instance.spot)
     store.add_member(member)
     detail = "never recorded" if not same_name else f"a second VM named like member {instance.name}"
     return member, Action(Verb.ADOPTED, provider, instance.name, instance.id, detail)

@@ -24,7 +24,6 @@ class FleetFacts:
     created_by: str
     gpu: str
     gpu_count: int
-    spot: bool
     accounts: Mapping[str, str]
 
 
@@ -38,6 +37,7 @@ class MemberFacts:
     shape: str
     region: str
     reservation_id: str
+    spot: bool
     state: str
     price_per_hour: float | None
     at: float
@@ -51,7 +51,7 @@ def record_members_in(db: Any, fleet: FleetFacts, members: list[MemberFacts]) ->
         if state is None or not member.instance_id:
             continue
         account = fleet.accounts.get(member.provider, "")
-        pricing = Pricing.of(member.reservation_id, fleet.spot)
+        pricing = Pricing.of(member.reservation_id, member.spot)
         if state in ("creating", "running"):
             vm = LedgerVm(member.provider, account, member.instance_id, member.name, member.shape, member.region,
                           fleet.gpu, fleet.gpu_count, pricing, member.reservation_id, fleet.name, fleet.fleet_id,

@@ -71,8 +71,8 @@ def rule_for(provider: str, rules: Mapping[str, BillingRule]) -> BillingRule:
 
 def vm_costs(vms: Iterable[LedgerVm], intervals: Iterable[Interval], *, since: float | None, until: float | None,
              now: float, rules: Mapping[str, BillingRule]) -> list[VmCost]:
-    """The cost of each VM of `vms` that has time inside [since, until] (None: unbounded; `until` is never later
-    than `now`), in the order of `vms`. Pure: see the module's docstring for the arithmetic. `intervals` may hold
+    """The cost of each VM of `vms` that billed time inside [since, until] (None: unbounded; `until` is never
+    later than `now`), in the order of `vms`. Pure: see the module's docstring for the arithmetic. `intervals` may hold
     other VMs' intervals (ignored) and come in any order; a run that began before `since` is rounded from its
     start only when its earlier intervals are among them (pass every interval of the VMs, not only the window's)."""
     spans: dict[Key, list[Span]] = {}
@@ -100,13 +100,13 @@ def costs_of(vms: Iterable[LedgerVm], spans: Mapping[Key, Sequence[Span]], *, si
 
 def _cost(vm: LedgerVm, spans: Sequence[Span], rule: BillingRule, low: float, high: float,
           now: float) -> VmCost | None:
-    """The VM's cost inside [low, high], or None when none of its time is inside."""
+    """The VM's cost inside [low, high], or None when it billed nothing there. `spans` may hold its billed
+    intervals only (a gap between two ends a run, as an unbilled interval does)."""
     billed = usd = 0.0
-    priced, inside = True, False
+    priced = True
     run: list[Any] = []  # the open run: [start, end, price of its last interval]
     for start, ended, state, price in spans:
         end = max(start, now if ended is None else min(ended, now))
-        inside = inside or (start < high and end > low) or low <= start == end <= high
         if state not in rule.billed_states:
             if run:
                 billed, usd, priced = _round(run, rule, low, high, billed, usd, priced)
@@ -122,7 +122,7 @@ def _cost(vm: LedgerVm, spans: Sequence[Span], rule: BillingRule, low: float, hi
         priced = priced and (price is not None or seconds == 0)
     if run:
         billed, usd, priced = _round(run, rule, low, high, billed, usd, priced)
-    if not inside and billed == 0:
+    if billed <= 0:
         return None
     last_start, last_end, state, price = spans[-1]
     running = last_end is None and vm.closed_at is None and state in rule.billed_states
@@ -154,8 +154,8 @@ def billed_length(seconds: float, rule: BillingRule) -> float:
 # ------------------------------------------------------------------------------------------------- reading
 def costs_in(store: Ledger, *, since: float | None, until: float | None, now: float,
              rules: Mapping[str, BillingRule], fleet: str | None = None) -> list[VmCost]:
-    """The cost of every ledger VM (of `fleet` only, if given) with time inside [since, until]. From a SQL store
-    three queries whatever the number of VMs (spend/cost_sql.py; a run that began before `since` is rounded from
+    """The cost of every ledger VM (of `fleet` only, if given) that billed time inside [since, until]. From a SQL
+    store four queries whatever the number of VMs (spend/cost_sql.py; a run that began before `since` is rounded from
     its start); from another Ledger its `ledger_vms` and `ledger_intervals`. Calls no cloud."""
     if isinstance(store, LedgerStore):
         from .cost_sql import sql_costs

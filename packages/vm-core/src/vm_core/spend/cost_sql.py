@@ -1,8 +1,9 @@
-"""spend/cost.py's arithmetic read from a SQL fleet store (LedgerStore) in three queries, whatever the number of
-VMs: the VMs; for the clouds whose rule bills per second with no minimum, each VM's sums computed by the
-database (one row per VM); for the clouds whose rule rounds runs, their intervals, costed in Python (cost.costs_of).
-The SQL is the shared dialect of both backends (CASE, not LEAST/GREATEST; `?` placeholders).
-tests/test_spend_cost*.py check that both give what the pure `vm_costs` gives.
+"""spend/cost.py's arithmetic read from a SQL fleet store (LedgerStore) in four queries, whatever the number of
+VMs: the VMs; for the clouds whose rule bills per second with no minimum, each VM's sums over its billed intervals
+computed by the database (one row per VM), and the rate of the VMs whose open interval began after the period;
+for the clouds whose rule rounds runs, their billed intervals, costed in Python (cost.costs_of). The SQL is the
+shared dialect of both backends (CASE, not LEAST/GREATEST; `?` placeholders). tests/test_spend_cost.py checks
+that this gives what the pure `vm_costs` gives, on ledgers the store itself wrote.
 """
 
 from __future__ import annotations
@@ -24,28 +25,26 @@ _SPAN_SQL = ("SELECT i.provider, i.account, i.instance_id, i.started_at, i.ended
 _SPAN_SQL_ALL = ("SELECT i.provider, i.account, i.instance_id, i.started_at, i.ended_at, i.state, i.price_per_hour"
                  " FROM ledger_intervals i")
 _SPAN_ORDER = " ORDER BY i.provider, i.account, i.instance_id, i.started_at"
-# Per interval: st (start), en (end: `now` for an open one, never after now nor before st), b (1: a billed state
-# of its cloud), open_ and price; then its span inside [low, high] and whether it is inside. The open interval is
-# read whatever the period: it gives the rate billed now. The three times are float literals (written by
-# `_literal`, so nothing but a number enters the SQL), which keeps the statement one flat aggregate.
+# The billed intervals of the per-second clouds' VMs that overlap [low, high] summed by VM: their seconds inside
+# it, those seconds times their price, whether one had no price, the price of the open one (the rate billed
+# now). `high` is never later than now, so an interval's end inside the period is min(ended_at, high) (an open
+# one: high). Only billed intervals of the period are read, each expression evaluated about once per row: one
+# flat aggregate. The times are float literals (written by `_literal`, so nothing but a number enters the SQL).
 _PER_VM_SQL = """
-SELECT provider, account, instance_id,
-       SUM(CASE WHEN b = 1 AND {span} > 0 THEN {span} ELSE 0 END),
-       SUM(CASE WHEN b = 1 AND {span} > 0 THEN {span} * COALESCE(price, 0) ELSE 0 END),
-       MAX(CASE WHEN b = 1 AND {span} > 0 AND price IS NULL THEN 1 ELSE 0 END),
-       MAX(CASE WHEN b = 1 AND open_ = 1 THEN COALESCE(price, 0) ELSE 0 END),
-       MAX(CASE WHEN (st < {high} AND en > {low}) OR (st = en AND st >= {low} AND st <= {high}) THEN 1 ELSE 0 END)
-FROM (SELECT i.provider, i.account, i.instance_id, i.started_at AS st, i.price_per_hour AS price,
-             CASE WHEN i.ended_at IS NULL THEN 1 ELSE 0 END AS open_,
-             CASE WHEN i.ended_at IS NULL OR i.ended_at > {now}
-                  THEN (CASE WHEN i.started_at > {now} THEN i.started_at ELSE {now} END)
-                  ELSE (CASE WHEN i.ended_at < i.started_at THEN i.started_at ELSE i.ended_at END) END AS en,
-             CASE WHEN {billed} THEN 1 ELSE 0 END AS b
-      FROM ledger_intervals i
-      WHERE {providers} AND (i.ended_at IS NULL OR (i.started_at <= {high} AND i.ended_at >= {low}))) AS t
+SELECT provider, account, instance_id, SUM({span}), SUM({span} * COALESCE(price_per_hour, 0)),
+       MAX(CASE WHEN price_per_hour IS NULL AND {span} > 0 THEN 1 ELSE 0 END),
+       MAX(CASE WHEN ended_at IS NULL THEN COALESCE(price_per_hour, 0) ELSE 0 END)
+FROM ledger_intervals i
+WHERE i.provider IN ({providers}) AND ({billed})
+  AND i.started_at < {high} AND (i.ended_at IS NULL OR i.ended_at > {low})
 GROUP BY provider, account, instance_id
 """
-_SPAN = "((CASE WHEN en < {high} THEN en ELSE {high} END) - (CASE WHEN st > {low} THEN st ELSE {low} END))"
+_SPAN = ("((CASE WHEN ended_at IS NULL OR ended_at > {high} THEN {high} ELSE ended_at END)"
+         " - (CASE WHEN started_at > {low} THEN started_at ELSE {low} END))")
+# The open billed intervals that began at or after `high` (none unless the period ended before now): the rate
+# billed now of the VMs whose open interval the sums did not read (found through the index on started_at).
+_OPEN_SQL = ("SELECT provider, account, instance_id, price_per_hour FROM ledger_intervals i"
+             " WHERE i.started_at >= {high} AND i.ended_at IS NULL AND i.provider IN ({providers}) AND ({billed})")
 
 
 def _literal(value: float) -> str:
@@ -68,25 +67,38 @@ def sql_costs(store: LedgerStore, *, since: float | None, until: float | None, n
     if summed:
         found.update(_summed(store, by_key, summed, rules, since, until, now))
     if rounding:
-        spans = _spans(store, rounding, where if fleet is not None or key is not None else "", params)
+        spans = _spans(store, rounding, rules, where if fleet is not None or key is not None else "", params)
         chosen = [vm for vm in vms if vm.provider in rounding]
         found.update((c.vm.key, c) for c in costs_of(chosen, spans, since=since, until=until, now=now, rules=rules))
     return [found[k] for k in keys if k in found]
 
 
-def _spans(store: LedgerStore, providers: Sequence[str], where: str,
+def _spans(store: LedgerStore, providers: Sequence[str], rules: Mapping[str, BillingRule], where: str,
            params: tuple[Any, ...]) -> dict[Key, list[Span]]:
-    """Every interval of the VMs of `providers` (those `where` selects, if given: without it, reading them all
-    and leaving the VMs not asked for unused is cheaper than the join), each VM's in start order."""
-    marks = ", ".join("?" * len(providers))
+    """Every billed interval of the VMs of `providers` (those `where` selects, if given: without it, reading them
+    all and leaving the VMs not asked for unused is cheaper than the join), each VM's in start order. The store
+    keeps a VM's intervals end to end (no interval of no time between two), so two billed intervals are one run
+    exactly when one ends where the next begins (cost._cost)."""
+    billed, billed_params = _billed(providers, rules)
     if where:
-        sql = f"{_SPAN_SQL}{where} AND i.provider IN ({marks}){_SPAN_ORDER}"
+        sql = f"{_SPAN_SQL}{where} AND ({billed}){_SPAN_ORDER}"
     else:
-        sql, params = f"{_SPAN_SQL_ALL} WHERE i.provider IN ({marks}){_SPAN_ORDER}", ()
+        sql, params = f"{_SPAN_SQL_ALL} WHERE ({billed}){_SPAN_ORDER}", ()
     spans: dict[Key, list[Span]] = {}
-    for provider, account, instance_id, started, ended, state, price in store._read(sql, (*params, *providers)):
+    for provider, account, instance_id, started, ended, state, price in store._read(sql, (*params, *billed_params)):
         spans.setdefault((provider, account, instance_id), []).append((started, ended, state, price))
     return spans
+
+
+def _billed(providers: Sequence[str], rules: Mapping[str, BillingRule]) -> tuple[str, list[str]]:
+    """The condition (over ledger_intervals `i`) of an interval in a billed state of its cloud, one of
+    `providers`, and its parameters."""
+    clauses, params = [], []
+    for provider in providers:
+        states = sorted(rule_for(provider, rules).billed_states) or [""]
+        clauses.append(f"(i.provider = ? AND i.state IN ({', '.join('?' * len(states))}))")
+        params += [provider, *states]
+    return " OR ".join(clauses), params
 
 
 def _rounds(rule: BillingRule) -> bool:
@@ -96,25 +108,24 @@ def _rounds(rule: BillingRule) -> bool:
 def _summed(store: LedgerStore, vms: Mapping[Key, LedgerVm], providers: Sequence[str],
             rules: Mapping[str, BillingRule], since: float | None, until: float | None,
             now: float) -> dict[Key, VmCost]:
-    """The cost of each VM of `providers` (per-second clouds) with time in the period, summed by the database."""
-    billed, params = [], []
-    for provider in providers:
-        states = sorted(rule_for(provider, rules).billed_states) or [""]
-        billed.append(f"(i.provider = ? AND i.state IN ({', '.join('?' * len(states))}))")
-        params += [provider, *states]
+    """The cost of each VM of `providers` (per-second clouds) that billed time in the period, summed by the
+    database."""
+    billed, params = _billed(providers, rules)
     low = _NEVER if since is None else since
     high = now if until is None else min(until, now)
-    times = {"now": _literal(now), "low": _literal(low), "high": _literal(high)}
-    sql = _PER_VM_SQL.format(span=_SPAN.format(**times), billed=" OR ".join(billed),
-                             providers=f"i.provider IN ({', '.join('?' * len(providers))})", **times)
+    times = {"low": _literal(low), "high": _literal(high)}
+    marks = ", ".join("?" * len(providers))
+    sql = _PER_VM_SQL.format(span=_SPAN.format(**times), providers=marks, billed=billed, **times)
+    rows = store._read(sql, (*providers, *params))
+    later = _OPEN_SQL.format(providers=marks, billed=billed, **times)
+    rates = {(p, a, i): float(price or 0.0) for p, a, i, price in store._read(later, (*providers, *params))}
     found = {}
-    for provider, account, instance_id, seconds, usd_seconds, unpriced, rate, inside in store._read(
-            sql, (*params, *providers)):
+    for provider, account, instance_id, seconds, usd_seconds, unpriced, rate in rows:
         vm = vms.get((provider, account, instance_id))
-        if vm is None or not (inside or seconds):
+        if vm is None or not seconds or seconds <= 0:
             continue
-        found[vm.key] = VmCost(vm, float(seconds), float(usd_seconds) / 3600, float(rate) if vm.closed_at is None
-                               else 0.0, not unpriced)
+        now_rate = rates.get(vm.key, float(rate)) if vm.closed_at is None else 0.0
+        found[vm.key] = VmCost(vm, float(seconds), float(usd_seconds) / 3600, now_rate, not unpriced)
     return found
 
 

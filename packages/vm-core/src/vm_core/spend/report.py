@@ -1,6 +1,6 @@
 """VM costs (spend/cost.py) grouped as `vm cost --by` groups them, and the period a report covers by default.
 
-A row sums its VMs: `vms` (how many had time in the period), `gpu_hours` (billed hours times each VM's GPU
+A row sums its VMs: `vms` (how many billed time in the period), `gpu_hours` (billed hours times each VM's GPU
 count), `billed_hours`, `accrued_usd`, `rate_per_hour` (what they bill per hour now) and `priced` (False when
 some billed time had no known price, counted at 0 USD).
 """

@@ -224,3 +224,28 @@ def test_a_cloud_that_publishes_no_capacity_is_tried_and_rolled_back_until_the_w
     assert live(vm, "probed") == []  # and nothing of it is left
     doc = vm.ok("fleet", "status", "probed", "-o", "json").json()
     assert doc["state"] == "failed" and doc["members"] == []
+
+
+def test_a_wait_left_by_ctrl_c_is_placed_by_the_watchdog_once_there_is_room(fresh_home: VmHome) -> None:
+    """`vm watchdog --once` goes on with a fleet a Ctrl-C left waiting (its `wait` duty): it waits while there
+    is no room, and places the fleet whole once there is, recording the create as the watchdog's."""
+    vm = fresh_home
+    hold_capacity(vm)
+    proc = start(vm, *WAITER, "--wait-for-capacity", "10m", "--name", "resumed")
+    until_waiting(vm, "resumed", proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=300) == 130
+    waiting = vm.ok("watchdog", "--once", "-o", "json").json()
+    duties = [d for f in waiting["last_pass"]["fleets"] if f["fleet"] == "resumed" for d in f["duties"]]
+    assert [(d["duty"], d["outcome"]) for d in duties] == [("wait", "idle")], waiting
+    assert live(vm, "resumed") == [] and vm.ok("fleet", "status", "resumed", "-o", "json").json()["state"] == "waiting"
+    free_capacity(vm)
+    placed = vm.ok("watchdog", "--once", "-o", "json").json()
+    duties = [d for f in placed["last_pass"]["fleets"] if f["fleet"] == "resumed" for d in f["duties"]]
+    assert [(d["duty"], d["outcome"]) for d in duties] == [("wait", "acted")], placed
+    assert len(live(vm, "resumed")) == 2
+    assert vm.ok("fleet", "status", "resumed", "-o", "json").json()["state"] == "active"
+    events = [json.loads(line) for line in vm.ok("events", "--fleet", "resumed", "-o", "json").out.splitlines()]
+    assert [e["actor"].split()[0] for e in events if e["kind"] == "created"] == ["watchdog"]
+    vm.ok("fleet", "destroy", "resumed", "--yes")
+    vm.ok("fleet", "destroy", "hog", "--yes")

@@ -2,6 +2,8 @@
 
     expire    a fleet whose TTL passed is destroyed exactly as `vm fleet reap` destroys it (fleet/reap.py), and a
               `reaped` event (or `destroy_refused`) recorded
+    wait      a fleet waiting for capacity (`--wait-for-capacity`) is checked once, as re-running its create
+              does (fleet/waiting.py check_waiting): placed whole when the clouds have room, given up at its end
     maintain  a maintained fleet (`--maintain`): its members found stopped or failed in their cloud are deleted
               (lost.py: a preempted Nebius VM shows as stopped), then it is repaired to its requested count
               exactly as `vm fleet repair` repairs it (fleet/scale.py: settled against the clouds, then a
@@ -137,5 +139,32 @@ def _preempted(context: DutyContext, fleet: FleetRecord, lost: list[tuple[str, s
                   provider=provider, instance_id=instance_id) for provider, name, instance_id, found in lost]
 
 
-DUTIES: list[Duty] = [Duty("expire", _expired, expire), Duty("maintain", _maintained, maintain)]
+def _waiting(context: DutyContext, fleet: FleetRecord) -> bool:
+    """Waiting for capacity (--wait-for-capacity): each pass checks whether the clouds have room now."""
+    return fleet.state is FleetState.WAITING
+
+
+def place_waiting(context: DutyContext, fleet: FleetRecord) -> DutyResult:
+    """One check of a waiting fleet, as re-running its `vm fleet create` does (fleet/waiting.py check_waiting):
+    placed whole within its price cap when the clouds have room, given up (nothing left) at its wait's end."""
+    from ..api.fleets import create_concurrency
+    from ..events import verbs as events
+    from ..fleet.waiting import check_waiting
+
+    try:
+        report = check_waiting(context.store, context.providers, fleet, progress=context.progress,
+                               timeout=context.timeout, concurrency=create_concurrency(context.session,
+                                                                                       context.providers))
+    except VmError as exc:
+        return DutyResult("wait", Done.FAILED, exc.message)
+    if report.gave_up:
+        return DutyResult("wait", Done.ACTED, f"gave up: {report.fleet.message}")
+    if report.placed is not None and not report.waiting:
+        context.tell(events.created(report.placed, context.actor))
+        return DutyResult("wait", Done.ACTED, f"placed: {report.fleet.state.value}, {report.fleet.message}")
+    return DutyResult("wait", Done.IDLE, f"waiting: {report.placeable} of {fleet.requested_count} VM(s) placeable")
+
+
+DUTIES: list[Duty] = [Duty("expire", _expired, expire), Duty("wait", _waiting, place_waiting),
+                      Duty("maintain", _maintained, maintain)]
 """What every pass does to each fleet, in this order (append or insert a Duty to add one: duty.py)."""

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 FLEET_KEYS = {"name", "id", "state", "gpu", "gpu_count", "requested_count", "min_count", "strategy", "profile",
               "created_by", "created_at", "message", "members", "price_per_hour", "price_complete", "max_price",
-              "expires_at"}
+              "expires_at", "budget", "on_budget", "maintain", "spot", "on_demand_base", "spot_fallback", "wait_until"}
 LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"
 
 

@@ -34,6 +34,10 @@ def test_maintain_is_recorded_and_switched_on_and_off(shared_home: VmHome) -> No
     vm.ok("fleet", "create", "--gpu", "H100", "--count", "2", "--providers", "nebius", "--reservation", "none",
           "--spot", "--on-demand-base", "1", "--spot-fallback", "--maintain", "--name", "kept")
     assert maintained(vm, "kept")
+    [listed] = [f for f in vm.ok("fleet", "list", "-o", "json").json() if f["name"] == "kept"]
+    assert (listed["maintain"], listed["spot"], listed["on_demand_base"], listed["spot_fallback"]) == (True, True, 1,
+                                                                                                     True)
+    assert sorted(m["spot"] for m in listed["members"]) == [False, True]  # the on-demand base, then spot
     off = vm.ok("fleet", "maintain", "kept", "off", "-o", "json").json()
     assert off == {"name": "kept", "id": off["id"], "maintain": False, "changed": True, "state": "active"}
     again = vm.ok("fleet", "maintain", "kept", "off")

@@ -4,7 +4,9 @@ of a plan, and the places a cluster plan considered. Pure functions of the engin
 Fleet JSON keys: name, id, state, gpu, gpu_count, requested_count, min_count, strategy, profile, created_by,
 created_at, message, members (instance objects exactly as in `vm list`), price_per_hour (the total of the running
 members), price_complete (False when a running member's price is unknown: the total is then a lower bound),
-max_price (the cap, or null) and expires_at (ISO-8601 UTC time after which `vm fleet reap` destroys it, or null).
+max_price (the cap, or null), expires_at (ISO-8601 UTC time after which `vm fleet reap` destroys it, or null),
+budget (its spend budget in USD, or null) and on_budget (stop or destroy), maintain (the watchdog keeps its count),
+spot, on_demand_base and spot_fallback (--spot), and wait_until (ISO-8601 UTC end of a wait for capacity, or null).
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[st
         "strategy": fleet.strategy, "profile": fleet.profile or None, "created_by": fleet.created_by or None,
         "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
         "members": list(members), "price_per_hour": total, "price_complete": complete,
-        "max_price": fleet.max_price, "expires_at": iso(fleet.expires_at),
+        "max_price": fleet.max_price, "expires_at": iso(fleet.expires_at), "budget": fleet.budget,
+        "on_budget": fleet.on_budget.value, "maintain": fleet.maintain, "spot": fleet.spot,
+        "on_demand_base": fleet.on_demand_base, "spot_fallback": fleet.spot_fallback,
+        "wait_until": iso(fleet.wait_until),
     }
 
 

@@ -38,10 +38,10 @@ def events(vm: VmHome, fleet: str) -> list[dict[str, Any]]:
 
 
 def maintained(vm: VmHome, name: str, count: int) -> list[dict[str, Any]]:
-    """A Nebius fleet of `count` the watchdog maintains; its members."""
+    """A Nebius spot fleet of `count` the watchdog maintains (`--maintain --spot`); its members."""
     made = vm.ok("fleet", "create", "--gpu", "H100", "--count", str(count), "--name", name, "--providers", "nebius",
-                 "-o", "json").json()
-    store_of(vm).update_fleet(name, maintain=True)
+                 "--maintain", "--spot", "-o", "json").json()
+    assert made["maintain"] and all(m["spot"] for m in made["members"])
     return list(made["members"])
 
 
@@ -81,6 +81,7 @@ def test_a_preempted_member_of_a_maintained_fleet_is_replaced_and_each_event_sen
         assert len(live(vm, "wd-keep")) == 2  # the preempted VM was deleted, nothing else made
         status = vm.ok("fleet", "status", "wd-keep", "-o", "json").json()
         assert status["state"] == "active" and {m["id"] for m in status["members"]} == {i["id"] for i in running}
+        assert all(m["spot"] for m in status["members"])  # the replacement is spot too, as the fleet asks
         kinds = [(e["kind"], e["instance_id"]) for e in events(vm, "wd-keep") if e["kind"] != "created"]
         assert kinds == [("member_preempted", victim), ("replaced", "")]
         sent = [e["id"] for e in events(vm, "wd-keep") if e["kind"] != "created"]

@@ -156,3 +156,52 @@ def test_monthly_budget_is_a_profile_setting(tmp_path: Path) -> None:
 def test_a_monthly_budget_that_is_not_a_positive_amount_is_refused(tmp_path: Path, value: str) -> None:
     with pytest.raises(ConfigError, match=r"\[profiles.team\] monthly_budget must be a positive amount of USD"):
         load_config(_config(tmp_path, f"[profiles.team]\nmonthly_budget = {value}\n"))
+
+
+# ---------------------------------------------------------------------------------------- Python API
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A VM_HOME whose default profile has the example provider (a cloud in a file, no stop) only."""
+    monkeypatch.setenv("VM_HOME", str(tmp_path))
+    monkeypatch.setenv("VM_NO_AUTOSTART", "1")
+    for name in ("VM_PROFILE", "VM_EXAMPLE_PATH", "VM_EXAMPLE_TOKEN", "VM_STORE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    _config(tmp_path, f'default_profile = "p"\n[profiles.p.example]\npath = "{tmp_path / "cloud.json"}"\n'
+                      'token = "tok-budget-example-1"\nseconds = 0.05\ncapacity = 3\n')
+    return tmp_path
+
+
+def test_enforce_budget_stops_or_destroys_a_fleet_over_a_client(home: Path) -> None:
+    import time
+
+    from vm_core import api
+    from vm_core.api.budgets import enforce_budget
+    from vm_core.fleet.reap import Result
+
+    def client() -> api.Client:
+        return api.connect(warn=lambda _: None, progress=lambda _: None)
+
+    made = client().fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="ex", budget=10.0))
+    asked = client().fleet_create(api.FleetCreateRequest(gpu="H100", count=1, name="ex2", budget=10.0,
+                                                         on_budget="destroy"))
+    record, other = made.report.fleet, asked.report.fleet
+    assert (record.budget, record.on_budget, other.on_budget) == (10.0, OnBudget.STOP, OnBudget.DESTROY)
+    store = store_at(None, home)
+    assert enforce_budget(client(), record) is None  # a minute of one VM is far from $10
+    now = time.time()
+    for fleet in (record, other):
+        spent(store, f"{fleet.name}-past", price=12.0, start=now - 2 * HOUR, end=now - HOUR, fleet=fleet.name,
+              fleet_id=fleet.fleet_id, provider="example")
+    dry = enforce_budget(client(), record, dry_run=True)
+    assert dry is not None and dry.outcome.result is Result.WOULD_STOP and dry.events("me@here") == []
+    done = enforce_budget(client(), record)
+    assert done is not None and (done.outcome.result, done.outcome.vms) == (Result.STOPPED, 1)
+    assert done.outcome.reason.startswith("reached its budget: $12.00 of $10.00 (120%)")
+    assert [(e.kind.value, e.details["result"]) for e in done.events("me@here")] == [("budget_reached", "stopped")]
+    stopped = store.get_fleet("ex")
+    assert stopped is not None and stopped.state.value == "stopped"
+    assert enforce_budget(client(), stopped) is None  # enforced once
+    gone = enforce_budget(client(), other)
+    assert gone is not None and (gone.outcome.result, gone.outcome.vms) == (Result.DESTROYED, 1)
+    assert [e.kind.value for e in gone.events("me@here")] == ["budget_reached", "destroyed"]
+    assert store.get_fleet("ex2") is None

@@ -20,6 +20,7 @@ from ..errors import (
     VmError,
 )
 from ..hints import Command, Hint, Setting, phrase
+from . import budgets
 from .confirm import Confirm, Confirmation, ask, destroying
 from .fleet_reports import (
     ClusterPlanReport,
@@ -135,7 +136,8 @@ def fleet_spec(request: FleetCreateRequest) -> tuple[FleetSpec, Enforced]:
                      reservation=reservation(request.reservation, request.strict), strategy=strategy,
                      providers=providers, allow_unterminable=request.allow_unterminable,
                      ssh_public_key=request.ssh_public_key, placement=where, ttl=request.ttl,
-                     max_price=request.max_price, machine=request.machine, **_looking_after(request))
+                     max_price=request.max_price, machine=request.machine, **_looking_after(request),
+                     **budgets.spec_fields(request))
     check_spot(spec)
     return spec, strategy_named("cheapest" if where is Placement.CLUSTER else strategy)
 
@@ -194,7 +196,7 @@ def plan_fleet(client: Client, request: FleetCreateRequest) -> FleetPlanReport |
         from ..fleet.cluster_place import plan
 
         cluster = plan(creator, spec)
-        refused = cluster.failure()
+        refused = cluster.failure() or budgets.plan_problem(client, spec, cluster.placements)
         return ClusterPlanReport(spec=spec, cluster=cluster, problem=Problem.of(refused) if refused else None)
     placements, offers = creator.plan(spec)
     problem: VmError | None = None
@@ -203,7 +205,7 @@ def plan_fleet(client: Client, request: FleetCreateRequest) -> FleetPlanReport |
                                 suggestion=Hint.run("offers", "--gpu", request.gpu))
     else:
         over: BudgetError | None = check_budget(placements, request.max_price)
-        problem = over
+        problem = over or budgets.plan_problem(client, spec, placements)
     return FleetPlanReport(spec=spec, placements=placements, offers=offers,
                            problem=Problem.of(problem) if problem else None)
 
@@ -214,6 +216,7 @@ def create_fleet(client: Client, request: FleetCreateRequest, progress: Progress
 
     prepared = _prepare(client, request, progress, dry_run=False)
     spec, creator = prepared.spec, prepared.creator
+    budgets.check_create(client, creator, spec)
     if spec.wait is not None:
         return _waited(client, creator, spec)
     try:
@@ -282,6 +285,7 @@ def list_fleets(client: Client, request: FleetListRequest) -> FleetList:
 
     store = open_store(client.session)
     fleets = [f for f in store.list_fleets() if not request.mine or f.created_by == user_at_host()]
+    budgets.warn_fleets(client, store, fleets)
     return FleetList(fleets=[(f, store.members(f.name)) for f in fleets], seen=last_seen(store))
 
 
@@ -372,6 +376,8 @@ def scale_fleet(client: Client, request: FleetScaleRequest) -> FleetScaled:
     scaler = _scaler(client, name, request.timeout, request.ssh_public_key)
     before = scaler.creator.store.get_fleet(name)
     previous = before.requested_count if before is not None else count
+    if count > previous and not request.dry_run:
+        budgets.check_monthly(client)
     try:
         report = interruptibly(scaler.creator, lambda: scaler.scale(name, count, request.min_count,
                                                                      dry_run=request.dry_run))
@@ -394,24 +400,30 @@ def repair_fleet(client: Client, request: FleetRepairRequest) -> FleetScaled:
 
 # ------------------------------------------------------------------------------------------------- reap
 def reap_fleets(client: Client, request: FleetReapRequest, confirm: Confirm | None) -> FleetReaped:
+    from ..fleet import budget_enforce
     from ..fleet import reap as reaping
     from ..fleet.location import open_store
 
-    resolved = [_resolve(client, record) for record in reaping.due(open_store(client.session))]
-    outcomes = [r for r in resolved if isinstance(r, reaping.Outcome)]
+    store = open_store(client.session)
+    expired = reaping.due(store)
+    resolved = [_resolve(client, record) for record in expired]
+    spent = budgets.due(client, store, skip={f.name for f in expired})
+    outcomes = [r for r in [*resolved, *spent] if isinstance(r, reaping.Outcome)]
     targets = [r for r in resolved if isinstance(r, reaping.Target)]
+    over = [s for s in spent if not isinstance(s, reaping.Outcome)]
     if request.dry_run:
-        outcomes += [reaping.preview(t) for t in targets]
+        outcomes += [reaping.preview(t) for t in targets] + [budget_enforce.preview(d) for d in over]
     else:
-        ask(confirm, _reaping(targets))
+        ask(confirm, _reaping(targets, budgets.confirmation(over)))
         outcomes += [_reap_one(client, t, request.timeout) for t in targets]
         _tell_reaped(client, outcomes)
+        outcomes += budgets.enforce_all(client, over, request.timeout)
     if not outcomes:
-        client.progress("no fleet has expired")
+        client.progress("no fleet has expired or reached its budget")
     left = [o for o in outcomes if not o.ok]
     problem = None
     if left:
-        problem = Problem.of(PartialFailure(f"{len(left)} of {len(outcomes)} expired fleet(s) were left",
+        problem = Problem.of(PartialFailure(f"{len(left)} of {len(outcomes)} fleet(s) to reap were left",
                                             suggestion=Hint.run("fleet", "reap")),
                              [(o.fleet.name, VmError(f"{o.result}: {o.reason}")) for o in left])
     return FleetReaped(outcomes=reaping.in_order(outcomes), dry_run=request.dry_run, problem=problem)
@@ -419,16 +431,7 @@ def reap_fleets(client: Client, request: FleetReapRequest, confirm: Confirm | No
 
 def _resolve(client: Client, record: FleetRecord) -> Target | ReapOutcome:
     """The fleet's store and providers in its own accounts, else the Outcome of skipping (or of it being gone)."""
-    from ..fleet import reap as reaping
-
-    client.reset_profile()  # the previous fleet's profile must not carry over to this one
-    try:
-        store, current, providers = client.recorded_fleet(record.name)
-    except NotFound:
-        return reaping.gone(record)
-    except VmError as exc:
-        return reaping.skipped(record, exc.message)
-    return reaping.target(record, store, current, providers, client.session.profile.name)
+    return budgets.resolve(client, record)
 
 
 def _tell_reaped(client: Client, outcomes: list[ReapOutcome]) -> None:
@@ -448,12 +451,17 @@ def _reap_one(client: Client, target: Target, timeout: float) -> ReapOutcome:
     return reap(target, timeout=timeout, progress=client.progress)
 
 
-def _reaping(targets: list[Target]) -> Confirmation | None:
-    """The one question before reaping: each fleet, when it expired and its live VMs."""
+def _reaping(targets: list[Target], spent: list[str]) -> Confirmation | None:
+    """The one question before reaping: each fleet, when it expired and its live VMs (then `spent`: the lines of
+    the fleets that reached their budget)."""
     from .fleet_json import expiry_text
 
-    if not targets:
+    if not targets and not spent:
         return None
     lines = ["These expired fleets will be destroyed:",
              *(f"  {t.record.name}  expired {expiry_text(t.record.expires_at)}  {t.live} VM(s)" for t in targets)]
-    return Confirmation(f"Destroy {len(targets)} expired fleet(s)?", Hint.run("fleet", "reap", "--yes"), tuple(lines))
+    if not targets:
+        return Confirmation("Act on the fleets that reached their budget?", Hint.run("fleet", "reap", "--yes"),
+                            tuple(spent))
+    return Confirmation(f"Destroy {len(targets)} expired fleet(s)?", Hint.run("fleet", "reap", "--yes"),
+                        tuple(lines + spent))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .cost import Key, Span, VmCost, costs_of, rule_for
+from .arithmetic import Key, Span, VmCost, costs_of, rule_for
 from .ledger import LedgerStore, LedgerVm, Pricing
 from .rules import BillingRule
 

@@ -259,3 +259,26 @@ def test_the_readme_section_is_true(fresh_home: VmHome) -> None:
     assert vm(*reap).code == 0
     assert "monthly_budget = 500.0" in section
     vm.ok("fleet", "destroy", "capped")
+
+
+def test_the_watchdog_enforces_a_reached_budget_with_no_other_command(fresh_home: VmHome) -> None:
+    """`vm watchdog --once` (its `budget` duty) stops a fleet that reached its budget, as `vm fleet reap` does,
+    recording budget_reached as the watchdog's; a fleet below its budget is left running."""
+    vm = fresh_home
+    made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "2", "--providers", "crusoe,nebius", "--name",
+                 "bud-wd", "--budget", "50", "-o", "json").json()
+    vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "1", "--providers", "nebius", "--name", "bud-low",
+          "--budget", "1000000")
+    past_spend(vm, 60.0, fleet="bud-wd", fleet_id=made["id"])
+    ran = vm("watchdog", "--once", "-o", "json")
+    assert ran.code == 0, ran.err
+    duties = {f["fleet"]: [(d["duty"], d["outcome"]) for d in f["duties"]] for f in ran.json()["last_pass"]["fleets"]}
+    assert duties == {"bud-wd": [("budget", "acted")], "bud-low": [("budget", "idle")]}, duties
+    assert fleet_vms(vm, "bud-wd") == {"crusoe": "stopped", "nebius": "stopped"}
+    assert fleet_vms(vm, "bud-low") == {"nebius": "running"}
+    reached = [e for e in store_of(vm).list_events(fleet="bud-wd") if e.kind == "budget_reached"]
+    assert [(e.actor.split()[0], e.details["result"]) for e in reached] == [("watchdog", "stopped")]
+    quiet = vm.ok("watchdog", "--once", "-o", "json").json()  # a stopped fleet is not enforced again
+    assert "bud-wd" not in {f["fleet"] for f in quiet["last_pass"]["fleets"]}
+    vm.ok("fleet", "destroy", "bud-wd")
+    vm.ok("fleet", "destroy", "bud-low")

@@ -2,6 +2,8 @@
 
     expire    a fleet whose TTL passed is destroyed exactly as `vm fleet reap` destroys it (fleet/reap.py), and a
               `reaped` event (or `destroy_refused`) recorded
+    budget    a fleet that reached its spend budget (--budget) is stopped, or destroyed, exactly as `vm fleet
+              reap` enforces it (fleet/budget_enforce.py); `budget_reached` (and `destroyed`) recorded
     wait      a fleet waiting for capacity (`--wait-for-capacity`) is checked once, as re-running its create
               does (fleet/waiting.py check_waiting): placed whole when the clouds have room, given up at its end
     maintain  a maintained fleet (`--maintain`): its members found stopped or failed in their cloud are deleted
@@ -165,6 +167,30 @@ def place_waiting(context: DutyContext, fleet: FleetRecord) -> DutyResult:
     return DutyResult("wait", Done.IDLE, f"waiting: {report.placeable} of {fleet.requested_count} VM(s) placeable")
 
 
-DUTIES: list[Duty] = [Duty("expire", _expired, expire), Duty("wait", _waiting, place_waiting),
-                      Duty("maintain", _maintained, maintain)]
+def _budgeted(context: DutyContext, fleet: FleetRecord) -> bool:
+    """A fleet with a spend budget that is not stopped already (whether it reached it is read when leased)."""
+    return fleet.budget is not None and fleet.state is not FleetState.STOPPED
+
+
+def enforce_budget(context: DutyContext, fleet: FleetRecord) -> DutyResult:
+    """At 100 % of its budget the fleet is stopped, or destroyed (--on-budget, or a member that cannot stop), as
+    `vm fleet reap` enforces it (fleet/budget_enforce.py); below it, nothing."""
+    from ..api.spend import billing_rules
+    from ..fleet import reap as reaping
+    from ..fleet.budget_enforce import enforce_fleet
+
+    enforced = enforce_fleet(context.store, fleet, context.providers, profile=context.session.profile.name,
+                             rules=billing_rules(context.session), now=context.session.clock(), actor=context.actor,
+                             timeout=context.timeout, progress=context.progress, warn=context.warn)
+    if enforced is None:
+        return DutyResult("budget", Done.IDLE, "below its budget")
+    context.tell(enforced.events(context.actor))
+    outcome = enforced.outcome
+    said = f"{outcome.result.value}: {outcome.reason}" if outcome.reason else outcome.result.value
+    gone = outcome.result in (reaping.Result.DESTROYED, reaping.Result.GONE)
+    return DutyResult("budget", Done.ACTED if outcome.ok else Done.FAILED, said, finished=gone)
+
+
+DUTIES: list[Duty] = [Duty("expire", _expired, expire), Duty("budget", _budgeted, enforce_budget),
+                      Duty("wait", _waiting, place_waiting), Duty("maintain", _maintained, maintain)]
 """What every pass does to each fleet, in this order (append or insert a Duty to add one: duty.py)."""

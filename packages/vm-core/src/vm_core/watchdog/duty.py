@@ -8,14 +8,14 @@ duty runs in list order with the fleet's record as it is then; a duty whose resu
 gone) ends the fleet's turn. A duty never raises for a fleet's trouble: a VmError it lets through is a FAILED
 result, as is a bug (said at debug level).
 
-Adding one (the budget or capacity engineer's hook):
+Adding one (a package of a team's own, say, that drains fleets before a maintenance window):
 
     from vm_core.watchdog.duties import DUTIES
     from vm_core.watchdog.duty import Duty, DutyResult, Done
 
-    def _over_budget(context: DutyContext, fleet: FleetRecord) -> bool: ...
-    def _enforce(context: DutyContext, fleet: FleetRecord) -> DutyResult: ...
-    DUTIES.insert(1, Duty("budget", _over_budget, _enforce))   # after expire, before maintain
+    def _in_window(context: DutyContext, fleet: FleetRecord) -> bool: ...
+    def _drain(context: DutyContext, fleet: FleetRecord) -> DutyResult: ...
+    DUTIES.insert(1, Duty("drain", _in_window, _drain))   # after expire, before the others
 
 The context gives the fleet's store and connected providers (its own profile's accounts), who acts (`actor`),
 `tell(events)` to record and deliver events, `progress`, the per-VM `timeout`, and `interrupts` (a callable a duty

@@ -52,8 +52,8 @@ def line_of(report: dict[str, Any], vm_id: str) -> dict[str, Any]:
 
 
 def by_rule(line: dict[str, Any], rule: Any, now: float) -> tuple[int, float]:
-    """(billed seconds, cost) of a VM line, recomputed from its intervals by `rule` (vm_core.spend.rules), as
-    its docstring states the arithmetic."""
+    """(billed seconds, cost) of a VM line, recomputed from its intervals by `rule`
+    (vm_core.providers.billing_rules), as its docstring states the arithmetic."""
     billed, cost, run, last_price = 0, 0.0, 0.0, 0.0
 
     def close() -> None:
@@ -85,7 +85,7 @@ def clouds(mock_clouds_factory: Any) -> Any:
 
 # ------------------------------------------------------------------------------------------------ Crusoe
 def test_a_crusoe_day_bills_running_time_only_per_second(clouds: Any) -> None:
-    from vm_core.spend import rules
+    from vm_core.providers import billing_rules as rules
 
     env = env_for(clouds)
     vm = create_vm(env.client, env.project, "day", type_=L40S, location="eu-iceland1-a")
@@ -139,7 +139,7 @@ def test_a_crusoe_vm_moved_off_its_reservation_bills_each_half_at_its_price(clou
 
 # ------------------------------------------------------------------------------------------------ Lambda
 def test_lambda_bills_started_minutes(mock_clouds_factory: Any) -> None:
-    from vm_core.spend import rules
+    from vm_core.providers import billing_rules as rules
 
     api = LambdaApi.start(mock_clouds_factory)
     instance_id = api.launch(name="minutes")
@@ -267,7 +267,7 @@ def test_a_bad_billing_query_is_refused(clouds: Any, query: str, message: str) -
 
 # ------------------------------------------------------------------------------------------------ rules, CLI
 def test_the_mock_rules_are_vms_rules() -> None:
-    from vm_core.spend import rules
+    from vm_core.providers import billing_rules as rules
 
     for provider, rule in billing.RULES.items():
         theirs = rules.RULES[provider.value]

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mock_clouds import control
 from vm_core.fleet.store import SqliteFleetStore
+from vm_core.providers.billing_rules import RULES
 from vm_core.spend.cost import vm_costs
-from vm_core.spend.rules import RULES
 
 if TYPE_CHECKING:
     from conftest import VmHome

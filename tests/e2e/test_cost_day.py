@@ -36,7 +36,7 @@ from vm_core.api.requests import (
     ListRequest,
 )
 from vm_core.fleet.location import open_store
-from vm_core.spend import rules
+from vm_core.providers import billing_rules as rules
 
 if TYPE_CHECKING:
     from conftest import VmHome

@@ -24,8 +24,8 @@ from vm_core.fleet.spend_budget import (
 )
 from vm_core.fleet.store import FleetRecord, FleetStore, MemberRecord, MemberState, OnBudget
 from vm_core.model import Offer
+from vm_core.providers.billing_rules import CRUSOE, LAMBDA, NEBIUS
 from vm_core.spend.ledger import LedgerVm, Observation, Pricing
-from vm_core.spend.rules import CRUSOE, LAMBDA, NEBIUS
 
 RULES = {"crusoe": CRUSOE, "lambda": LAMBDA, "nebius": NEBIUS}
 NOW = datetime(2026, 12, 15, 12, tzinfo=UTC).timestamp()

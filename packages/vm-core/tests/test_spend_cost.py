@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from vm_core.fleet.store import SqliteFleetStore
+from vm_core.providers.billing_rules import CRUSOE, LAMBDA, NEBIUS, RULES
 from vm_core.spend.cost import VmCost, billed_length, costs_in, fleet_spend, rules_of, vm_cost, vm_costs
 from vm_core.spend.ledger import Interval, LedgerVm, Observation, Pricing
-from vm_core.spend.rules import CRUSOE, DEFAULT, LAMBDA, NEBIUS, RULES, BillingRule
+from vm_core.spend.rules import DEFAULT, BillingRule
 
 PER_MINUTE = BillingRule(60, 60, frozenset({"running"}), False, "test", "per started minute, one at least")
 PER_HOUR = BillingRule(3600, 0, frozenset({"running"}), False, "test", "per started hour")

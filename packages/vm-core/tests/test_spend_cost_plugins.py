@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 from vm_core.plugins import LoadedPlugin, MalformedPlugin, provider_plugins
+from vm_core.providers import billing_rules
 from vm_core.spend import rules
 
 
@@ -18,7 +19,7 @@ def _plugin(**facts: object) -> SimpleNamespace:
 
 def test_the_built_in_clouds_declare_their_rule_and_others_get_the_default() -> None:
     loaded = provider_plugins({}).load_all()
-    assert {name: loaded[name].billing for name in rules.RULES} == rules.RULES
+    assert {name: loaded[name].billing for name in billing_rules.RULES} == billing_rules.RULES
     assert LoadedPlugin.of(_plugin()).billing is rules.DEFAULT
     custom = replace(rules.DEFAULT, granularity_seconds=3600, source="odd cloud's price list")
     assert LoadedPlugin.of(_plugin(billing=custom)).billing is custom

@@ -3,7 +3,7 @@
 The world notes a VM's state, pricing and price per hour whenever one of them changes (`note`, called by
 `World`), at the world time of the change, in `WorldState.billing` (persisted, and kept 31 days of wall time
 after the VM is deleted, long after the VM itself is purged). `report` turns the logs into what each cloud would
-bill, by that cloud's rule (`RULES`, the same numbers as vm's `vm_core.spend.rules`; docs/billing.md has their
+bill, by that cloud's rule (`RULES`, the same numbers as vm's `vm_core.providers.billing_rules`; docs/billing.md has their
 sources):
 
 * only time in a rule's billed states bills; consecutive billed intervals form a run, whose seconds are rounded
@@ -40,7 +40,7 @@ _EPSILON = 1e-6  # seconds: float noise that must not round a run up by a whole 
 
 @dataclass(frozen=True)
 class Rule:
-    """A cloud's billing of VM compute; equal to vm_core.spend.rules (states there are vm's: deleting is
+    """A cloud's billing of VM compute; equal to vm_core.providers.billing_rules (states there are vm's: deleting is
     "terminating")."""
 
     granularity_seconds: int

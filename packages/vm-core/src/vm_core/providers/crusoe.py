@@ -67,8 +67,8 @@ from ..machine import ImageInfo, MachineOptions, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, ReservationMode, ReservationRequest
 from ..provider import Pending, ReservationInfo, ReservationListing, ReservationTerms, Setting
 from ..sshkeys import NO_KEY, no_key_error, public_key_setting, unheld_key
-from ..spend import rules
 from . import _crusoe_fabric as fabric
+from . import billing_rules
 from ._chain import StopThenStart
 from ._crusoe_landing import Landed, landing_of
 from ._crusoe_map import (
@@ -132,7 +132,7 @@ class CrusoePlugin:
     instance_id_pattern = ID_PATTERN
     instance_id_example = "a UUID such as 3f0c6a1e-2b4d-4c8e-9a7f-1d2e3f4a5b6c"
     create_concurrency = 32  # Crusoe documents no rate limit
-    billing = rules.CRUSOE  # how its cloud bills a VM's time (docs/billing.md)
+    billing = billing_rules.CRUSOE  # how its cloud bills a VM's time (docs/billing.md)
     debug_loggers = ("crusoe_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "crusoe_shapes.toml")  # its rows of the GPU catalog

@@ -47,8 +47,8 @@ from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer
 from ..provider import Pending, ReservationInfo, ReservationListing
 from ..sshkeys import NO_KEY, public_key_setting
-from ..spend import rules
 from . import _lambda_map as lm
+from . import billing_rules
 from ._lambda_map import API_KEY_ENV, NAME, Where, translated
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class LambdaPlugin:
     instance_id_pattern = ID_PATTERN
     instance_id_example = "32 hex digits such as 0920582c7ff041399e34823a0be62549"
     create_concurrency = 4  # the SDK spaces launches launch_interval (12 s) apart anyway
-    billing = rules.LAMBDA  # how its cloud bills a VM's time (docs/billing.md)
+    billing = billing_rules.LAMBDA  # how its cloud bills a VM's time (docs/billing.md)
     debug_loggers = ("lambda_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "lambda_shapes.toml")  # its rows of the GPU catalog

@@ -97,10 +97,10 @@ from ..machine import ImageInfo, MachineOptions, too_big, unknown_image
 from ..model import CreateSpec, Instance, InstanceState, Offer, PriceSource, ReservationMode
 from ..provider import Pending, ReservationInfo, ReservationListing, ReservationTerms, Setting
 from ..sshkeys import no_key_error, public_key_setting
-from ..spend import rules
 from . import _nebius_clusters as nc
 from . import _nebius_images as ni
 from . import _nebius_spot_caps as sc
+from . import billing_rules
 from ._chain import StopThenStart
 from ._nebius_discovery import project_subnet, region_projects
 from ._nebius_map import (
@@ -307,7 +307,7 @@ class NebiusPlugin:
     instance_id_pattern = INSTANCE_ID_PREFIX + "[a-z0-9]{3,40}"
     instance_id_example = INSTANCE_ID_PREFIX + "e00hf93cfnsgaxygn3"
     create_concurrency = 32  # Nebius documents no rate limit
-    billing = rules.NEBIUS  # how its cloud bills a VM's time (docs/billing.md)
+    billing = billing_rules.NEBIUS  # how its cloud bills a VM's time (docs/billing.md)
     debug_loggers = ("nebius_sdk",)
 
     shapes = ShapesFile(NAME, __package__, "nebius_shapes.toml")  # its rows of the GPU catalog

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, VmError
-from .retries import Retries
 from .duty import Done, Duty, DutyContext, DutyResult
+from .retries import Retries
 
 if TYPE_CHECKING:
     from ..api.client import Client

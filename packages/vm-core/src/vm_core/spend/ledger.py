@@ -158,9 +158,11 @@ class LedgerStore:
 
         def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]: ...
 
+    _FOR_UPDATE: str  # the backend's row-lock clause (SqlFleetStore)
+
     def record_vm(self, vm: LedgerVm, state: str, *, price_per_hour: float | None, source: str) -> None:
         with self._write() as db:
-            record_vm_in(db, vm, state, price_per_hour=price_per_hour, source=source)
+            record_vm_in(db, vm, state, price_per_hour=price_per_hour, source=source, lock=self._FOR_UPDATE)
 
     def complete_vm(self, vm: LedgerVm, *, first_seen: float) -> None:
         with self._write() as db:
@@ -181,7 +183,7 @@ class LedgerStore:
             return
         with self._write() as db:
             for observation in seen:
-                observe_in(db, observation)
+                observe_in(db, observation, lock=self._FOR_UPDATE)
 
     def close_absent(self, provider: str, account: str, present: Iterable[str], at: float, source: str) -> int:
         shown = set(present)
@@ -190,7 +192,8 @@ class LedgerStore:
                               "AND closed_at IS NULL", (provider, account)).fetchall()
             absent = [row[0] for row in rows if row[0] not in shown]
             for instance_id in absent:
-                observe_in(db, Observation(provider, account, instance_id, "missing", at, source))
+                observe_in(db, Observation(provider, account, instance_id, "missing", at, source),
+                           lock=self._FOR_UPDATE)
         return len(absent)
 
     def ledger_vms(self, *, open_only: bool = False) -> list[LedgerVm]:
@@ -214,22 +217,27 @@ class LedgerStore:
 
 
 # ---------------------------------------------------------------------------- inside a write transaction
-def record_vm_in(db: Any, vm: LedgerVm, state: str, *, price_per_hour: float | None, source: str) -> None:
-    """`LedgerStore.record_vm` inside the caller's transaction `db`."""
-    if db.execute(f"SELECT 1 FROM ledger_vms WHERE {_KEY}", vm.key).fetchone() is not None:
-        return
+def record_vm_in(db: Any, vm: LedgerVm, state: str, *, price_per_hour: float | None, source: str,
+                 lock: str = "") -> None:
+    """`LedgerStore.record_vm` inside the caller's transaction `db`. Two processes recording one VM at once
+    record it once: the insert of the second does nothing (it waits for the first's commit on PostgreSQL)."""
     row = _vm_row(vm)
-    db.execute(f"INSERT INTO ledger_vms ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    inserted = db.execute(f"INSERT INTO ledger_vms ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}) "
+                          "ON CONFLICT (provider, account, instance_id) DO NOTHING", list(row.values()))
+    if inserted.rowcount != 1:
+        return
     observe_in(db, Observation(vm.provider, vm.account, vm.instance_id, state, vm.created_at, source,
-                               price_per_hour, vm.pricing))
+                               price_per_hour, vm.pricing), lock=lock)
 
 
-def observe_in(db: Any, seen: Observation) -> None:
+def observe_in(db: Any, seen: Observation, *, lock: str = "") -> None:
     """Apply one observation inside the caller's transaction `db`: the open interval ends and another begins
     when the state, pricing or price changed; a gone state ends it and closes the VM. An observation older
-    than the open interval's start changes that interval in place (nothing is split before its start)."""
+    than the open interval's start changes that interval in place (nothing is split before its start). `lock`
+    (the backend's row-lock clause) holds the VM's row until the transaction ends, so two processes observing
+    one VM at once apply their observations one after the other."""
     key = (seen.provider, seen.account, seen.instance_id)
-    vm = db.execute(f"SELECT pricing, closed_at FROM ledger_vms WHERE {_KEY}", key).fetchone()
+    vm = db.execute(f"SELECT pricing, closed_at FROM ledger_vms WHERE {_KEY}{lock}", key).fetchone()
     if vm is None or vm[1] is not None:
         return
     row = db.execute(f"SELECT {', '.join(_INTERVAL_COLUMNS)} FROM ledger_intervals WHERE {_KEY} "

@@ -65,20 +65,21 @@ class Standing:
         return f"${self.spent:.2f} of ${self.budget:.2f} ({self.share:.0%})"
 
 
-def check_value(budget: float | None, what: str = "--budget") -> None:
-    """UsageError (exit 2) unless `budget` is None or a positive, finite number of USD."""
+def check_value(budget: float | None) -> None:
+    """UsageError (exit 2) unless `budget` (the fleet's budget setting) is None or a positive, finite number of
+    USD."""
     if budget is None:
         return
     if isinstance(budget, bool) or not isinstance(budget, int | float) or not math.isfinite(budget) or budget <= 0:
-        raise UsageError(f"{what} must be a positive amount of USD, e.g. 500, not {budget!r}")
+        raise UsageError(Words(Setting("budget"), f" must be a positive amount of USD, e.g. 500, not {budget!r}"))
 
 
 def on_budget_of(text: str) -> OnBudget:
-    """The OnBudget of `--on-budget TEXT`; UsageError for anything but stop or destroy."""
+    """The OnBudget of the on_budget setting `text`; UsageError for anything but stop or destroy."""
     try:
         return OnBudget(text)
     except ValueError:
-        raise UsageError(f"--on-budget must be stop or destroy, not {text!r}") from None
+        raise UsageError(Words(Setting("on_budget"), f" must be stop or destroy, not {text!r}")) from None
 
 
 # -------------------------------------------------------------------------------------------- plan time

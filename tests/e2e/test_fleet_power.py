@@ -38,9 +38,9 @@ def states(vm: VmHome, fleet: str) -> dict[str, str]:
 
 def ledger_states(vm: VmHome, fleet: str) -> dict[str, str]:
     """The state of each member's open interval in the spend ledger, by provider: a stop and a start are entered."""
-    from vm_core.fleet.store import SqliteFleetStore
+    from vm_core.fleet.location import store_at
 
-    store = SqliteFleetStore(vm.path / "vm.db")
+    store = store_at(vm.env.get("VM_STORE_URL") or None, vm.path)
     ours = {(v.provider, v.instance_id) for v in store.ledger_vms(open_only=True) if v.fleet == fleet}
     return {i.provider: i.state for i in store.ledger_intervals() if i.ended_at is None
             and (i.provider, i.instance_id) in ours}

@@ -9,7 +9,6 @@ Client.events_followed (the event log: vm_core/events, docs/events.md).
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -65,7 +64,7 @@ def event_lists(client: Client, request: EventsRequest) -> Iterator[EventList]:
     from ..events.store import EventLog
     from ..fleet.location import existing_store
 
-    since = None if request.since is None else since_time(request.since, time.time())
+    since = None if request.since is None else since_time(request.since, client.session.clock())
     after = request.after
     store = None
     while True:

@@ -37,7 +37,7 @@ def list_reservations(client: Client, request: ReservationsRequest) -> Reservati
     from ..spend.reservations import ESTIMATE, period_of, reservation_use
 
     session = client.session
-    now = time.time()
+    now = session.clock()
     if request.since is not None and not request.since < now:
         raise UsageError(phrase(Setting("since"), " is not in the past: give a moment before now"))
     names = session.selected(request.provider)

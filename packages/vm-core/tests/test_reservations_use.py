@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from vm_core.fleet.store import SqliteFleetStore
 from vm_core.model import Instance, InstanceState
 from vm_core.provider import ReservationInfo, ReservationTerms

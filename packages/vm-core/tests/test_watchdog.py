@@ -19,9 +19,9 @@ from vm_core.events.kinds import EventKind
 from vm_core.fleet.lease import acting_as, lease, this_process, user_at_host
 from vm_core.fleet.location import open_store
 from vm_core.fleet.store import FleetRecord, SqliteFleetStore
-from vm_core.watchdog.retries import MAX_DELAY, Retries
 from vm_core.watchdog.duties import DUTIES
 from vm_core.watchdog.duty import Done, Duty, DutyContext, DutyResult
+from vm_core.watchdog.retries import MAX_DELAY, Retries
 
 TOKEN = "tok-w4tchd0g-s3cr3t-5kq2"
 

@@ -3,8 +3,8 @@
 The world notes a VM's state, pricing and price per hour whenever one of them changes (`note`, called by
 `World`), at the world time of the change, in `WorldState.billing` (persisted, and kept 31 days of wall time
 after the VM is deleted, long after the VM itself is purged). `report` turns the logs into what each cloud would
-bill, by that cloud's rule (`RULES`, the same numbers as vm's `vm_core.providers.billing_rules`; docs/billing.md has their
-sources):
+bill, by that cloud's rule (`RULES`, the same numbers as vm's `vm_core.providers.billing_rules`; docs/billing.md
+has their sources):
 
 * only time in a rule's billed states bills; consecutive billed intervals form a run, whose seconds are rounded
   up to the rule's granularity (and minimum); each interval costs seconds x price / 3600, and the rounding the

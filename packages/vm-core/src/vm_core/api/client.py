@@ -47,9 +47,8 @@ if TYPE_CHECKING:
         ProviderList,
         VmsActed,
         VmsCreated,
+        WatchdogReport,
     )
-    from .reports import WatchdogReport
-    from .requests import WatchdogRequest
     from .requests import (
         ActionRequest,
         AuditRequest,
@@ -71,6 +70,7 @@ if TYPE_CHECKING:
         OffersRequest,
         ProvidersRequest,
         ReservationsRequest,
+        WatchdogRequest,
     )
     from .usage_reports import AuditReport, ReservationList
 

@@ -141,7 +141,6 @@ def test_vm_cost_matches_the_clouds_billing_over_a_scripted_day(fresh_home: VmHo
         price = max((i["price_per_hour"] or 0.0) for i in cloud["intervals"])
         mine = ours[f"{entry.provider}/{instance_id}"].accrued_usd
         allowed = _tolerance(entry.provider, price, 2 * len(cloud["intervals"]), runs)
-        print("DAY", entry.name, round(mine, 3), cloud["cost_usd"], round(allowed, 3), cloud["pricing"])
         assert abs(mine - cloud["cost_usd"]) <= allowed, (entry.name, mine, cloud["cost_usd"], allowed,
                                                           json.dumps(cloud["intervals"]))
     assert started.state.value == "running" and not started.reservation_id  # started on another pricing

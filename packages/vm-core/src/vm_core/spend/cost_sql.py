@@ -12,13 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .arithmetic import Key, Span, VmCost, costs_of, rule_for
-from .ledger import LedgerStore, LedgerVm, Pricing
+from .ledger import VM_COLUMNS, LedgerStore, LedgerVm, vm_from_row
 from .rules import BillingRule
 
-_PRICING = {p.value: p for p in Pricing}
 _NEVER = -1.0e18  # the start of a period without one (no ledger time is earlier)
-_VM_SQL = ("SELECT provider, account, instance_id, name, shape, region, gpu, gpu_count, pricing, reservation_id,"
-           " fleet, fleet_id, profile, created_by, created_at, closed_at FROM ledger_vms v")
+_VM_SQL = f"SELECT {', '.join(VM_COLUMNS)} FROM ledger_vms v"
 _SPAN_SQL = ("SELECT i.provider, i.account, i.instance_id, i.started_at, i.ended_at, i.state, i.price_per_hour"
              " FROM ledger_intervals i JOIN ledger_vms v"
              " ON v.provider = i.provider AND v.account = i.account AND v.instance_id = i.instance_id")
@@ -57,7 +55,7 @@ def sql_costs(store: LedgerStore, *, since: float | None, until: float | None, n
               key: Key | None = None) -> list[VmCost]:
     """cost.costs_in for a SQL store (of one VM only, with `key`), in the order the VMs were read."""
     where, params = _vm_filter(since, until, fleet, key)
-    vms = [_vm_of(row) for row in store._read(_VM_SQL + where, params)]  # the ledger's own reader
+    vms = [vm_from_row(row) for row in store._read(_VM_SQL + where, params)]  # the ledger's own reader
     providers = sorted({vm.provider for vm in vms})
     rounding = [p for p in providers if _rounds(rule_for(p, rules))]
     summed = [p for p in providers if p not in rounding]
@@ -149,9 +147,3 @@ def _vm_filter(since: float | None, until: float | None, fleet: str | None,
         params += key
     return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), tuple(params)
 
-
-def _vm_of(row: Sequence[Any]) -> LedgerVm:
-    (provider, account, instance_id, name, shape, region, gpu, gpu_count, pricing, reservation_id, fleet, fleet_id,
-     profile, created_by, created_at, closed_at) = row
-    return LedgerVm(provider, account, instance_id, name, shape, region, gpu, gpu_count, _PRICING[pricing],
-                    reservation_id, fleet, fleet_id, profile, created_by, created_at, closed_at)

@@ -142,7 +142,9 @@ class Ledger(Protocol):
         ...
 
 
-_VM_COLUMNS = [f.name for f in fields(LedgerVm)]
+VM_COLUMNS = tuple(f.name for f in fields(LedgerVm))  # ledger_vms's columns, in LedgerVm's field order
+_PRICING_INDEX = VM_COLUMNS.index("pricing")
+_PRICINGS = {p.value: p for p in Pricing}
 _INTERVAL_COLUMNS = [f.name for f in fields(Interval)]
 _KEY = "provider = ? AND account = ? AND instance_id = ?"
 
@@ -198,9 +200,9 @@ class LedgerStore:
 
     def ledger_vms(self, *, open_only: bool = False) -> list[LedgerVm]:
         where = " WHERE closed_at IS NULL" if open_only else ""
-        rows = self._read(f"SELECT {', '.join(_VM_COLUMNS)} FROM ledger_vms{where} "
+        rows = self._read(f"SELECT {', '.join(VM_COLUMNS)} FROM ledger_vms{where} "
                           "ORDER BY created_at, provider, instance_id", ())
-        return [_vm_from(row) for row in rows]
+        return [vm_from_row(row) for row in rows]
 
     def ledger_intervals(self, since: float | None = None, until: float | None = None) -> list[Interval]:
         clauses, params = [], []
@@ -265,15 +267,16 @@ def observe_in(db: Any, seen: Observation, *, lock: str = "") -> None:
 
 
 def _vm_row(vm: LedgerVm) -> dict[str, Any]:
-    row = dict(zip(_VM_COLUMNS, astuple(vm), strict=True))
+    row = dict(zip(VM_COLUMNS, astuple(vm), strict=True))
     row["pricing"] = vm.pricing.value
     return row
 
 
-def _vm_from(row: Sequence[Any]) -> LedgerVm:
-    data = dict(zip(_VM_COLUMNS, row, strict=True))
-    data["pricing"] = Pricing(data["pricing"])
-    return LedgerVm(**data)
+def vm_from_row(row: Sequence[Any]) -> LedgerVm:
+    """The LedgerVm of a ledger_vms row read as `SELECT {VM_COLUMNS}` (positional: the cost report reads 10,000)."""
+    values = list(row)
+    values[_PRICING_INDEX] = _PRICINGS[values[_PRICING_INDEX]]
+    return LedgerVm(*values)
 
 
 def _interval_row(interval: Interval) -> list[Any]:

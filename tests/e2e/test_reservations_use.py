@@ -95,7 +95,8 @@ def test_a_start_on_demand_and_a_fleet_on_demand_are_warned_about(fresh_home: Vm
     vm = fresh_home
     made = vm.ok("create", "-p", "crusoe", "--gpu", "H100:8", "--name", "od-2", "--reservation", "none",
                  "-o", "json")
-    assert f"crusoe: od-2 runs on-demand at $31.20/h while reservation {CRUSOE_CHEAPEST} in us-east1" in made.err
+    assert "runs on-demand" not in made.err  # on-demand asked for by name is not warned about
+    assert made.json()["reserved"] is False
     vm_id = made.json()["id"]
     vm.ok("stop", vm_id, "-p", "crusoe")
     started = vm.ok("start", vm_id, "-p", "crusoe")
@@ -106,6 +107,10 @@ def test_a_start_on_demand_and_a_fleet_on_demand_are_warned_about(fresh_home: Vm
     assert all(not m["reserved"] for m in fleet.json()["members"])  # Lambda launches on-demand unless told
     assert (f"lambda: 2 VMs (odf--{fleet.json()['id']}-0, odf--{fleet.json()['id']}-1) run on-demand at $6.58/h "
             f"while reservation {LAMBDA_RESERVATION} in us-south-2 has 8 free GPUs") in fleet.err
+    asked = vm.ok("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "odf-none", "--providers", "lambda",
+                  "--region", "us-south-2", "--reservation", "none", "-o", "json")
+    assert not asked.json()["members"][0]["reserved"] and "run on-demand" not in asked.err
+    assert "runs on-demand" not in asked.err
 
 
 def test_a_lambda_without_reservations_says_so(fresh_home: VmHome, tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ from .requests import (
     FleetRepairRequest,
     FleetScaleRequest,
 )
-from .reservations import warn_on_demand
+from .reservations import ON_DEMAND, warn_on_demand
 from .scaling import pinned_short, refusal, scale_problem, unchecked
 
 if TYPE_CHECKING:
@@ -225,7 +225,8 @@ def create_fleet(client: Client, request: FleetCreateRequest, progress: Progress
     except StrategyError as exc:
         raise strategy_failed(creator.store, creator.identity, exc) from None
     created = FleetCreated(report=report, records=creator.store.members(spec.name))
-    warn_on_demand(client, report.running)
+    if request.reservation != ON_DEMAND:  # on-demand asked for by name is not warned about
+        warn_on_demand(client, report.running)
     created.problem = _create_problem(report)
     _tell(client, creator.store, lambda actor: events.created(report, actor))
     return created

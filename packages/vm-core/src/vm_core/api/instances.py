@@ -35,7 +35,7 @@ from .requests import (
     OffersRequest,
     ProvidersRequest,
 )
-from .reservations import warn_on_demand
+from .reservations import ON_DEMAND, warn_on_demand
 from .running import accepted_only, perform
 
 if TYPE_CHECKING:
@@ -120,7 +120,8 @@ def create_instances(client: Client, request: CreateRequest, confirm: Confirm | 
                        progress=client.progress, warn=client.warn, label=lambda spec: spec.name,
                        on_accepted=ledger.accepted)
     ledger.settled([o.value for o in outcomes if isinstance(o.value, Instance)])
-    warn_on_demand(client, [o.value for o in outcomes if isinstance(o.value, Instance)])
+    if request.reservation != ON_DEMAND:  # on-demand asked for by name is not warned about
+        warn_on_demand(client, [o.value for o in outcomes if isinstance(o.value, Instance)])
     failures = [(o.key.name, o.error) for o in outcomes if o.error]
     note = _left_running(provider, outcomes) if failures else None
     accepted = accepted_only(outcomes) if request.no_wait else []

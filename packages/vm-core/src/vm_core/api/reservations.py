@@ -97,6 +97,10 @@ def _ledger(session: Session, since: float, until: float,
 
 
 # ------------------------------------------------------------------------------------------ on-demand warning
+ON_DEMAND = "none"  # `--reservation none`: on-demand asked for by name, which `vm create` and `vm fleet create` do
+# not warn about (a `vm start` of such a VM still does: nothing asked for on-demand then)
+
+
 def warn_on_demand(client: Client, instances: Sequence[Instance]) -> None:
     """Warn about the on-demand VMs of `instances` (just created or started) that a reservation they could use
     had room for: their price, the reservation, its free GPUs, and the create that uses it; one warning per

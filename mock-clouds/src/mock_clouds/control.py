@@ -91,18 +91,27 @@ def wait_until_ready(state_dir: Path, pid: int, deadline: float) -> dict[str, An
 
 
 def stop_server(state_dir: Path, timeout: float = 10.0) -> int | None:
-    """SIGTERM the server and wait for it to exit (SIGKILL after `timeout`). Returns its pid, or None."""
+    """SIGTERM the server and wait for it to exit (SIGKILL after `timeout`). Returns its pid, or None. A server
+    that exits on its own meanwhile is stopped too (nothing is raised)."""
     try:
         pid = int(read_endpoints(state_dir)["pid"])
     except NotRunning:
         return None
-    os.kill(pid, signal.SIGTERM)
+    _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     if pid_alive(pid):
-        os.kill(pid, signal.SIGKILL)
+        _signal(pid, signal.SIGKILL)
     return pid
+
+
+def _signal(pid: int, signum: int) -> None:
+    """Send `signum` to `pid` unless it has already exited."""
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        return
 
 
 # ----------------------------------------------------------------- Nebius IAM (mock extensions, admin API)

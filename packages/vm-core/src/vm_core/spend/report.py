@@ -62,6 +62,10 @@ def group_costs(costs: Iterable[VmCost], by: str) -> tuple[list[CostRow], CostRo
 
 
 def _row(group: str, costs: list[VmCost]) -> CostRow:
+    if len(costs) == 1:  # --by vm: a row per VM, 10,000 of them on a large ledger
+        [c] = costs
+        return CostRow(group, 1, c.billed_seconds * c.vm.gpu_count / 3600, c.billed_seconds / 3600, c.accrued_usd,
+                       c.rate_per_hour, c.priced)
     billed = sum((c.billed_seconds for c in costs), 0.0)
     gpu = sum((c.billed_seconds * c.vm.gpu_count for c in costs), 0.0)
     return CostRow(group, len(costs), gpu / 3600, billed / 3600, sum((c.accrued_usd for c in costs), 0.0),

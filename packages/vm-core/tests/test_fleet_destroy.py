@@ -22,11 +22,11 @@ from mock_clouds.core.models import Capacity, Faults, Provider, WorldState
 from vm_core.errors import Transient, VmError
 from vm_core.fleet.create import FleetCreator, FleetSpec
 from vm_core.fleet.destroy import FleetDestroyer
+from vm_core.fleet.follower import Follower
 from vm_core.fleet.naming import FleetIdentity
 from vm_core.fleet.report import Verb
 from vm_core.fleet.store import FleetState, MemberState, SqliteFleetStore
 from vm_core.fleet.strategies import spread
-from vm_core.fleet.watch import Watch
 from vm_core.model import CreateSpec, Instance, InstanceState, ReservationMode, ReservationRequest
 from vm_core.provider import SupportsGetMany
 from vm_core.providers.lambda_cloud import BATCH_DESTROY_LIMIT
@@ -295,7 +295,7 @@ def test_nebius_deletions_are_confirmed_by_reading_states_only(mock_clouds_facto
     assert live_names(clouds, "quiet") == []
 
 
-# ------------------------------------------------------------------------------- the watcher on its own
+# ------------------------------------------------------------------------------- the follower of a deletion
 class _Listing:
     """A provider whose listing fails `failures` times, then shows `present` (and never anything else)."""
 
@@ -314,6 +314,8 @@ class _Listing:
 
 
 class _Clock:
+    """Time that passes only when slept (by the follower's thread)."""
+
     def __init__(self) -> None:
         self.now = 0.0
 
@@ -321,25 +323,89 @@ class _Clock:
         self.now += seconds
 
 
-def _gone(instance_id: str, instance: Instance | None) -> str | None:
-    return "gone" if instance is None else None
+class _Gone:
+    """Settles when a read shows the VM gone; gives up on a read error that is not Transient (as a deletion's)."""
+
+    wants_instance = False
+
+    def shown(self, state: InstanceState | None, instance: Instance | None) -> bool:
+        return state is None
+
+    def read_failed(self, error: Exception) -> bool:
+        return isinstance(error, VmError) and not isinstance(error, Transient)
 
 
-def test_the_watcher_settles_nothing_from_a_failed_read_and_each_id_once() -> None:
+def _follow_all(provider: Any, ids: list[str], timeout: float, idle_backoff: float = 4.0,
+                ) -> tuple[list[tuple[str, bool, float]], Follower, _Clock]:
+    clock, settled, done = _Clock(), [], threading.Event()
+    follower = Follower(provider, sleep=clock.sleep, clock=lambda: clock.now, idle_backoff=idle_backoff)
+
+    def on_settled(instance_id: str) -> Any:
+        def settle(by_read: bool) -> None:
+            settled.append((instance_id, by_read, clock.now))
+            if len(settled) == len(ids):
+                done.set()
+        return settle
+
+    for instance_id in ids:
+        follower.follow(instance_id, _Gone(), timeout, on_settled(instance_id))
+    assert done.wait(60.0)
+    return settled, follower, clock
+
+
+def test_the_follower_settles_nothing_from_a_failed_read_and_each_id_once() -> None:
     provider = _Listing({"b": InstanceState.TERMINATING}, failures=2)
-    clock, settled = _Clock(), []
-    watch = Watch(provider, _gone, lambda i, v: settled.append((i, v)), sleep=clock.sleep, clock=lambda: clock.now)
-    left = watch.follow(["a", "b", "c"], timeout=60)
-    assert settled == [("a", "gone"), ("c", "gone")]  # after the two failed rounds, on the third read
-    assert left == {"b"} and provider.listings == watch.reads
-    assert clock.now == pytest.approx(60)  # it kept reading "b" until the deadline, every poll_interval
+    settled, follower, _ = _follow_all(provider, ["a", "b", "c"], timeout=60)
+    by_read = [(i, read) for i, read, _ in settled]
+    assert by_read == [("a", True), ("c", True), ("b", False)]  # a and c on the third read, b at its deadline
+    assert settled[0][2] > 5.0 * 2, "the two failed rounds settled nothing"
+    assert settled[2][2] >= 60.0 and provider.listings == follower.reads
 
 
-def test_the_watcher_raises_a_read_error_that_is_not_transient() -> None:
+def test_a_follower_without_idle_backoff_reads_every_poll_interval_while_nothing_settles() -> None:
+    """A deletion's follower (idle_backoff 1): the last VM gone is seen within one poll interval."""
+    steady, follower, _ = _follow_all(_Listing({"b": InstanceState.TERMINATING}, 0), ["b"], 50, idle_backoff=1.0)
+    assert steady == [("b", False, 50.0)] and follower.reads == 10  # at 5, 10, ..., 50 s
+    _, backing_off, _ = _follow_all(_Listing({"b": InstanceState.TERMINATING}, 0), ["b"], 50)
+    assert backing_off.reads < 10
+
+
+def test_a_read_error_that_is_not_transient_settles_the_ids_whose_follow_gives_up_on_it() -> None:
     class Broken(_Listing):
         def list_instances(self) -> Iterator[Instance]:
+            self.listings += 1
             raise VmError("bad key", provider="fake")
 
-    clock = _Clock()
-    with pytest.raises(VmError, match="bad key"):
-        Watch(Broken({}, 0), _gone, lambda i, v: None, sleep=clock.sleep, clock=lambda: clock.now).follow(["a"], 60)
+    provider = Broken({}, 0)
+    settled, follower, _ = _follow_all(provider, ["a", "b"], timeout=600)
+    assert sorted(settled) == [("a", True, 5.0), ("b", True, 5.0)]  # on the first read, long before the deadline
+    assert provider.listings == follower.reads == 1
+
+
+class FailsConfirmations(LosesBatchReads):
+    """A connected provider whose confirmation reads fail with an error that is not Transient (a revoked key)."""
+
+    def _lose(self) -> None:
+        self.lost += 1
+        raise VmError("the API key was revoked", provider=self._provider.name)
+
+
+def test_a_deletion_whose_confirmation_fails_for_good_reports_each_member_failed_and_a_rerun_finishes(
+        mock_clouds_factory, env) -> None:
+    clouds = mock_clouds_factory(configure=roomy)
+    store, providers = env(clouds)
+    spec = FleetSpec(name="revoked", gpu="H100", count=3, min_count=3, providers=("nebius",))
+    assert len(FleetCreator(store, providers, spread, timeout=120).create(spec).running) == 3
+    members = {m.instance_id for m in store.members("revoked")}
+    failing = FailsConfirmations(providers["nebius"], times=0)
+
+    report = FleetDestroyer(store, {**providers, "nebius": failing}, timeout=600).destroy("revoked")
+
+    failed = [a for a in report.actions if a.verb is Verb.FAILED]
+    assert failing.lost >= 1 and not report.forgotten and len(report.failures) == 3
+    assert {a.instance_id for a in failed} == members
+    assert all(a.detail == "its deletion could not be confirmed: the API key was revoked" for a in failed)
+    assert all(m.state is MemberState.DESTROYING for m in store.members("revoked")), "each VM may still exist"
+    again = FleetDestroyer(store, providers, timeout=120).destroy("revoked")
+    assert again.failures == [] and again.forgotten
+    assert live_names(clouds, "revoked") == []

@@ -183,9 +183,9 @@ def status(app: App, name: str, watch: bool, interval: float | None) -> None:
         raise UsageError("--interval only applies with --watch",
                          suggestion=Hint.run("fleet", "status", name, "--watch"))
     if watch:
-        from .fleet_watch import watch as watching
+        from .fleet_live import live_status
 
-        last = watching(app, name, 2.0 if interval is None else interval)
+        last = live_status(app, name, 2.0 if interval is None else interval)
         if last is not None:
             app.conclude(last)
         return

@@ -2,8 +2,10 @@
 
 Delete calls go out in batches where the provider takes a list (`SupportsBatchDestroy`, at most its
 `batch_destroy_limit` ids per call), else one `begin_destroy` per VM from a bounded pool whose workers return as
-soon as the call is answered (no worker is held while a VM is being deleted). Completion is confirmed by one
-`watch.Watch` read per poll interval for all of them: a VM missing from the read, or terminated, is gone.
+soon as the call is answered (no worker is held while a VM is being deleted). Completion is confirmed by the
+provider's `follower.Follower` (one of its own per deletion), one read a round for all of them: a VM missing from
+the read, or terminated, is gone. A read that fails with anything but Transient ends the wait for every VM still
+followed (its member is reported failed, the VM may exist); a Transient one settles nothing.
 
 A delete is idempotent, so one that fails transiently (5xx, rate limit, an answer lost after the cloud acted) is
 sent again with backoff (retrying.py) before its member is reported failed; so is a delete whose operation ended
@@ -13,12 +15,14 @@ Each member's state is recorded in the store as `members.destroy` records one me
 delete is sent, DESTROYED only once a read shows the VM gone, RELEASED when the cloud refuses to delete it
 (Unsupported), and on any other error the member keeps a state that says the VM may exist (a re-run retries).
 Records are batched: one transaction for all the members whose deletes go one per VM, one per batched call, and
-one for those each read shows gone. A member whose VM the destroy's first listing no longer shows is recorded gone
-without a call (`members.absent`).
+one for those each read shows gone. Every record is written, and `finished` called, from the thread that calls
+`run`; the follower's thread only reads and decides. A member whose VM the destroy's first listing no longer shows
+is recorded gone without a call (`members.absent`).
 """
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,9 +31,9 @@ from ..errors import Transient, Unsupported, VmError
 from ..model import Instance, InstanceState
 from ..provider import Pending, Provider, SupportsBatchDestroy
 from . import members as mem
+from .follower import Follower
 from .retrying import ATTEMPTS, retried, retried_answers
 from .store import FleetStore, MemberRecord, MemberState
-from .watch import Watch
 
 CALLS_IN_FLIGHT = 16  # per provider, delete calls sent at once where each VM needs its own call
 
@@ -44,6 +48,26 @@ class _Verdict:
 
 
 _GONE = _Verdict()
+_ROUND = ""  # on the deletion's queue: the follower ended a round (no instance id is empty)
+
+
+@dataclass
+class _DeletionFollow:
+    """One VM's deletion as the follower sees it (follower.Follow); `verdict` once it settled by a read."""
+
+    settle: Callable[[InstanceState | None], _Verdict | None]
+    verdict: _Verdict | None = None
+    wants_instance: bool = False
+
+    def shown(self, state: InstanceState | None, instance: Instance | None) -> bool:
+        self.verdict = self.settle(state)
+        return self.verdict is not None
+
+    def read_failed(self, error: Exception) -> bool:
+        if isinstance(error, Transient) or not isinstance(error, VmError):
+            return False
+        self.verdict = _Verdict(f"its deletion could not be confirmed: {error.message}")
+        return True
 
 
 @dataclass
@@ -79,7 +103,7 @@ class ProviderDeletion:
                 self._refused(instance_id, answer)
             else:
                 self._pending[instance_id] = answer
-        self._watch()
+        self._follow()
 
     def _send(self, ids: list[str]) -> _Sent:
         """Each id's answer to its delete call: a Pending, or the error that refused it."""
@@ -155,19 +179,24 @@ class ProviderDeletion:
         member = mem.record(self.store, member, error=message)
         self.finished(mem.Outcome(member, False, message))
 
-    def _watch(self) -> None:
-        watch = Watch(self.provider, self._settle, self._settled, after_round=self._record_gone)
-        try:
-            left = watch.follow(list(self._members), self.timeout)
-        except VmError as exc:
-            self._record_gone()
-            left = set(self._members)
-            why = f"its deletion could not be confirmed: {exc.message}"
-        else:
-            why = (f"its deletion has not finished after {self.timeout:g}s; it continues in the cloud "
-                   "(run the destroy again to follow it)")
-        for instance_id in sorted(left):
-            self._failed(self._members.pop(instance_id), why)
+    def _follow(self) -> None:
+        """Follow every VM whose delete was sent until each settles; record and report each from this thread."""
+        settled: queue.SimpleQueue[str] = queue.SimpleQueue()
+        follower = Follower(self.provider, after_round=lambda: settled.put(_ROUND), idle_backoff=1.0)
+        follows = {i: _DeletionFollow(lambda state, i=i: self._settle(i, state)) for i in self._members}
+        for instance_id, follow in follows.items():
+            follower.follow(instance_id, follow, self.timeout, lambda _by_read, i=instance_id: settled.put(i))
+        left = set(follows)
+        while left:
+            instance_id = settled.get()
+            if instance_id == _ROUND:
+                self._record_gone()
+                continue
+            left.discard(instance_id)
+            self._settled(instance_id, follows[instance_id].verdict or _Verdict(
+                f"its deletion has not finished after {self.timeout:g}s; it continues in the cloud "
+                "(run the destroy again to follow it)"))
+        self._record_gone()
 
     def _settle(self, instance_id: str, state: InstanceState | None) -> _Verdict | None:
         """The verdict once the read shows the VM gone or its deletion failed; None while it is being deleted."""

@@ -1,16 +1,18 @@
 """Following instances by id: one watcher thread per provider, whatever the number of VMs it follows.
 
-A fleet's creates and the VMs it adopts after an ambiguous create register their ids with their provider's
-`Follower` (a fleet destroy confirms its deletions through the same read, `watch.read_states`, in its own
-thread). Each round is one read of every id followed (`read_round`: the provider's `get_states`, else its
-`get_instances`, else one listing), one `poll_interval` (`Paced`) after the last, or after as long as the last round
-took if that is longer (a follower never keeps a cloud busy more than half the time). One follower per provider
-reading at that interval is what keeps a cloud's account-wide request limit (Lambda's) by construction.
+A fleet's creates, the VMs it adopts after an ambiguous create, and a fleet destroy's deletions (deletion.py, with a
+follower of its own) register their ids with their provider's `Follower`. Each round is one read of every id
+followed (`read_round`: the provider's `get_states`, else its `get_instances`, else one listing), one
+`poll_interval` (`Paced`) after the last, or after as long as the last round took if that is longer (a follower
+never keeps a cloud busy more than half the time). One follower per provider reading at that interval is what keeps
+a cloud's account-wide request limit (Lambda's) by construction.
 
-While rounds settle nothing (every VM still booting), the interval grows 1.5 times a round up to IDLE_BACKOFF
-times `poll_interval`; it is `poll_interval` again after a round that settles a VM. A round whose read fails
-settles nothing but deadlines, and the next one comes later (the interval doubles, up to MAX_BACKOFF times), so
-a VM is never lost and never settled twice. An id a read could not read is unknown, never gone.
+While rounds settle nothing (every VM still booting), the interval grows 1.5 times a round up to IDLE_BACKOFF times
+`poll_interval` (a follower's `idle_backoff`; a deletion's is 1: a deletion lasts tens of seconds rather than
+minutes, and the destroy waits for the last one); it is `poll_interval` again after a round that settles a VM. A
+round whose read fails settles nothing but deadlines and the ids whose Follow gives up on that error
+(`read_failed`), and the next one comes later (the interval doubles, up to MAX_BACKOFF times), so a VM is never lost
+and never settled twice. An id a read could not read is unknown, never gone.
 
 What a followed id waits for is its `Follow`: after each read it is shown the id's state (None: the VM does not
 exist) and says whether it has settled. A create's Follow (`CreateFollow`) settles when the VM runs (its
@@ -18,7 +20,8 @@ Instance comes from the read, or from one `get_instances` of every id that runs 
 per VM), when its state can no longer lead to running, and when its Pending says so: a VM the read does not show
 is asked about through its Pending (`done()`, one call) at once when the read showed it before (a failed create
 may remove its VM), else every OPERATION_EVERY rounds. `on_settled` is called once per followed id, from the
-follower's thread, and must be quick (hand the work to a pool).
+follower's thread, and must be quick (hand the work to a pool). `after_round`, when given, is called from that
+thread after each round's `on_settled` calls (a deletion records the VMs one read shows gone in one transaction).
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from typing import Protocol
 
 from ..errors import Transient
 from ..model import Instance, InstanceState
-from ..provider import Pending, Provider, SupportsGetMany, SupportsGetStates
-from .watch import poll_interval
+from ..provider import Paced, Pending, Provider, SupportsGetMany, SupportsGetStates
 
 log = logging.getLogger(__name__)
+
+DEFAULT_INTERVAL = 2.0  # seconds between rounds of a provider that does not say (`Paced`)
 
 OPERATION_EVERY = 4  # rounds between two questions to the Pending of a VM the read never showed
 MAX_BACKOFF = 8  # a follower whose reads fail waits at most this many intervals between rounds
@@ -55,6 +59,11 @@ class Follow(Protocol):
         """Whether a RUNNING state needs the whole Instance (read once per round for every such id)."""
         ...
 
+    def read_failed(self, error: Exception) -> bool:
+        """After a round whose read failed with `error` (a VmError, or a plugin's bug): True when the id has
+        settled on it (then `on_settled(True)` follows); False to keep following it."""
+        ...
+
 
 @dataclass
 class _Item:
@@ -67,9 +76,14 @@ class _Item:
 @dataclass
 class Follower:
     """Follows ids of one provider (see the module docstring). Thread-safe; its thread runs only while an id is
-    followed. Never raises into a caller: a failing read or a Follow's bug settles nothing but deadlines."""
+    followed. Never raises into a caller: a failing read or a Follow's bug settles nothing but deadlines and what
+    `read_failed` settles. `sleep` and `clock` are injectable so a test never depends on wall time."""
 
     provider: Provider
+    after_round: Callable[[], None] | None = None
+    idle_backoff: float = IDLE_BACKOFF  # the most the interval grows while rounds settle nothing (1: never)
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
     _items: dict[int, _Item] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _thread: threading.Thread | None = None
@@ -79,7 +93,7 @@ class Follower:
     def follow(self, instance_id: str, follow: Follow, timeout: float, on_settled: Callable[[bool], None]) -> None:
         """Follow `instance_id` until `follow` says it settled (`on_settled(True)`) or `timeout` seconds pass
         (`on_settled(False)`); returns at once. The first read comes one interval later."""
-        item = _Item(instance_id, follow, time.monotonic() + timeout, on_settled)
+        item = _Item(instance_id, follow, self.clock() + timeout, on_settled)
         with self._lock:
             self._items[id(item)] = item
             if self._thread is None:
@@ -90,36 +104,59 @@ class Follower:
         interval = poll_interval(self.provider)
         failed_reads, idle_rounds, delay = 0, 0, interval
         while True:
-            time.sleep(delay)
+            self.sleep(delay)
             with self._lock:
                 items = list(self._items.values())
                 if not items:
                     self._thread = None
                     return
-            started, settled_before = time.monotonic(), self._settled
+            started, settled_before = self.clock(), self._settled
             try:
                 failed_reads = 0 if self._round(items) else failed_reads + 1
             except Exception:  # a bug in a plugin must not stop the follower: deadlines still settle every id
                 log.exception("%s: following instances failed; following them again later", self.provider.name)
                 failed_reads += 1
             idle_rounds = 0 if self._settled > settled_before else idle_rounds + 1
-            delay = round_delay(interval, failed_reads, idle_rounds, time.monotonic() - started)
+            delay = round_delay(interval, failed_reads, idle_rounds, self.clock() - started, self.idle_backoff)
+            self._after_round()
 
     def _round(self, items: list[_Item]) -> bool:
-        """One read for every item; False when the read failed (then only deadlines settle anything)."""
+        """One read for every item; False when the read failed (then only deadlines and `read_failed` settle)."""
         self.reads += 1
         try:
             seen, instances = read_round(self.provider, items)
         except Exception as exc:  # noqa: BLE001 - VmError or a plugin's bug: this round knows nothing
             log.debug("%s: reading followed instances failed (%s); reading again later", self.provider.name, exc)
-            seen, instances = None, {}
-        now = time.monotonic()
+            self._read_failed(items, exc)
+            return False
+        now = self.clock()
         for item in items:
-            if seen is not None and item.instance_id in seen and self._shown(item, seen, instances):
+            if item.instance_id in seen and self._shown(item, seen, instances):
                 self._settle(item, True)
             elif now >= item.deadline:
                 self._settle(item, False)
-        return seen is not None
+        return True
+
+    def _read_failed(self, items: list[_Item], error: Exception) -> None:
+        now = self.clock()
+        for item in items:
+            try:
+                gives_up = item.follow.read_failed(error)
+            except Exception:
+                log.exception("%s: following %s failed; following it again", self.provider.name, item.instance_id)
+                gives_up = False
+            if gives_up:
+                self._settle(item, True)
+            elif now >= item.deadline:
+                self._settle(item, False)
+
+    def _after_round(self) -> None:
+        if self.after_round is None:
+            return
+        try:
+            self.after_round()
+        except Exception:
+            log.exception("%s: the follower's after-round call failed", self.provider.name)
 
     def _shown(self, item: _Item, seen: dict[str, InstanceState | None], instances: dict[str, Instance]) -> bool:
         """The item's Follow asked about what the read showed; a bug in it settles nothing (its deadline will)."""
@@ -163,11 +200,17 @@ def read_round(provider: Provider, items: Collection[_Item]) -> tuple[dict[str, 
     return {i: listed[i].state if i in listed else None for i in ids}, listed
 
 
-def round_delay(interval: float, failed_reads: int, idle_rounds: int, spent: float) -> float:
+def poll_interval(provider: Provider) -> float:
+    """Seconds between two rounds of the provider's follower (`Paced`, else DEFAULT_INTERVAL)."""
+    return provider.poll_interval if isinstance(provider, Paced) else DEFAULT_INTERVAL
+
+
+def round_delay(interval: float, failed_reads: int, idle_rounds: int, spent: float,
+                idle_backoff: float = IDLE_BACKOFF) -> float:
     """Seconds until the next round, after `failed_reads` failed reads in a row and `idle_rounds` rounds in a row
     that settled nothing: the interval, doubled per failed read up to MAX_BACKOFF times, grown 1.5 times per idle
-    round up to IDLE_BACKOFF times, and never shorter than the last round took (`spent`)."""
-    factor = max(min(2.0 ** failed_reads, MAX_BACKOFF), min(1.5 ** idle_rounds, IDLE_BACKOFF))
+    round up to `idle_backoff` times, and never shorter than the last round took (`spent`)."""
+    factor = max(min(2.0 ** failed_reads, MAX_BACKOFF), min(1.5 ** idle_rounds, idle_backoff))
     return max(interval * factor, spent)
 
 
@@ -187,6 +230,10 @@ class CreateFollow:
     _shown: bool = False  # the last read showed the VM (still creating)
     _unseen_rounds: int = 0  # reads in a row that did not show it
     wants_instance: bool = True
+
+    def read_failed(self, error: Exception) -> bool:
+        """A create is followed to its deadline whatever a read says meanwhile."""
+        return False
 
     def shown(self, state: InstanceState | None, instance: Instance | None) -> bool:
         if state is InstanceState.RUNNING and instance is not None:

@@ -36,6 +36,7 @@ from ..provider import Provider
 from .budget import check_budget
 from .create import CreateReport, FleetCreator
 from .destroy import FleetDestroyer
+from .follower import poll_interval
 from .lease import lease
 from .naming import check_fleet_name
 from .offers import OfferCache, OfferSet
@@ -43,7 +44,6 @@ from .placement import Placement
 from .scale import new_slots
 from .spec import FleetSpec, spec_of
 from .store import FleetRecord, FleetState, FleetStore
-from .watch import poll_interval
 
 POLL_ROUNDS = 30  # checks are this many of the slowest provider's poll intervals apart
 MIN_POLL = 0.2  # seconds: never closer than this

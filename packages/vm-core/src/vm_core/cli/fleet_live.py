@@ -41,7 +41,7 @@ def settled(report: FleetStatus) -> bool:
     return not any(m["state"] in BUSY for m in report.members)
 
 
-def watch(app: App, name: str, interval: float) -> FleetStatus | None:
+def live_status(app: App, name: str, interval: float) -> FleetStatus | None:
     """Show the fleet until it is settled, or until nothing reads stdout any more (a closed pipe); returns the
     last status (None when the record went away meanwhile).
     Raises NotFound when the fleet is not recorded at the first look; ends with exit 130 on Ctrl-C."""

@@ -57,16 +57,19 @@ def main(argv: list[str] | None = None) -> int:
 # ------------------------------------------------------------------------------------------------ the two runs
 def create(endpoints: dict[str, Any], store_dir: Path, store_url: str | None, name: str, count: int,
            strategy: str, providers: tuple[str, ...] | None, timeout: float) -> dict[str, Any]:
-    """Create fleet `name` of `count` H100:8 VMs with `strategy` (an entry point of `vm_core.strategies`)."""
+    """Create fleet `name` of `count` H100:8 VMs with `strategy` (an entry point of `vm_core.strategies`), with
+    the concurrent create calls each provider's plugin declares, as `vm fleet create` sends them."""
     from common import connect_providers
     from vm_core.fleet.create import FleetCreator, FleetSpec
     from vm_core.fleet.location import store_at
     from vm_core.fleet.store import MemberState
+    from vm_core.plugins import create_concurrency
 
     connected = connect_providers(endpoints, providers or worlds.PROVIDERS)
     probe = LambdaCalls.installed(connected)
     store = store_at(store_url, store_dir)
-    creator = FleetCreator(store, connected, load_strategy(strategy), timeout=timeout)
+    creator = FleetCreator(store, connected, load_strategy(strategy), timeout=timeout,
+                           concurrency=create_concurrency(connected))
     spec = FleetSpec(name=name, gpu=worlds.GPU, gpu_count=worlds.GPU_COUNT, count=count, min_count=count,
                      strategy=strategy, providers=providers)
     with Measured(endpoints) as measured:

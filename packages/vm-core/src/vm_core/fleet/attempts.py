@@ -1,13 +1,14 @@
 """The attempts of one placement: each slot attempt from its intent to its end, and their results as one stream.
 
-One attempt of one slot on one offer goes: record the intent (store) -> call the cloud (`begin_create`, in the
-provider's bounded pool) -> record the ids -> follow the boot (the provider's follower, follower.py: one read per
-round for every VM of the provider, no thread per VM) -> record the outcome. It ends *settled* (running),
-*refused* (no VM: the scope the error names is blocked), *ambiguous* (no clear answer: the VM is looked up by its
-name, and followed when found, else the member stays UNKNOWN for the final sweep), or *cleaned up* (accepted but
-never came up: destroyed before the slot is placed again). Every attempt delivers exactly one `Attempt` to the
-result queue, in the order they end, so a placement policy handles each failure as soon as it is known
-(spread_place.py, cluster_place.py): no batch waits for its slowest VM.
+One attempt of one slot on one offer goes: record the intent (store; the attempts' writes are group-committed,
+group_writes.py) -> call the cloud (`begin_create`, in the provider's bounded pool) -> record the ids -> follow the
+boot (the provider's follower, follower.py: one read per round for every VM of the provider, no thread per VM) ->
+record the outcome. It ends *settled* (running), *refused* (no VM: the scope the error names is blocked),
+*ambiguous* (no clear answer: the VM is looked up by its name, and followed when found, else the member stays
+UNKNOWN for the final sweep), or *cleaned up* (accepted but never came up: destroyed before the slot is placed
+again). Every attempt delivers exactly one `Attempt` to the result queue, in the order they end, so a placement
+policy handles each failure as soon as it is known (spread_place.py, cluster_place.py): no batch waits for its
+slowest VM.
 
 Threads stay bounded whatever the fleet's size: create calls run in a pool per provider (its create_concurrency),
 and what follows a boot (recording, cleanup, resolving by name) runs in a pool of FINISH_WORKERS.
@@ -29,6 +30,7 @@ from ..model import CreateSpec, Instance, Offer, ReservationMode, ReservationReq
 from ..provider import Completes, Pending, Provider
 from . import members as mem
 from .follower import CreateFollow, Follower
+from .group_writes import GroupWrites
 from .naming import FleetIdentity
 from .offers import OfferCache
 from .spec import FleetSpec
@@ -105,6 +107,7 @@ class Attempts:
         self._pools: dict[str, ThreadPoolExecutor] = {}
         self._after = ThreadPoolExecutor(max_workers=1)
         self._followers: dict[str, Follower] = {}
+        self._writes = GroupWrites(ctx.store, spec.name)  # the intents, ids and running VMs, group-committed
 
     @contextmanager
     def open(self) -> Iterator[Attempts]:
@@ -177,8 +180,8 @@ class Attempts:
             return None
         except VmError as exc:
             return self._refused(member, offer, exc)
-        member = mem.record(ctx.store, member, state=MemberState.CREATING, instance_id=pending.resource_id,
-                            operation_id=pending.id)
+        member = self._writes.update(member, state=MemberState.CREATING, instance_id=pending.resource_id,
+                                     operation_id=pending.id)
         self._follow(member, provider, offer, pending, deliver)
         return None
 
@@ -190,7 +193,7 @@ class Attempts:
                               name=self.ctx.identity.member_name(slot, attempt), region=offer.region,
                               shape=offer.shape, reservation_id=offer.reservation_id,
                               price_per_hour=offer.price_per_hour, spot=offer.spot)
-        self.ctx.store.add_member(member)
+        self._writes.add(member)
         return member
 
     def _create_spec(self, member: MemberRecord, offer: Offer) -> CreateSpec:
@@ -259,8 +262,8 @@ class Attempts:
 
     def running(self, member: MemberRecord, instance: Instance) -> Attempt:
         """Record `member` running as `instance` (one store write) and say so."""
-        mem.record(self.ctx.store, member, state=MemberState.RUNNING, instance_id=instance.id,
-                   price_per_hour=instance.price_per_hour, reservation_id=instance.reservation_id)
+        self._writes.update(member, state=MemberState.RUNNING, instance_id=instance.id,
+                            price_per_hour=instance.price_per_hour, reservation_id=instance.reservation_id)
         self.ctx.progress(Step(f"{member.provider}: {member.name} running ({instance.id})", slot=member.slot,
                                kind=StepKind.RUNNING))
         return Attempt(member.slot, instance=instance)

@@ -198,6 +198,13 @@ class FleetStore(Ledger, Protocol):
         are changed or none (FleetMissing when one is not recorded). The updated records, in `updates` order."""
         ...
 
+    def write_members(self, fleet: str, new: Sequence[MemberRecord],
+                      updates: Sequence[tuple[int, int, Mapping[str, Any]]]) -> list[MemberRecord]:
+        """`add_member` of each of `new` (all of fleet `fleet`), then `update_members(fleet, updates)`, in one
+        transaction: all are written or none (FleetMissing as either raises it). The updated records, in
+        `updates` order."""
+        ...
+
     def members(self, fleet: str) -> list[MemberRecord]:
         """Every attempt of every slot, in (slot, attempt) order."""
         ...
@@ -359,36 +366,47 @@ class SqlFleetStore(LedgerStore, EventLog):
         return updated
 
     def add_member(self, member: MemberRecord) -> None:
-        row = _member_row(member)
-        with self._write() as db:
-            if db.execute(f"SELECT 1 FROM fleets WHERE name = ?{self._FOR_UPDATE}",
-                          (member.fleet,)).fetchone() is None:
-                raise FleetMissing(member.fleet)
-            db.execute(f"INSERT INTO members ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                       list(row.values()))
-            self._enter_in_ledger(db, member.fleet, [member])  # an adopted VM is recorded with its id
+        self.write_members(member.fleet, [member], [])
 
     def update_member(self, fleet: str, slot: int, attempt: int, **changes: Any) -> MemberRecord:
         return self.update_members(fleet, [(slot, attempt, changes)])[0]
 
     def update_members(self, fleet: str, updates: Sequence[tuple[int, int, Mapping[str, Any]]]) -> list[MemberRecord]:
+        return self.write_members(fleet, [], updates)
+
+    def write_members(self, fleet: str, new: Sequence[MemberRecord],
+                      updates: Sequence[tuple[int, int, Mapping[str, Any]]]) -> list[MemberRecord]:
         if not _storable(fleet):
             raise FleetMissing((fleet, *updates[0][:2]) if updates else fleet)
-        if not updates:
+        if not new and not updates:
             return []
+        with self._write() as db:
+            if new:
+                self._insert_members(db, fleet, new)
+            return self._update_members_in(db, fleet, updates) if updates else []
+
+    def _insert_members(self, db: Any, fleet: str, new: Sequence[MemberRecord]) -> None:
+        if db.execute(f"SELECT 1 FROM fleets WHERE name = ?{self._FOR_UPDATE}", (fleet,)).fetchone() is None:
+            raise FleetMissing(fleet)
+        rows = [_member_row(m) for m in new]
+        db.executemany(f"INSERT INTO members ({', '.join(rows[0])}) VALUES ({', '.join('?' * len(rows[0]))})",
+                       [list(row.values()) for row in rows])
+        self._enter_in_ledger(db, fleet, list(new))  # an adopted VM is recorded with its id
+
+    def _update_members_in(self, db: Any, fleet: str,
+                           updates: Sequence[tuple[int, int, Mapping[str, Any]]]) -> list[MemberRecord]:
         done = []
         now = self.clock()
-        with self._write() as db:
-            recorded = self._locked_attempts(db, fleet, {slot for slot, _, _ in updates})
-            for slot, attempt, changes in updates:
-                if (slot, attempt) not in recorded:
-                    raise FleetMissing((fleet, slot, attempt))
-                updated = recorded[slot, attempt] = replace(recorded[slot, attempt], **changes, updated_at=now)
-                done.append(updated)
-            rows = [_member_row(m) for m in done]  # every column, so one statement serves every row
-            db.executemany(f"UPDATE members SET {', '.join(f'{k} = ?' for k in rows[0])} {_MEMBER_KEY}",
-                           [[*row.values(), fleet, m.slot, m.attempt] for row, m in zip(rows, done, strict=True)])
-            self._enter_in_ledger(db, fleet, done)
+        recorded = self._locked_attempts(db, fleet, {slot for slot, _, _ in updates})
+        for slot, attempt, changes in updates:
+            if (slot, attempt) not in recorded:
+                raise FleetMissing((fleet, slot, attempt))
+            updated = recorded[slot, attempt] = replace(recorded[slot, attempt], **changes, updated_at=now)
+            done.append(updated)
+        rows = [_member_row(m) for m in done]  # every column, so one statement serves every row
+        db.executemany(f"UPDATE members SET {', '.join(f'{k} = ?' for k in rows[0])} {_MEMBER_KEY}",
+                       [[*row.values(), fleet, m.slot, m.attempt] for row, m in zip(rows, done, strict=True)])
+        self._enter_in_ledger(db, fleet, done)
         return done
 
     def _enter_in_ledger(self, db: Any, fleet: str, members: list[MemberRecord]) -> None:

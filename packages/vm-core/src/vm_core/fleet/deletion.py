@@ -35,7 +35,7 @@ from .follower import Follower
 from .retrying import ATTEMPTS, retried, retried_answers
 from .store import FleetStore, MemberRecord, MemberState
 
-CALLS_IN_FLIGHT = 16  # per provider, delete calls sent at once where each VM needs its own call
+CALLS_IN_FLIGHT = 32  # per provider, delete calls sent at once where each VM needs its own call
 
 _Sent = dict[str, Pending[None] | VmError]
 

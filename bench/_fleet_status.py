@@ -61,7 +61,7 @@ def by_list(store, providers, name):
 
 def _fleet_json(record, price: float) -> dict:
     return {"name": record.name, "state": record.state.value, "gpu": record.gpu,
-            "requested_count": record.requested_count, "price_per_hour": round(price, 4)}
+            "count": record.count, "price_per_hour": round(price, 4)}
 
 
 if __name__ == "__main__":

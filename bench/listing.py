@@ -83,7 +83,7 @@ def _fleet_store(path: Path, names: dict[str, list[str]], ids: dict[str, dict[st
 
     store = SqliteFleetStore(path)
     count = sum(len(v) for v in names.values())
-    store.create_fleet(FleetRecord(name=FLEET, gpu=worlds.GPU, gpu_count=worlds.GPU_COUNT, requested_count=count,
+    store.create_fleet(FleetRecord(name=FLEET, gpu=worlds.GPU, gpu_count=worlds.GPU_COUNT, count=count,
                                    min_count=count, strategy="spread", state=FleetState.ACTIVE, owner_pid=0))
     for provider, member_names in names.items():
         region, shape = worlds.OFFERS[provider]

@@ -40,7 +40,7 @@ from vm_core.fleet.store import FleetRecord, MemberRecord, MemberState
 url, state_dir, name = sys.argv[1] or None, Path(sys.argv[2]), sys.argv[3]
 seconds, start_at = float(sys.argv[4]), float(sys.argv[5])
 store = store_at(url, state_dir)
-store.create_fleet(FleetRecord(name=name, gpu="H100", gpu_count=None, requested_count=1, min_count=1,
+store.create_fleet(FleetRecord(name=name, gpu="H100", gpu_count=None, count=1, min_count=1,
                                strategy="spread"))
 while time.time() < start_at:
     time.sleep(0.001)

@@ -15,7 +15,7 @@ import pytest
 if TYPE_CHECKING:
     from conftest import VmHome
 
-FLEET_KEYS = {"name", "id", "state", "gpu", "gpu_count", "requested_count", "min_count", "strategy", "profile",
+FLEET_KEYS = {"name", "id", "state", "gpu", "gpu_count", "count", "min_count", "strategy", "profile",
               "created_by", "created_at", "message", "members", "price_per_hour", "price_complete", "max_price",
               "expires_at", "budget", "on_budget", "maintain", "spot", "on_demand_base", "spot_fallback", "wait_until"}
 LAMBDA_RESERVATION = "9b2e4c6a8d0f41e3a5c7e9b1d3f5a7c9"
@@ -29,7 +29,7 @@ def members_in_clouds(vm: VmHome, fleet: str) -> list[dict]:
 def test_create_status_list_destroy(shared_home: VmHome) -> None:
     vm = shared_home
     made = vm.ok("fleet", "create", "--gpu", "H100:8", "--count", "6", "--name", "e2e", "-o", "json").json()
-    assert set(made) == FLEET_KEYS and made["state"] == "active" and made["requested_count"] == 6
+    assert set(made) == FLEET_KEYS and made["state"] == "active" and made["count"] == 6
     assert sorted(m["provider"] for m in made["members"]) == ["crusoe"] * 2 + ["lambda"] * 2 + ["nebius"] * 2
     assert all(m["state"] == "running" and m["fleet"] == "e2e" for m in made["members"])
     assert made["price_per_hour"] == pytest.approx(sum(m["price_per_hour"] or 0 for m in made["members"]))

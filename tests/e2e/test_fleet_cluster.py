@@ -221,7 +221,7 @@ def test_a_dry_grow_of_a_cluster_fleet_whose_reservation_is_full_says_why_once(f
                       "--dry-run"]
     assert vm(*hinted[1:]).code == 0  # the hint runs: where a new cluster fleet of five would fit
     assert vm.inventory() == before  # nothing changed
-    assert vm.ok("fleet", "status", "pod", "-o", "json").json()["requested_count"] == 4
+    assert vm.ok("fleet", "status", "pod", "-o", "json").json()["count"] == 4
 
 
 def test_a_dry_run_that_falls_short_says_it_once(fresh_home: VmHome) -> None:

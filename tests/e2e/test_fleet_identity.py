@@ -120,7 +120,7 @@ def test_a_store_of_the_previous_version_never_adopts_by_name(fresh_home: VmHome
     vm.ok("create", "--provider", "crusoe", "--gpu", "H100:8", "--name", "legacy-0", "--reservation", "none")
     vm.ok("fleet", "list")  # opens (creates) the store
     db = sqlite3.connect(vm.path / "vm.db")  # a fleet as the previous version recorded it, migrated: no id
-    db.execute("INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, providers, region,"
+    db.execute("INSERT INTO fleets (name, gpu, gpu_count, count, min_count, strategy, providers, region,"
                " reservation, state, message, owner_pid, created_at, updated_at) VALUES ('legacy', 'H100', 8, 1, 1,"
                " 'spread', '[\"crusoe\"]', NULL, 'auto', 'active', '', 0, 0, 0)")
     db.execute("INSERT INTO members (fleet, slot, attempt, provider, name, region, shape, reservation_id, state,"

@@ -46,7 +46,7 @@ def test_grow_then_shrink_on_demand_most_expensive_first(fresh_home: VmHome) -> 
     made = vm.ok("fleet", "create", "--gpu", "H100", "--count", "3", "--name", "sc", "--providers", "lambda,nebius",
                  "-o", "json").json()
     grown = vm.ok("fleet", "scale", "sc", "--count", "6", "-o", "json").json()
-    assert grown["state"] == "active" and grown["requested_count"] == 6 and grown["id"] == made["id"]
+    assert grown["state"] == "active" and grown["count"] == 6 and grown["id"] == made["id"]
     created = [a for a in grown["actions"] if a["action"] == "created"]
     assert len(created) == 3
     assert {int(a["name"].rsplit("-", 1)[-1]) for a in created} == {3, 4, 5}  # numbered after the highest slot
@@ -55,7 +55,7 @@ def test_grow_then_shrink_on_demand_most_expensive_first(fresh_home: VmHome) -> 
 
     before = {m["id"]: m for m in grown["members"]}
     shrunk = vm.ok("fleet", "scale", "sc", "--count", "2", "--min-count", "2", "-o", "json").json()
-    assert shrunk["state"] == "active" and shrunk["requested_count"] == 2 and shrunk["min_count"] == 2
+    assert shrunk["state"] == "active" and shrunk["count"] == 2 and shrunk["min_count"] == 2
     gone = [a["id"] for a in shrunk["actions"] if a["action"] == "destroyed"]
     assert len(gone) == 4 and len(shrunk["actions"]) == 4
     order = sorted(before.values(), key=lambda m: (m["reserved"], -m["price_per_hour"]))
@@ -88,9 +88,9 @@ def test_the_minimum_is_a_floor_and_bad_input_changes_nothing(fresh_home: VmHome
     assert vm("fleet", "scale", "nope", "--count", "2").code == 3
     assert vm("fleet", "repair", "nope").code == 3
     assert vm.inventory() == before
-    assert status(vm, "flo")["requested_count"] == 3
+    assert status(vm, "flo")["count"] == 3
     lowered = vm.ok("fleet", "scale", "flo", "--count", "1", "--min-count", "1", "-o", "json").json()
-    assert lowered["requested_count"] == 1 and lowered["min_count"] == 1 and len(lowered["members"]) == 1
+    assert lowered["count"] == 1 and lowered["min_count"] == 1 and len(lowered["members"]) == 1
     vm.ok("fleet", "destroy", "flo")
 
 
@@ -104,6 +104,7 @@ def test_dry_runs_change_nothing(fresh_home: VmHome) -> None:
     assert [a["action"] for a in repair["actions"]] == ["missing"] and len(repair["placements"]) == 1
     grow = vm.ok("fleet", "scale", "dr", "--count", "5", "--dry-run", "-o", "json").json()
     assert grow["dry_run"] is True and len(grow["placements"]) == 3 and grow["slots"] == [3, 4, 5]
+    assert (grow["count"], grow["fleet_count"]) == (3, 3)  # 3 to place; the record still says 3
     assert grow["price_per_hour"] == pytest.approx(sum(p["price_per_hour"] for p in grow["placements"]))
     table = vm.ok("fleet", "scale", "dr", "--count", "5", "--dry-run")
     assert table.rows()[0] == ["SLOT", "PROVIDER", "REGION", "SHAPE", "RESERVATION", "CAPACITY", "$/H"]
@@ -114,7 +115,7 @@ def test_dry_runs_change_nothing(fresh_home: VmHome) -> None:
     assert "would create" in vm.ok("fleet", "repair", "dr", "--dry-run").err
     assert vm.inventory() == before
     after = status(vm, "dr")
-    assert (after["requested_count"], after["min_count"], after["state"]) == (3, 3, "degraded")
+    assert (after["count"], after["min_count"], after["state"]) == (3, 3, "degraded")
     vm.ok("fleet", "destroy", "dr")
 
 
@@ -127,7 +128,7 @@ def test_repair_replaces_members_destroyed_behind_vms_back(fresh_home: VmHome) -
     repaired = vm("fleet", "repair", "rep", "-o", "json")
     assert repaired.code == 0, repaired.err
     doc = repaired.json()
-    assert doc["state"] == "active" and doc["requested_count"] == 4
+    assert doc["state"] == "active" and doc["count"] == 4
     assert sorted(a["action"] for a in doc["actions"]) == ["created", "created", "missing", "missing"]
     assert len(check_members(vm, "rep", made["id"])) == 4
     again = vm.ok("fleet", "repair", "rep", "-o", "json").json()  # nothing left to repair
@@ -163,7 +164,7 @@ def test_a_repair_that_falls_short_exits_7(fresh_home: VmHome) -> None:
     full = vm("fleet", "scale", "short", "--count", "60")  # more than the region holds: degraded, VMs kept
     assert full.code == 7 and "vm fleet repair short" in full.err
     running = len(check_members(vm, "short", made["id"]))
-    assert 1 < running < 60 and status(vm, "short")["requested_count"] == 60
+    assert 1 < running < 60 and status(vm, "short")["count"] == 60
     still = vm("fleet", "repair", "short")
     assert still.code == 7 and "degraded" in still.err
     assert len(check_members(vm, "short", made["id"])) == running
@@ -179,7 +180,7 @@ def test_a_grow_below_a_raised_minimum_rolls_back_its_own_vms(fresh_home: VmHome
     assert "destroyed again" in result.err
     assert {i["id"] for i in check_members(vm, "rb", made["id"])} == {m["id"] for m in made["members"]}
     after = status(vm, "rb")
-    assert (after["state"], after["requested_count"], after["min_count"]) == ("active", 2, 2)
+    assert (after["state"], after["count"], after["min_count"]) == ("active", 2, 2)
     vm.ok("fleet", "destroy", "rb")
 
 
@@ -204,7 +205,7 @@ def test_a_fleet_without_an_id_cannot_grow(fresh_home: VmHome) -> None:
     vm.ok("providers")  # starts the mock clouds
     vm.ok("fleet", "list")  # opens (creates) the store
     db = sqlite3.connect(vm.path / "vm.db")  # a fleet as the previous version recorded it, migrated: no id
-    db.execute("INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, providers, region,"
+    db.execute("INSERT INTO fleets (name, gpu, gpu_count, count, min_count, strategy, providers, region,"
                " reservation, state, message, owner_pid, created_at, updated_at) VALUES ('old', 'H100', 1, 1, 1,"
                " 'spread', '[\"nebius\"]', NULL, 'auto', 'active', '', 0, 0, 0)")
     db.commit()
@@ -242,7 +243,7 @@ def test_a_grow_when_no_provider_answers_keeps_the_fleet_as_it_was(fresh_home: V
     vm.mock("faults", "--provider", "nebius", "--error-rate", "0")
     assert result.code == 8 and "Traceback" not in result.err, result.err
     after = status(vm, "down")
-    assert (after["state"], after["requested_count"]) == ("active", 1)
+    assert (after["state"], after["count"]) == ("active", 1)
     assert len(check_members(vm, "down", made["id"])) == 1
     vm.ok("fleet", "destroy", "down")
 
@@ -285,7 +286,7 @@ def test_sigkill_during_a_grow_is_resolved(slow_home: VmHome, delay: float, reso
     if resolve == "repair":
         repaired = vm("fleet", "repair", name)  # it waits for the VMs still booting, then says what runs
         assert repaired.code == 0, repaired.err
-        wanted = status(vm, name)["requested_count"]
+        wanted = status(vm, name)["count"]
         assert wanted in (2, 6)  # 2: killed before the scale recorded its new count
         assert len(check_members(vm, name, made["id"])) == wanted
     destroyed = vm("fleet", "destroy", name)

@@ -42,7 +42,7 @@ def test_a_create_of_a_name_being_created_hints_another_name(shared_home: VmHome
     store = store_at(None, vm.path)
     # alice's create on another machine: its fleet recorded, its lease live (60 s)
     store.acquire_lease("busy", "alice@laptop:4242", "fleet create", 60)
-    store.create_fleet(FleetRecord(name="busy", gpu="H100", gpu_count=1, requested_count=4, min_count=4,
+    store.create_fleet(FleetRecord(name="busy", gpu="H100", gpu_count=1, count=4, min_count=4,
                                    strategy="spread", fleet_id=new_fleet_id(), created_by="alice@laptop"))
     before = vm.inventory()
     refused = vm("fleet", "create", "--gpu", "H100", "--count", "1", "--name", "busy", "-o", "json")

@@ -75,8 +75,8 @@ def check_degraded(run: Run, store: Store, live: list[dict[str, Any]], name: str
     error = run.error()
     assert record.state == "degraded", f"exit 7 with the fleet {record.state}\n{run.describe()}"
     assert error["code"] == "partial_failure" and f"fleet {name} is degraded" in error["message"], run.describe()
-    assert record.min_count <= len(running) < record.requested_count, \
-        f"degraded with {len(running)} of {record.requested_count} running (minimum {record.min_count})"
+    assert record.min_count <= len(running) < record.count, \
+        f"degraded with {len(running)} of {record.count} running (minimum {record.min_count})"
     in_clouds = {(vm["provider"], vm["id"]) for vm in fleet_vms(live, name)}
     assert in_clouds == running, f"degraded fleet {name}: clouds hold {in_clouds}, the store runs {running}"
 

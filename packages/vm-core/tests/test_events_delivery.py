@@ -40,7 +40,7 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Event
 
 
 def record(log: EventLog, hook: Webhook, count: int = 2) -> list[Event]:
-    return [log.add_event(Event(EventKind.CREATED, f"f{n}", "ana@lab", {"running": 2, "requested_count": 2}),
+    return [log.add_event(Event(EventKind.CREATED, f"f{n}", "ana@lab", {"running": 2, "count": 2}),
                           [hook.target]) for n in range(count)]
 
 

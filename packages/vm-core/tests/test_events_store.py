@@ -37,13 +37,13 @@ def event(kind: EventKind = EventKind.CREATED, fleet: str = "train", **changes: 
 
 def test_events_are_numbered_in_order_and_read_back_as_written(opener: Callable[[], EventLog]) -> None:
     log = opener()
-    first = log.add_event(event(details={"running": 4, "requested_count": 4}, at=1000.0))
+    first = log.add_event(event(details={"running": 4, "count": 4}, at=1000.0))
     second = log.add_event(event(EventKind.DESTROY_REFUSED, provider="lambda", instance_id="i-1", at=2000.0))
     third = log.add_event(event(EventKind.SCALED, fleet="other", at=3000.0))
     assert [first.seq, second.seq, third.seq] == [1, 2, 3]
     again = opener().list_events()
     assert again == [first, second, third]
-    assert again[0].details == {"running": 4, "requested_count": 4} and again[1].instance_id == "i-1"
+    assert again[0].details == {"running": 4, "count": 4} and again[1].instance_id == "i-1"
     assert [e.seq for e in log.list_events(fleet="train")] == [1, 2]
     assert [e.seq for e in log.list_events(since=2000.0)] == [2, 3]
     assert [e.seq for e in log.list_events(after=1)] == [2, 3]

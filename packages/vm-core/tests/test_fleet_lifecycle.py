@@ -81,9 +81,9 @@ def test_bad_durations_are_usage_errors(text: str) -> None:
 
 
 def test_expired_only_with_a_ttl_that_has_passed() -> None:
-    record = FleetRecord(name="t", gpu="H100", gpu_count=1, requested_count=1, min_count=1, strategy="spread")
+    record = FleetRecord(name="t", gpu="H100", gpu_count=1, count=1, min_count=1, strategy="spread")
     assert not expired(record, now=1e12)
-    timed = FleetRecord(name="t", gpu="H100", gpu_count=1, requested_count=1, min_count=1, strategy="spread",
+    timed = FleetRecord(name="t", gpu="H100", gpu_count=1, count=1, min_count=1, strategy="spread",
                         expires_at=1000.0)
     assert expired(timed, now=1000.0) and not expired(timed, now=999.0)
 
@@ -93,9 +93,9 @@ def test_expiry_and_cap_are_recorded_and_read_back(request: pytest.FixtureReques
                                                    backend: str) -> None:
     url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
     store = store_at(url, tmp_path)
-    store.create_fleet(FleetRecord(name="a", gpu="H100", gpu_count=1, requested_count=1, min_count=1,
+    store.create_fleet(FleetRecord(name="a", gpu="H100", gpu_count=1, count=1, min_count=1,
                                    strategy="spread", expires_at=1234.5, max_price=20.0))
-    store.create_fleet(FleetRecord(name="b", gpu="H100", gpu_count=1, requested_count=1, min_count=1,
+    store.create_fleet(FleetRecord(name="b", gpu="H100", gpu_count=1, count=1, min_count=1,
                                    strategy="spread"))
     again = store_at(url, tmp_path)
     assert (again.get_fleet("a").expires_at, again.get_fleet("a").max_price) == (1234.5, 20.0)

@@ -61,7 +61,7 @@ def test_reap_skips_a_fleet_it_cannot_reach_or_that_was_replaced(fleet: Any, moc
     unreachable = reap.target(listed, store, current, some, "work")
     assert isinstance(unreachable, reap.Outcome) and unreachable.result is reap.Result.SKIPPED
     assert unreachable.reason == "profile work cannot reach nebius, which the fleet uses" and not unreachable.ok
-    other = FleetRecord(name="old", gpu="H100", gpu_count=1, requested_count=2, min_count=2, strategy="spread",
+    other = FleetRecord(name="old", gpu="H100", gpu_count=1, count=2, min_count=2, strategy="spread",
                         fleet_id="aaaaaaaa")
     replaced = reap.target(other, store, current, providers, "default")
     assert isinstance(replaced, reap.Outcome) and replaced.reason == reap.REPLACED
@@ -81,7 +81,7 @@ def test_reap_leaves_a_fleet_whose_expiry_changed_meanwhile(fleet: Any, mock_clo
 
 def test_outcomes_are_shown_oldest_fleet_first() -> None:
     def record(name: str, at: float) -> FleetRecord:
-        return FleetRecord(name=name, gpu="H100", gpu_count=1, requested_count=1, min_count=1, strategy="spread",
+        return FleetRecord(name=name, gpu="H100", gpu_count=1, count=1, min_count=1, strategy="spread",
                            created_at=at)
 
     outcomes = [reap.gone(record("b", 2.0)), reap.skipped(record("a", 2.0), "x"), reap.gone(record("c", 1.0))]
@@ -193,7 +193,7 @@ def test_instances_get_the_fleet_name_their_record_gives(tmp_path: Path) -> None
     other = Instance("nebius", "i-2", "mine", InstanceState.RUNNING, "H100", 1, "r", "s")
     assert FleetNames(session).apply([vm], print) == [vm]  # no store yet: nothing to read
     store = open_store(session)
-    store.create_fleet(FleetRecord(name="t", gpu="H100", gpu_count=1, requested_count=1, min_count=1,
+    store.create_fleet(FleetRecord(name="t", gpu="H100", gpu_count=1, count=1, min_count=1,
                                    strategy="spread"))
     store.add_member(MemberRecord(fleet="t", slot=0, attempt=0, provider="nebius", name="t--x-0",
                                   state=MemberState.RUNNING, instance_id="i-1"))

@@ -29,7 +29,7 @@ from vm_core.fleet.store import (
 
 
 def fleet(name: str = "train", **changes) -> FleetRecord:
-    fields = {"gpu": "H100", "gpu_count": None, "requested_count": 4, "min_count": 4, "strategy": "spread"}
+    fields = {"gpu": "H100", "gpu_count": None, "count": 4, "min_count": 4, "strategy": "spread"}
     return FleetRecord(name=name, **(fields | changes))
 
 
@@ -124,7 +124,7 @@ from vm_core.fleet.store import FleetExists, FleetRecord
 while time.time() < float(sys.argv[3]):
     time.sleep(0.001)
 try:
-    store.create_fleet(FleetRecord(name="train", gpu="H100", gpu_count=None, requested_count=4, min_count=4,
+    store.create_fleet(FleetRecord(name="train", gpu="H100", gpu_count=None, count=4, min_count=4,
                                    strategy="spread"))
     print("won")
 except FleetExists:
@@ -144,7 +144,7 @@ def test_concurrent_creates_of_one_name_leave_exactly_one_fleet(where, opener) -
 def test_threads_share_one_store_safely(store: FleetStore) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    store.create_fleet(fleet(requested_count=40))
+    store.create_fleet(fleet(count=40))
 
     def add(slot: int) -> None:
         store.add_member(MemberRecord(fleet="train", slot=slot, attempt=1, provider="nebius", name=f"train-{slot}"))
@@ -570,6 +570,28 @@ def test_a_store_of_version_5_gets_its_reservations_and_placement_as_columns(whe
     assert _execute(where, "SELECT version FROM schema_version") == [(schema.LATEST,)]
     updated = store.update_fleet("strict", state=FleetState.DEGRADED)
     assert store_at(*where).get_fleet("strict") == updated and updated.reservation.strict
+
+
+def test_a_store_of_version_7_keeps_each_fleets_count_under_its_one_name(where: tuple[str | None, Path]) -> None:
+    from vm_core.fleet import schema
+
+    for version, statements in schema.pending(0):
+        for statement in statements if version <= 7 else ():
+            _execute(where, statement)
+    _execute(where, schema.VERSION_TABLE)
+    _execute(where, "INSERT INTO schema_version (version) VALUES (7)")
+    _execute(where, "INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, reservation, "
+                    "state, message, owner_pid, created_at, updated_at) VALUES ('old', 'H100', 8, 5, 3, 'spread', "
+                    "'auto', 'active', '', 0, 1700000000.0, 1700000000.0)")
+    store = store_at(*where)
+    old = store.get_fleet("old")
+    assert old is not None and (old.count, old.min_count) == (5, 3)
+    assert [f.count for f in store.list_fleets()] == [5]
+    assert _execute(where, "SELECT version FROM schema_version") == [(schema.LATEST,)]
+    assert store.update_fleet("old", count=6).count == 6 and store_at(*where).get_fleet("old").count == 6
+    assert _execute(where, "SELECT count FROM fleets WHERE name = 'old'") == [(6,)]
+    store.create_fleet(fleet("new", count=2, min_count=1))
+    assert store_at(*where).get_fleet("new").count == 2
 
 
 def test_reservation_and_placement_round_trip_through_their_columns(store: FleetStore) -> None:

@@ -12,7 +12,7 @@ from vm_core.fleet.inspect import SHOWN, VISIBLE
 from vm_core.fleet.store import MAY_EXIST, FleetRecord, FleetState, MemberRecord, MemberState
 from vm_core.model import Instance, InstanceState
 
-FLEET = FleetRecord(name="train", gpu="H100", gpu_count=8, requested_count=9, min_count=1, strategy="spread",
+FLEET = FleetRecord(name="train", gpu="H100", gpu_count=8, count=9, min_count=1, strategy="spread",
                     state=FleetState.ACTIVE, fleet_id="f-1")
 
 

@@ -128,7 +128,7 @@ def test_fleet_list_shows_creator_and_profile_and_mine_filters(home: Path, capsy
     if url:
         monkeypatch.setenv("VM_STORE_URL", url)
     store = store_at(url, home)
-    base = {"gpu": "H100", "gpu_count": None, "requested_count": 2, "min_count": 2, "strategy": "spread"}
+    base = {"gpu": "H100", "gpu_count": None, "count": 2, "min_count": 2, "strategy": "spread"}
     store.create_fleet(FleetRecord(name="mine", created_by=user_at_host(), profile="work", **base))
     store.create_fleet(FleetRecord(name="theirs", created_by="bob@ci-7", profile="ci", **base))
     code, out, err = vm(capsys, "fleet", "list", "-o", "json")

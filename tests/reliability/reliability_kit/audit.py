@@ -41,7 +41,7 @@ class Member:
 class Fleet:
     name: str
     state: str
-    requested_count: int
+    count: int
     min_count: int
 
 
@@ -68,7 +68,7 @@ class Store:
     def _read(cls, path: Path) -> Store:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
         try:
-            fleets = db.execute("SELECT name, state, requested_count, min_count FROM fleets").fetchall()
+            fleets = db.execute("SELECT name, state, count, min_count FROM fleets").fetchall()
             members = db.execute("SELECT fleet, slot, attempt, provider, name, state, instance_id FROM members "
                                  "ORDER BY fleet, slot, attempt").fetchall()
         except sqlite3.OperationalError as exc:
@@ -85,7 +85,7 @@ class Store:
         import psycopg
 
         with psycopg.connect(url) as db:
-            fleets = db.execute("SELECT name, state, requested_count, min_count FROM fleets").fetchall()
+            fleets = db.execute("SELECT name, state, count, min_count FROM fleets").fetchall()
             members = db.execute("SELECT fleet, slot, attempt, provider, name, state, instance_id FROM members "
                                  "ORDER BY fleet, slot, attempt").fetchall()
         return cls({row[0]: Fleet(*row) for row in fleets}, [Member(*row) for row in members])
@@ -152,9 +152,9 @@ def _duplicated(store: Store, live: list[dict[str, Any]], fleets: set[str]) -> l
         if record is not None and record.state in ("creating", "interrupted"):
             continue  # a create still running, or killed before its final sweep: nothing settled yet
         in_clouds = fleet_vms(live, name)
-        requested = record.requested_count if record is not None else 0
-        if record is not None and len(in_clouds) > requested:
-            found.append(f"fleet {name}: {len(in_clouds)} VMs in the clouds, {requested} requested")
+        count = record.count if record is not None else 0
+        if record is not None and len(in_clouds) > count:
+            found.append(f"fleet {name}: {len(in_clouds)} VMs in the clouds, {count} requested")
     running_slots = Counter((m.fleet, m.slot) for m in store.members if m.state == "running")
     found += [f"fleet {fleet} slot {slot}: {n} running members" for (fleet, slot), n in running_slots.items()
               if n > 1]
@@ -177,7 +177,7 @@ def _mismatched(store: Store, live: list[dict[str, Any]], name: str) -> list[str
     found += [f"fleet {name}: running member {p} {i} not in the clouds" for p, i in sorted(running - in_clouds)]
     expected = _state_for(len(running), record)
     if record.state not in expected:
-        found.append(f"fleet {name}: state {record.state} with {len(running)} of {record.requested_count} running "
+        found.append(f"fleet {name}: state {record.state} with {len(running)} of {record.count} running "
                      f"(minimum {record.min_count}); expected {' or '.join(sorted(expected))}")
     return found
 
@@ -185,6 +185,6 @@ def _mismatched(store: Store, live: list[dict[str, Any]], name: str) -> list[str
 def _state_for(running: int, record: Fleet) -> set[str]:
     """`failed` promises that nothing runs; `degraded` is anything between (below min_count only after a
     reconcile kept what it found; a create rolls back instead, which `Soak.create` checks)."""
-    if running == record.requested_count:
+    if running == record.count:
         return {"active"}
     return {"degraded"} if running > 0 else {"failed"}

@@ -225,8 +225,8 @@ class Soak:
         findings = Findings(
             lost=[f"{what} of {doc['name']} shows {m['provider']} {m['id']} running; not in the clouds"
                   for m in running if (m["provider"], m["id"]) not in live],
-            duplicated=[f"{what} of {doc['name']} shows {len(running)} running of {doc['requested_count']}"]
-            if len(running) > doc["requested_count"] else [])
+            duplicated=[f"{what} of {doc['name']} shows {len(running)} running of {doc['count']}"]
+            if len(running) > doc["count"] else [])
         self.record(findings)
 
     def where(self) -> str:

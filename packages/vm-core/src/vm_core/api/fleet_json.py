@@ -1,7 +1,7 @@
 """The JSON documents of fleets (docs/python-api.md "Report schemas"): a fleet with its members, the placements
 of a plan, and the places a cluster plan considered. Pure functions of the engine's records and views.
 
-Fleet JSON keys: name, id, state, gpu, gpu_count, requested_count, min_count, strategy, profile, created_by,
+Fleet JSON keys: name, id, state, gpu, gpu_count, count, min_count, strategy, profile, created_by,
 created_at, message, members (instance objects exactly as in `vm list`), price_per_hour (the total of the running
 members), price_complete (False when a running member's price is unknown: the total is then a lower bound),
 max_price (the cap, or null), expires_at (ISO-8601 UTC time after which `vm fleet reap` destroys it, or null),
@@ -34,7 +34,7 @@ def fleet_json(fleet: FleetRecord, members: Sequence[dict[str, Any]]) -> dict[st
     total, complete = price_total(m["price_per_hour"] for m in members if m["state"] == RUNNING)
     return {
         "name": fleet.name, "id": fleet.fleet_id or None, "state": fleet.state.value, "gpu": fleet.gpu,
-        "gpu_count": fleet.gpu_count, "requested_count": fleet.requested_count, "min_count": fleet.min_count,
+        "gpu_count": fleet.gpu_count, "count": fleet.count, "min_count": fleet.min_count,
         "strategy": fleet.strategy, "profile": fleet.profile or None, "created_by": fleet.created_by or None,
         "created_at": datetime.fromtimestamp(fleet.created_at, UTC).isoformat(), "message": fleet.message,
         "members": list(members), "price_per_hour": total, "price_complete": complete,

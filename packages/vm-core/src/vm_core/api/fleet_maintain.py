@@ -42,7 +42,7 @@ class WaitAdvanced(Outcome):
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.fleet.name, "state": self.fleet.state.value, "message": self.fleet.message,
-                "placeable": self.placeable, "requested_count": self.fleet.requested_count,
+                "placeable": self.placeable, "count": self.fleet.count,
                 "gave_up": self.gave_up}
 
 

@@ -117,7 +117,7 @@ class FleetScaled(Outcome):
             return self.status.to_json()
         return {**placements_json(plan.spec, plan.placements), "max_price": plan.spec.max_price,
                 "ttl_seconds": plan.spec.ttl, "slots": plan.slots,
-                "requested_count": self.report.view.fleet.requested_count,
+                "fleet_count": self.report.view.fleet.count,  # `count` is what the plan places
                 "actions": [a.to_json() for a in self.report.actions], "dry_run": True}
 
 

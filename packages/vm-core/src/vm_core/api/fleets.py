@@ -378,7 +378,7 @@ def scale_fleet(client: Client, request: FleetScaleRequest) -> FleetScaled:
         raise UsageError(f"--count must be between 1 and {MAX_FLEET}, not {count}")
     scaler = _scaler(client, name, request.timeout, request.ssh_public_key)
     before = scaler.creator.store.get_fleet(name)
-    previous = before.requested_count if before is not None else count
+    previous = before.count if before is not None else count
     if count > previous and not request.dry_run:
         budgets.check_monthly(client)
     try:

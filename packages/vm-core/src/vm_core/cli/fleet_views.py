@@ -150,7 +150,7 @@ def _summary(out: Output, fleet: FleetRecord, members: list[dict[str, Any]],
     doc = fleet_json(fleet, members)
     out.pairs([("fleet", fleet.name), ("id", fleet.fleet_id or "- (recorded before fleet ids)"),
                ("state", fleet.state.value),
-               ("running", f"{running} of {fleet.requested_count} (minimum {fleet.min_count})"),
+               ("running", f"{running} of {fleet.count} (minimum {fleet.min_count})"),
                ("gpu", f"{fleet.gpu}" + (f"x{fleet.gpu_count}" if fleet.gpu_count else "")),
                ("strategy", fleet.strategy), ("total $/h", total_text(doc["price_per_hour"], doc["price_complete"])),
                ("max $/h", "none" if fleet.max_price is None else f"{fleet.max_price:.2f}"),
@@ -181,7 +181,7 @@ def fleet_list(out: Output, report: FleetList) -> None:
         out.data(docs)
         return
     out.table(("NAME", "STATE", "GPU", "RUNNING", "STRATEGY", "$/H", "CREATED", "EXPIRES", "CREATED-BY", "PROFILE"),
-              [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['requested_count']}", d["strategy"],
+              [(d["name"], d["state"], d["gpu"], f"{_running(d)}/{d['count']}", d["strategy"],
                 total_text(d["price_per_hour"], d["price_complete"]), d["created_at"][:19].replace("T", " "),
                 (d["expires_at"] or "never")[:19].replace("T", " "), d["created_by"] or "-", d["profile"] or "-")
                for d in docs])

@@ -37,8 +37,8 @@ def _count(details: dict[str, Any], key: str) -> str:
 
 
 def _created(e: Event, d: dict[str, Any]) -> str:
-    running, requested = d.get("running"), d.get("requested_count")
-    counts = f": {running} of {requested} VMs running" if running is not None and requested is not None else ""
+    running, count = d.get("running"), d.get("count", d.get("requested_count"))  # the key before schema 8
+    counts = f": {running} of {count} VMs running" if running is not None and count is not None else ""
     state = d.get("state")
     return f"fleet {e.fleet} created{counts}" + (f", {state}" if state and state != "active" else "")
 

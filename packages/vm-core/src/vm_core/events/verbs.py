@@ -52,22 +52,22 @@ def tell(session: Session, store: object, make: Callable[[str], Sequence[Event]]
 
 def created(report: CreateReport, actor: str) -> list[Event]:
     fleet = report.fleet
-    details = {"state": fleet.state.value, "requested_count": fleet.requested_count, "running": len(report.running),
+    details = {"state": fleet.state.value, "count": fleet.count, "running": len(report.running),
                "min_count": fleet.min_count, "gpu": fleet.gpu, "gpu_count": fleet.gpu_count,
                "providers": sorted({i.provider for i in report.running}), "fleet_id": fleet.fleet_id}
     events = [Event(EventKind.CREATED, fleet.name, actor, details)]
     if fleet.state is FleetState.DEGRADED:
-        events.append(_degraded(fleet.name, actor, fleet.message, fleet.requested_count, len(report.running)))
+        events.append(_degraded(fleet.name, actor, fleet.message, fleet.count, len(report.running)))
     return events
 
 
 def scaled(before: int, report: ScaleReport, actor: str) -> list[Event]:
     fleet = report.view.fleet
     counts = _counts(report.actions)
-    if report.dry_run or before == fleet.requested_count and not counts["created"] + counts["destroyed"]:
+    if report.dry_run or before == fleet.count and not counts["created"] + counts["destroyed"]:
         return []
     running = sum(m.running for m in report.view.members)
-    events = [Event(EventKind.SCALED, fleet.name, actor, {"from": before, "to": fleet.requested_count,
+    events = [Event(EventKind.SCALED, fleet.name, actor, {"from": before, "to": fleet.count,
                                                            "running": running, **counts})]
     return events + _refused(fleet.name, report.actions, actor)
 
@@ -83,7 +83,7 @@ def repaired(report: ScaleReport, actor: str) -> list[Event]:
         events.append(Event(EventKind.REPLACED, fleet.name, actor, {"replaced": counts["created"],
                                                                      "running": running, **counts}))
     if fleet.state is FleetState.DEGRADED:
-        events.append(_degraded(fleet.name, actor, fleet.message, fleet.requested_count, running))
+        events.append(_degraded(fleet.name, actor, fleet.message, fleet.count, running))
     return events + _refused(fleet.name, report.actions, actor)
 
 
@@ -106,9 +106,8 @@ def reaped(outcomes: Sequence[Outcome], actor: str) -> list[Event]:
     return events
 
 
-def _degraded(fleet: str, actor: str, message: str, requested: int, running: int) -> Event:
-    return Event(EventKind.DEGRADED, fleet, actor, {"message": message, "requested_count": requested,
-                                                    "running": running})
+def _degraded(fleet: str, actor: str, message: str, count: int, running: int) -> Event:
+    return Event(EventKind.DEGRADED, fleet, actor, {"message": message, "count": count, "running": running})
 
 
 def _counts(actions: Sequence[Action]) -> dict[str, int]:

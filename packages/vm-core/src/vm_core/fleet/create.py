@@ -180,7 +180,7 @@ class FleetCreator:
         until `wait_until`); the caller holds its lease. UsageError when the name is taken."""
         check_fleet_name(spec.name)
         self.identity = FleetIdentity(spec.name, new_fleet_id())
-        record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, requested_count=spec.count,
+        record = FleetRecord(name=spec.name, gpu=spec.gpu, gpu_count=spec.gpu_count, count=spec.count,
                              min_count=spec.min_count, strategy=spec.strategy, providers=spec.providers,
                              region=spec.region, reservation=spec.reservation, placement=spec.placement,
                              owner_pid=os.getpid(), fleet_id=self.identity.fleet_id, profile=self.profile,

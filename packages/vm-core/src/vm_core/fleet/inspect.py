@@ -52,21 +52,21 @@ class FleetView:
         return round(sum(v.instance.price_per_hour or 0.0 for v in self.members if v.instance), 4)
 
 
-def settled_state(requested: int, running: int) -> FleetState:
-    """Active when every requested VM runs, degraded when some do, failed when none does."""
-    if running >= requested:
+def settled_state(count: int, running: int) -> FleetState:
+    """Active when all `count` VMs run, degraded when some do, failed when none does."""
+    if running >= count:
         return FleetState.ACTIVE
     return FleetState.DEGRADED if running > 0 else FleetState.FAILED
 
 
 def derived_state(record: FleetRecord, running: int) -> FleetState:
     """The state a settled fleet is in with `running` of its VMs running; other states stand as recorded."""
-    return settled_state(record.requested_count, running) if record.state in SETTLED else record.state
+    return settled_state(record.count, running) if record.state in SETTLED else record.state
 
 
 def running_message(record: FleetRecord, running: int) -> str:
     below = f" (below the minimum of {record.min_count})" if 0 < running < record.min_count else ""
-    return f"{running} of {record.requested_count} running{below}"
+    return f"{running} of {record.count} running{below}"
 
 
 def with_derived_state(record: FleetRecord, running: int) -> FleetRecord:

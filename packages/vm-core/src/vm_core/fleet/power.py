@@ -272,7 +272,7 @@ class FleetPower:
             return self.store.update_fleet(name, message=f"start{by}: {running} VM(s) running")
         if running == 0 and report.failures and record.state is FleetState.STOPPED:
             return self.store.update_fleet(name, message=f"start{by}: no VM could be started")
-        return self.store.update_fleet(name, state=settled_state(record.requested_count, running),
+        return self.store.update_fleet(name, state=settled_state(record.count, running),
                                        message=running_message(record, running))
 
 

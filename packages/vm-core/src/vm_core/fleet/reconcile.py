@@ -122,7 +122,7 @@ class FleetReconciler:
         fleet start`) and one waiting for capacity (it never rolls back, so a fleet below its minimum is
         degraded, and failed only when nothing runs)."""
         running = recorded_running(self.store.members(record.name))
-        state = record.state if record.state in _KEPT_STATES else settled_state(record.requested_count, running)
+        state = record.state if record.state in _KEPT_STATES else settled_state(record.count, running)
         self.store.update_fleet(record.name, state=state, message=running_message(record, running))
 
 
@@ -131,7 +131,7 @@ _KEPT_STATES = frozenset({FleetState.DESTROYING, FleetState.STOPPED, FleetState.
 
 def decide(record: FleetRecord, candidates: list[Candidate]) -> list[tuple[Action, Candidate]]:
     """Pure: what to do with each candidate. One VM per slot is kept (recorded ones before strays), for at most
-    `requested_count` slots, lowest first (slots need not be contiguous: scale and repair number new slots after
+    `count` slots, lowest first (slots need not be contiguous: scale and repair number new slots after
     the highest); every other VM that exists is destroyed; an unchecked candidate keeps its record, and nothing
     else of its slot is destroyed then (a re-run decides)."""
     wanted = record.state not in (FleetState.FAILED, FleetState.DESTROYING, FleetState.ROLLING_BACK)
@@ -148,7 +148,7 @@ def decide(record: FleetRecord, candidates: list[Candidate]) -> list[tuple[Actio
             decisions.append((Action(verb, c.provider, c.name, _id(c)), c))
         elif c.instance.state is InstanceState.PREEMPTED and c.slot not in unchecked:
             decisions.append((Action(Verb.DESTROYED, c.provider, c.name, c.instance.id, "preempted"), c))
-        elif wanted and c.slot not in kept and c.slot >= 0 and len(kept) < record.requested_count:
+        elif wanted and c.slot not in kept and c.slot >= 0 and len(kept) < record.count:
             kept.add(c.slot)
             verb = Verb.KEPT if c.member is not None and c.member.instance_id else Verb.ADOPTED
             decisions.append((Action(verb, c.provider, c.name, c.instance.id), c))

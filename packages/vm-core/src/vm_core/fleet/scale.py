@@ -135,23 +135,23 @@ class FleetScaler:
         spec = spec_of(record, len(slots), self.ssh_public_key)
         if dry_run:
             return self._planned(record.name, spec, slots, [])
-        self.store.update_fleet(record.name, state=FleetState.CREATING, requested_count=count, min_count=minimum,
+        self.store.update_fleet(record.name, state=FleetState.CREATING, count=count, min_count=minimum,
                                 message=f"scaling from {current} to {count}")
         try:
             report = self._place(record, spec, slots)
         except VmError:  # refused before any call (no provider usable): the fleet keeps its counts
-            self.store.update_fleet(record.name, requested_count=record.requested_count, min_count=record.min_count)
+            self.store.update_fleet(record.name, count=record.count, min_count=record.min_count)
             self._settle(record.name, interrupted=False)
             raise
         running = recorded_running(self.store.members(record.name))
         if not report.interrupted and running < minimum:
             self._roll_back(record, slots, report)
             left = recorded_running(self.store.members(record.name))
-            self.store.update_fleet(record.name, state=settled_state(record.requested_count, left),
-                                    requested_count=record.requested_count, min_count=record.min_count,
+            self.store.update_fleet(record.name, state=settled_state(record.count, left),
+                                    count=record.count, min_count=record.min_count,
                                     message=running_message(record, left))
             report.summary = (f"only {running} of {count} could run (minimum {minimum}): the VMs this scale "
-                              f"created were destroyed again; the fleet keeps {left} of {record.requested_count}")
+                              f"created were destroyed again; the fleet keeps {left} of {record.count}")
         else:
             self._settle(record.name, report.interrupted)
         report.view = FleetInspector(self.store, self.providers).view(record.name)
@@ -165,7 +165,7 @@ class FleetScaler:
             for action in actions:
                 self.progress(action.line(dry_run=True))
             return ScaleReport(view, actions, dry_run=True)
-        self.store.update_fleet(record.name, requested_count=count, min_count=minimum)
+        self.store.update_fleet(record.name, count=count, min_count=minimum)
         identity = identity_of(record)
 
         def destroy(member: MemberRecord) -> Action:
@@ -203,7 +203,7 @@ class FleetScaler:
             view = settled.view
             if not dry_run and self._wait_booting(view):
                 view = self._seen(name)  # the view before the wait shows the VMs as they were: still booting
-            missing = record.requested_count - settled.kept
+            missing = record.count - settled.kept
             if missing <= 0:
                 return ScaleReport(view, settled.actions, dry_run=dry_run)
             _check_identity(record, "repair")
@@ -271,7 +271,7 @@ class FleetScaler:
     def _settle(self, name: str, interrupted: bool) -> None:
         record = recorded_fleet(self.store, name)
         running = recorded_running(self.store.members(name))
-        state = FleetState.INTERRUPTED if interrupted else settled_state(record.requested_count, running)
+        state = FleetState.INTERRUPTED if interrupted else settled_state(record.count, running)
         self.store.update_fleet(name, state=state, message=running_message(record, running))
 
     def _roll_back(self, record: FleetRecord, slots: list[int], report: ScaleReport) -> None:
@@ -314,7 +314,7 @@ def _check_identity(record: FleetRecord, what: str) -> None:
         gpu = f"{record.gpu}:{record.gpu_count or 1}"
         raise UsageError(f"fleet {record.name} was recorded before fleet ids: it cannot {what} (its new VMs could "
                          "not be told apart from look-alikes); create a new fleet instead",
-                         suggestion=Hint.run("fleet", "create", "--gpu", gpu, "--count", record.requested_count))
+                         suggestion=Hint.run("fleet", "create", "--gpu", gpu, "--count", record.count))
 
 
 def new_slots(members: Sequence[MemberRecord], count: int) -> list[int]:

@@ -105,6 +105,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
   event_id TEXT NOT NULL, target TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
   next_attempt_at DOUBLE PRECISION NOT NULL, last_error TEXT NOT NULL, PRIMARY KEY (event_id, target))""",
     ),
+    # One name for the number of VMs a fleet should have: `count`, as --count and beside min_count (the column was
+    # requested_count; the fleet JSON key and the events' details key change with it). `count` is a non-reserved
+    # keyword in PostgreSQL: statements name the column unquoted.
+    8: (
+        "ALTER TABLE fleets RENAME COLUMN requested_count TO count",
+    ),
 }
 
 LATEST = max(MIGRATIONS)

@@ -118,7 +118,7 @@ class FleetRecord:
     name: str
     gpu: str
     gpu_count: int | None
-    requested_count: int
+    count: int
     min_count: int
     strategy: str
     providers: tuple[str, ...] | None = None
@@ -139,7 +139,7 @@ class FleetRecord:
     placement: Placement = Placement.ANY  # CLUSTER: every member in one place (--placement cluster)
     budget: float | None = None  # the cap on the fleet's total spend in USD (--budget; None: none)
     on_budget: OnBudget = OnBudget.STOP  # what reaching the budget does (--on-budget)
-    maintain: bool = False  # the watchdog keeps requested_count running (--maintain)
+    maintain: bool = False  # the watchdog keeps count running (--maintain)
     spot: bool = False  # members beyond on_demand_base are spot where a cloud sells spot (--spot)
     on_demand_base: int = 0  # with spot: how many members are on-demand (--on-demand-base)
     spot_fallback: bool = False  # with spot: on-demand when no spot can be placed (--spot-fallback)

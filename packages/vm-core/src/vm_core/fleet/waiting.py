@@ -225,7 +225,7 @@ def _check_credentials(offers: OfferSet) -> None:
 def waiting_spec(record: FleetRecord) -> FleetSpec:
     """The spec of a recorded waiting fleet: every VM it asks for, with its placement, price cap and spot
     options (its whole on-demand base: nothing of it runs yet)."""
-    spec = spec_of(record, record.requested_count, on_demand=record.on_demand_base)
+    spec = spec_of(record, record.count, on_demand=record.on_demand_base)
     return replace(spec, min_count=record.min_count, placement=record.placement, max_price=record.max_price,
                    wait=(record.wait_until or record.created_at) - record.created_at)
 
@@ -233,7 +233,7 @@ def waiting_spec(record: FleetRecord) -> FleetSpec:
 def _check_same(record: FleetRecord, spec: FleetSpec) -> None:
     """UsageError unless `spec` asks for the fleet `record` records (its GPU, size and count)."""
     asked = (spec.gpu, spec.gpu_count, spec.count)
-    recorded = (record.gpu, record.gpu_count or 1, record.requested_count)
+    recorded = (record.gpu, record.gpu_count or 1, record.count)
     if asked != recorded:
         raise UsageError(f"fleet {record.name} is waiting for {recorded[2]} x {recorded[0]}:{recorded[1]}, not "
                          f"{asked[2]} x {asked[0]}:{asked[1]}",

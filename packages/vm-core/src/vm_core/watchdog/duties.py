@@ -87,7 +87,7 @@ def maintain(context: DutyContext, fleet: FleetRecord) -> DutyResult:
         context.retries.succeeded(fleet.fleet_id)
         context.tell(told)
         if not report.actions:
-            return DutyResult("maintain", Done.IDLE, f"{after.requested_count} of {after.requested_count} running")
+            return DutyResult("maintain", Done.IDLE, f"{after.count} of {after.count} running")
         return DutyResult("maintain", Done.ACTED, f"replaced {created} VM(s)" if created else
                           f"settled {len(report.actions)} record(s)")
     return _short(context, fleet, after.message or after.state.value, told, created)
@@ -107,7 +107,7 @@ def _short(context: DutyContext, fleet: FleetRecord, why: str, told: list[Event]
     tries = context.retries.failures[fleet.fleet_id]
     if not any(e.kind is EventKind.DEGRADED for e in told):
         told.append(Event(EventKind.DEGRADED, fleet.name, context.actor,
-                          {"message": why, "requested_count": fleet.requested_count}))
+                          {"message": why, "count": fleet.count}))
     context.tell([replace(e, details={**e.details, "next_try_at": at, "tries": tries})
                   if e.kind is EventKind.DEGRADED else e for e in told])
     placed = f"replaced {created} VM(s), " if created else ""
@@ -164,7 +164,7 @@ def place_waiting(context: DutyContext, fleet: FleetRecord) -> DutyResult:
     if report.placed is not None and not report.waiting:
         context.tell(events.created(report.placed, context.actor))
         return DutyResult("wait", Done.ACTED, f"placed: {report.fleet.state.value}, {report.fleet.message}")
-    return DutyResult("wait", Done.IDLE, f"waiting: {report.placeable} of {fleet.requested_count} VM(s) placeable")
+    return DutyResult("wait", Done.IDLE, f"waiting: {report.placeable} of {fleet.count} VM(s) placeable")
 
 
 def _budgeted(context: DutyContext, fleet: FleetRecord) -> bool:

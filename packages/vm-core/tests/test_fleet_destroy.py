@@ -314,12 +314,15 @@ class _Listing:
 
 
 class _Clock:
-    """Time that passes only when slept (by the follower's thread)."""
+    """Time that passes only when slept (by the follower's thread), and only once `started` is set (every id is
+    registered by then, so the first round reads them all)."""
 
     def __init__(self) -> None:
         self.now = 0.0
+        self.started = threading.Event()
 
     def sleep(self, seconds: float) -> None:
+        assert self.started.wait(60.0)
         self.now += seconds
 
 
@@ -349,6 +352,7 @@ def _follow_all(provider: Any, ids: list[str], timeout: float, idle_backoff: flo
 
     for instance_id in ids:
         follower.follow(instance_id, _Gone(), timeout, on_settled(instance_id))
+    clock.started.set()
     assert done.wait(60.0)
     return settled, follower, clock
 

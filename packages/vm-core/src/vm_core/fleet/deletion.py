@@ -26,6 +26,7 @@ import queue
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from ..errors import Transient, Unsupported, VmError
 from ..model import Instance, InstanceState
@@ -183,9 +184,9 @@ class ProviderDeletion:
         """Follow every VM whose delete was sent until each settles; record and report each from this thread."""
         settled: queue.SimpleQueue[str] = queue.SimpleQueue()
         follower = Follower(self.provider, after_round=lambda: settled.put(_ROUND), idle_backoff=1.0)
-        follows = {i: _DeletionFollow(lambda state, i=i: self._settle(i, state)) for i in self._members}
+        follows = {i: _DeletionFollow(partial(self._settle, i)) for i in self._members}
         for instance_id, follow in follows.items():
-            follower.follow(instance_id, follow, self.timeout, lambda _by_read, i=instance_id: settled.put(i))
+            follower.follow(instance_id, follow, self.timeout, partial(_put, settled, instance_id))
         left = set(follows)
         while left:
             instance_id = settled.get()
@@ -235,3 +236,7 @@ class ProviderDeletion:
             for member in self._record(gone, state=MemberState.DESTROYED):
                 del self._members[member.instance_id]
                 self.finished(mem.Outcome(member, True))
+
+
+def _put(settled: queue.SimpleQueue[str], instance_id: str, _by_read: bool) -> None:
+    settled.put(instance_id)

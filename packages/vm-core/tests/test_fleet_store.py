@@ -544,16 +544,23 @@ VERSION_5_ROWS = (
 )
 
 
+def _store_of_version(where: tuple[str | None, Path], version: int) -> None:
+    """Lay out the test's empty store as vm at schema `version` left it (its migrations only)."""
+    from vm_core.fleet import schema
+
+    for number, statements in schema.pending(0):
+        for statement in statements if number <= version else ():
+            _execute(where, statement)
+    _execute(where, schema.VERSION_TABLE)
+    _execute(where, f"INSERT INTO schema_version (version) VALUES ({version})")
+
+
 def test_a_store_of_version_5_gets_its_reservations_and_placement_as_columns(where: tuple[str | None, Path]) -> None:
     from vm_core.fleet import schema
     from vm_core.fleet.placement import Placement
     from vm_core.model import ReservationMode, ReservationRequest
 
-    for version, statements in schema.pending(0):
-        for statement in statements if version <= 5 else ():
-            _execute(where, statement)
-    _execute(where, schema.VERSION_TABLE)
-    _execute(where, "INSERT INTO schema_version (version) VALUES (5)")
+    _store_of_version(where, 5)
     for row in VERSION_5_ROWS:
         _execute(where, row)
     store = store_at(*where)
@@ -575,11 +582,7 @@ def test_a_store_of_version_5_gets_its_reservations_and_placement_as_columns(whe
 def test_a_store_of_version_7_keeps_each_fleets_count_under_its_one_name(where: tuple[str | None, Path]) -> None:
     from vm_core.fleet import schema
 
-    for version, statements in schema.pending(0):
-        for statement in statements if version <= 7 else ():
-            _execute(where, statement)
-    _execute(where, schema.VERSION_TABLE)
-    _execute(where, "INSERT INTO schema_version (version) VALUES (7)")
+    _store_of_version(where, 7)
     _execute(where, "INSERT INTO fleets (name, gpu, gpu_count, requested_count, min_count, strategy, reservation, "
                     "state, message, owner_pid, created_at, updated_at) VALUES ('old', 'H100', 8, 5, 3, 'spread', "
                     "'auto', 'active', '', 0, 1700000000.0, 1700000000.0)")

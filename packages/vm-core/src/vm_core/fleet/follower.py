@@ -127,25 +127,24 @@ class Follower:
             seen, instances = read_round(self.provider, items)
         except Exception as exc:  # noqa: BLE001 - VmError or a plugin's bug: this round knows nothing
             log.debug("%s: reading followed instances failed (%s); reading again later", self.provider.name, exc)
-            self._read_failed(items, exc)
+            failure = exc
+            self._settle_each(items, lambda item: item.follow.read_failed(failure))
             return False
-        now = self.clock()
-        for item in items:
-            if item.instance_id in seen and self._shown(item, seen, instances):
-                self._settle(item, True)
-            elif now >= item.deadline:
-                self._settle(item, False)
+        self._settle_each(items, lambda item: item.instance_id in seen and item.follow.shown(
+            seen[item.instance_id], instances.get(item.instance_id)))
         return True
 
-    def _read_failed(self, items: list[_Item], error: Exception) -> None:
+    def _settle_each(self, items: list[_Item], by_read: Callable[[_Item], bool]) -> None:
+        """Settle each item `by_read` says has settled, else each whose deadline passed. A bug in a Follow
+        settles nothing of its item (its deadline will)."""
         now = self.clock()
         for item in items:
             try:
-                gives_up = item.follow.read_failed(error)
+                settled = by_read(item)
             except Exception:
                 log.exception("%s: following %s failed; following it again", self.provider.name, item.instance_id)
-                gives_up = False
-            if gives_up:
+                settled = False
+            if settled:
                 self._settle(item, True)
             elif now >= item.deadline:
                 self._settle(item, False)
@@ -157,14 +156,6 @@ class Follower:
             self.after_round()
         except Exception:
             log.exception("%s: the follower's after-round call failed", self.provider.name)
-
-    def _shown(self, item: _Item, seen: dict[str, InstanceState | None], instances: dict[str, Instance]) -> bool:
-        """The item's Follow asked about what the read showed; a bug in it settles nothing (its deadline will)."""
-        try:
-            return item.follow.shown(seen[item.instance_id], instances.get(item.instance_id))
-        except Exception:
-            log.exception("%s: following %s failed; following it again", self.provider.name, item.instance_id)
-            return False
 
     def _settle(self, item: _Item, by_read: bool) -> None:
         with self._lock:

@@ -6,7 +6,8 @@ its own, so that its peak RSS and thread count are those of the create or destro
     python bench/_fleet_run.py destroy --endpoints FILE --store-dir DIR [--store-url URL] --name NAME
 
 Prints one JSON object on stdout: `wall` (seconds of the create or destroy call alone: providers are connected
-and the store opened before the clock starts), `cpu` (user + system seconds of this process during it),
+and the store opened before the clock starts), `started_epoch` (when the clock started, epoch seconds: the mock's
+records of the same run are timed on that clock), `cpu` (user + system seconds of this process during it),
 `mock_cpu` (the same for the mock-clouds server process), `threads_peak` (the most OS threads this process
 had, sampled every 5 ms from /proc/self/status), `rss_peak` (bytes, VmHWM at the end), and for a create the
 placement (`counts`), `finish` (seconds from the start to each provider's last member running) and the fleet's
@@ -155,7 +156,8 @@ class Measured:
             self._stop.wait(0.005)
 
     def result(self) -> dict[str, Any]:
-        return {"wall": self.wall, "cpu": self.cpu, "mock_cpu": self.mock_cpu, "threads_peak": self.threads_peak,
+        return {"started_epoch": self.started_epoch, "wall": self.wall, "cpu": self.cpu, "mock_cpu": self.mock_cpu,
+                "threads_peak": self.threads_peak,
                 "rss_peak": int(_status("VmHWM").split()[0]) * 1024}
 
 

@@ -268,6 +268,28 @@ def test_records_past_the_retention_are_purged(world: World, monkeypatch: pytest
     assert world.operation(Provider.CRUSOE, create_op.id) is None
 
 
+def test_a_vm_is_found_by_name_however_it_came_and_went(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, _ = create(world, "twin")
+    settle(world)
+    assert world.vm_by_name(Provider.CRUSOE, CRUSOE_PROJECT, "twin") is first
+    assert world.vm_by_name(Provider.CRUSOE, "another-project", "twin") is None
+    inserted = msgspec.structs.replace(first, id="inserted-directly", name="seeded", created_at=first.created_at + 1)
+    world.state.vms[f"{Provider.CRUSOE}:{inserted.id}"] = inserted  # as a seeding script does, bypassing create_vm
+    assert world.vm_by_name(Provider.CRUSOE, CRUSOE_PROJECT, "seeded") is inserted
+    second, _ = create(world, "twin")
+    assert world.vm_by_name(Provider.CRUSOE, CRUSOE_PROJECT, "twin") is first  # the oldest of the name
+    with world.tx():
+        delete_op = world.begin(Provider.CRUSOE, first.id, OpKind.DELETE)
+    settle(world)
+    assert world.vm_by_name(Provider.CRUSOE, CRUSOE_PROJECT, "twin") is second  # a deleted VM has no name
+    monkeypatch.setattr(world, "now", lambda: delete_op.due_at + RETENTION_SECONDS + PURGE_EVERY_SECONDS + 1)
+    settle(world)  # purges the deleted one
+    third, _ = create(world, "third")
+    assert world.vm(Provider.CRUSOE, first.id, include_deleted=True) is None
+    assert [world.vm_by_name(Provider.CRUSOE, CRUSOE_PROJECT, n) for n in ("twin", "seeded", "third")] == [
+        second, inserted, third]
+
+
 def _scanned(world: World) -> tuple[dict, dict, dict]:
     """What the capacity counts must be, from a scan of every VM."""
     on_demand: dict = {}

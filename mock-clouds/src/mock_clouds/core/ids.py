@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-import secrets
+import os
+import random
 import string
 import uuid
 
 _BASE36 = string.digits + string.ascii_lowercase
+# Ids are made while the world's lock is held: drawn from a generator seeded once from the system's random
+# source, not from that source per character (a system call per draw, which in a busy server also hands the
+# interpreter to another thread each time). Ids need to be unique, not unguessable: they are no secrets
+# (a child process reseeds it, so two processes never draw the same ids).
+_RANDOM = random.Random()
+os.register_at_fork(after_in_child=_RANDOM.seed)
 
 
 def _base36(n: int) -> str:
-    return "".join(secrets.choice(_BASE36) for _ in range(n))
+    """`n` random base36 characters, each uniform: one draw below 36**n, written in base 36."""
+    value, chars = _RANDOM.randrange(36**n), []
+    for _ in range(n):
+        value, digit = divmod(value, 36)
+        chars.append(_BASE36[digit])
+    return "".join(chars)
 
 
 def nebius_id(kind: str, routing: str = "e00") -> str:

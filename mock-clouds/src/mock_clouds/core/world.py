@@ -89,6 +89,10 @@ class World:
         self._due: list[tuple[float, int, Operation]] = []
         self._order = itertools.count()
         self._next_purge = 0.0
+        # Speed only: every VM record (deleted ones included) by provider, scope and name (neither ever changes),
+        # so a create's name check does not scan every VM; see `_named`.
+        self._names: dict[tuple[str, str, str], list[VM]] = {}
+        self._names_size = -1  # len(state.vms) when `_names` was last complete; -1: rebuild
         self._holdings = Holdings()
         if not state.billing_since:
             state.billing_since = self.now()
@@ -215,7 +219,19 @@ class World:
 
     def vm_by_name(self, provider: Provider, scope: str, name: str) -> VM | None:
         """The oldest live VM of that name in the scope."""
-        return min((v for v in self._live(provider, scope) if v.name == name), key=_age, default=None)
+        named = self._named().get((provider, scope, name), ())
+        return min((v for v in named if v.state != VMState.DELETED and self.state.vms.get(_key(v)) is v),
+                   key=_age, default=None)
+
+    def _named(self) -> dict[tuple[str, str, str], list[VM]]:
+        """The name index, rebuilt whenever records were added other than by `create_vm` (a test or a seeding
+        script may insert VMs into `state.vms` itself) or purged."""
+        if self._names_size != len(self.state.vms):
+            self._names = {}
+            for vm in self.state.vms.values():
+                self._names.setdefault((vm.provider, vm.scope, vm.name), []).append(vm)
+            self._names_size = len(self.state.vms)
+        return self._names
 
     def operation(self, provider: Provider, op_id: str) -> Operation | None:
         return self.state.operations.get(f"{provider}:{op_id}")
@@ -312,7 +328,11 @@ class World:
                 if fail_fast:
                     raise WorldError(exc.kind, exc.message) from exc
                 error = (OpError(exc.kind), exc.message)
+        indexed = self._names_size == len(self.state.vms)
         self.state.vms[_key(vm)] = vm
+        if indexed:
+            self._names.setdefault((vm.provider, vm.scope, vm.name), []).append(vm)
+            self._names_size += 1
         billing.note(self, vm, now)
         op = self._new_op(vm, OpKind.CREATE, error, op_native, idempotency_key, created_by, immediate=not start)
         op.native["on_failure"] = on_failure.value
@@ -555,6 +575,8 @@ class World:
         ops = [key for key, op in self.state.operations.items() if op.done and op.finished_at < cutoff]
         for key in vms:
             del self.state.vms[key]
+        if vms:
+            self._names_size = -1
         for key in ops:
             op = self.state.operations.pop(key)
             resource = f"{op.provider}:{op.resource_id}"

@@ -18,6 +18,7 @@ class Call:
     owner: str  # tenant id of the bearer token
     request_id: str  # sent back as `x-request-id`
     metadata: dict[str, str]  # lower-case keys, text values only
+    raw: bytes = b""  # the request as received (what an Operation's `request` holds)
 
     @property
     def idempotency_key(self) -> str:

@@ -17,6 +17,7 @@ from ..core.models import VM, CreateFailure, Operation, OpError, OpKind, Project
 from ..core.placement import ON_DEMAND_ONLY, ReservationChoice
 from ..core.world import World, WorldError
 from . import auth, catalog, errors, fieldmask, images, paging, references, render, updates, validate, wire
+from ._pb.google.rpc import Status
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
 from .call import Call
@@ -52,22 +53,21 @@ def get_by_name(call: Call, request: common.GetByNameRequest) -> compute.Instanc
         return render.instance(world, vm)
 
 
-def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.EncodedInstances:
+def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.Encoded:
     """A page of the project's instances, as a ListInstancesResponse on the wire."""
     with call.world.read() as world:
         project = auth.project(world, call.owner, request.parent_id, "parent_id")
         vms, token = paging.page(
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
         )
-        return wire.EncodedInstances(
-            items=[render.instance_bytes(world, vm) for vm in vms], next_page_token=token
-        )
+        items = [render.instance_bytes(world, vm) for vm in vms]
+    return wire.list_instances_response(items, token)
 
 
 MAX_BATCH = 1000  # validation rule of BatchGetRequest.instance_ids
 
 
-def batch_get(call: Call, request: compute.BatchGetRequest) -> wire.EncodedBatchGet:
+def batch_get(call: Call, request: compute.BatchGetRequest) -> wire.Encoded:
     """Each requested ID maps to its instance or to the error a Get of it would give (NOT_FOUND, ...);
     a repeated ID appears once. An empty or oversized list is INVALID_ARGUMENT. Sent as a BatchGetResponse
     on the wire, each instance's encoding reused while it is unchanged (render.instance_bytes)."""
@@ -76,16 +76,15 @@ def batch_get(call: Call, request: compute.BatchGetRequest) -> wire.EncodedBatch
         raise errors.bad_request([("instance_ids", "value is required")])
     if len(request.instance_ids) > MAX_BATCH:
         raise errors.bad_request([("instance_ids", f"value must contain no more than {MAX_BATCH} item(s)")])
-    items: list[wire.EncodedBatchGetEntry] = []
+    results: list[tuple[str, bytes | Status]] = []
     with call.world.read() as world:
         for instance_id in ids:
             try:
                 vm = auth.instance(world, call.owner, instance_id)
-                result = wire.EncodedBatchGetResult(instance=render.instance_bytes(world, vm))
+                results.append((instance_id, render.instance_bytes(world, vm)))
             except errors.ApiError as exc:
-                result = wire.EncodedBatchGetResult(error=exc.status())
-            items.append(wire.EncodedBatchGetEntry(key=instance_id, value=result))
-    return wire.EncodedBatchGet(items=items)
+                results.append((instance_id, exc.status()))
+    return wire.batch_get_response(results)
 
 
 def list_by_nvl_instance_group(
@@ -144,7 +143,7 @@ def _mutate(call: Call, request: betterproto2.Message, act: Callable[[World], Op
         if not record.request_id:  # a repeated Delete returns the delete already in flight
             record = msgspec.structs.replace(
                 record,
-                **OperationRecord.packed(request),
+                **OperationRecord.packed(request, call.raw),
                 request_headers=call.request_headers(),
                 request_id=call.request_id,
             )

@@ -11,6 +11,7 @@ import msgspec
 
 from ..core.models import VM, Operation
 from ._pb.google.protobuf import Any as AnyMessage
+from ._pb.message_pool import default_message_pool
 from ._pb.nebius.compute import v1 as compute
 
 
@@ -26,7 +27,19 @@ def _resolve_type_hints_once() -> None:
         setattr(betterproto2.Message, "_type_hints", classmethod(resolved))  # noqa: B010 - replaces a method
 
 
+def _cache_name_casing() -> None:
+    """Speed only: betterproto2 turns every field name from snake case to camel case (`to_dict`) and back
+    (`from_dict`) with regular expressions, on every call and for every field: most of what remains of a
+    Create's proto-JSON. Those are pure functions of the name, so each name is converted once. A betterproto2
+    without them is left as it is."""
+    for name in ("camel_case", "snake_case", "safe_snake_case"):
+        function = getattr(betterproto2, name, None)
+        if callable(function) and not hasattr(function, "cache_info"):
+            setattr(betterproto2, name, functools.cache(function))
+
+
 _resolve_type_hints_once()
+_cache_name_casing()
 
 
 class InstanceRecord(msgspec.Struct, kw_only=True):
@@ -70,6 +83,8 @@ class OperationRecord(msgspec.Struct, kw_only=True):
         return AnyMessage(type_url=self.request_type_url, value=base64.b64decode(self.request))
 
     @staticmethod
-    def packed(message: betterproto2.Message) -> dict[str, str]:
-        packed = AnyMessage.pack(message)
-        return {"request_type_url": packed.type_url, "request": base64.b64encode(packed.value).decode()}
+    def packed(message: betterproto2.Message, encoded: bytes = b"") -> dict[str, str]:
+        """The fields that record `message` as an Operation's request; `encoded`, when given, is its encoding
+        as received (not encoded again)."""
+        type_url = default_message_pool.type_to_url[type(message)]
+        return {"request_type_url": type_url, "request": base64.b64encode(encoded or bytes(message)).decode()}

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsBytes
 
 import betterproto2
 import grpc
@@ -69,7 +69,7 @@ WORKERS = 64
 @dataclass(frozen=True)
 class Rpc:
     request: type[betterproto2.Message]
-    handler: Callable[[Call, Any], betterproto2.Message]
+    handler: Callable[[Call, Any], SupportsBytes]  # a message, or a response already encoded (wire.Encoded)
     creates: bool = False  # also draws from the scenario's `create` rate-limit bucket
     public: bool = False  # needs no bearer token (and so has no tenant to rate-limit): the token exchange
 
@@ -206,6 +206,7 @@ class Dispatcher:
                 owner="" if rpc.public else auth.authenticate(self.world, metadata),
                 request_id=request_id,
                 metadata=metadata,
+                raw=raw,
             )
             if not rpc.public:
                 self._rate_limit(call.owner, rpc)

@@ -130,33 +130,49 @@ def _wire_type_of(proto_type: str) -> int:
     return _LEN
 
 
-@dataclass(eq=False, repr=False)
-class EncodedInstances(betterproto2.Message):
-    """A `ListInstancesResponse` built from instances that are already encoded: an embedded message and a bytes
-    field are the same on the wire, so its encoding is byte for byte the response's."""
-
-    items: list[bytes] = betterproto2.field(1, betterproto2.TYPE_BYTES, repeated=True)
-    next_page_token: str = betterproto2.field(2, betterproto2.TYPE_STRING)
+# ------------------------------------------------------------------------------------------------ responses
+# Speed only: responses made of instances that are already encoded (render.instance_bytes) are framed here, not
+# by betterproto2 message by message. An embedded message and a bytes field are the same on the wire, so each
+# is byte for byte the response's encoding (mock-clouds/tests/test_nebius_wire_responses.py compares them).
 
 
-@dataclass(eq=False, repr=False)
-class EncodedBatchGetResult(betterproto2.Message):
-    """A `BatchGetResponse.BatchGetResult` whose instance is already encoded (the same wire format)."""
+@dataclass(frozen=True)
+class Encoded:
+    """A response message already encoded: `bytes()` of it is what goes on the wire."""
 
-    instance: bytes | None = betterproto2.field(1, betterproto2.TYPE_BYTES, optional=True, group="result")
-    error: Status | None = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="result")
+    data: bytes
 
-
-@dataclass(eq=False, repr=False)
-class EncodedBatchGetEntry(betterproto2.Message):
-    """One entry of `BatchGetResponse.items` (a map is a repeated key/value message on the wire)."""
-
-    key: str = betterproto2.field(1, betterproto2.TYPE_STRING)
-    value: EncodedBatchGetResult | None = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True)
+    def __bytes__(self) -> bytes:
+        return self.data
 
 
-@dataclass(eq=False, repr=False)
-class EncodedBatchGet(betterproto2.Message):
-    """A `BatchGetResponse` built from instances that are already encoded: byte for byte the response's."""
+def list_instances_response(items: list[bytes], next_page_token: str) -> Encoded:
+    """A `ListInstancesResponse`: `items` (1) are encoded Instances, then `next_page_token` (2) when set."""
+    parts = [_delimited(1, item) for item in items]
+    if next_page_token:
+        parts.append(_delimited(2, next_page_token.encode()))
+    return Encoded(b"".join(parts))
 
-    items: list[EncodedBatchGetEntry] = betterproto2.field(1, betterproto2.TYPE_MESSAGE, repeated=True)
+
+def batch_get_response(results: list[tuple[str, bytes | Status]]) -> Encoded:
+    """A `BatchGetResponse`: its `items` map (1) as repeated entries of `key` (1) and a BatchGetResult `value`
+    (2), whose oneof is an encoded Instance (`instance`, 1) or a `google.rpc.Status` (`error`, 2)."""
+    parts = []
+    for key, result in results:
+        value = _delimited(1, result) if isinstance(result, bytes) else _delimited(2, bytes(result))
+        parts.append(_delimited(1, _delimited(1, key.encode()) + _delimited(2, value)))
+    return Encoded(b"".join(parts))
+
+
+def _delimited(number: int, payload: bytes) -> bytes:
+    """Field `number`, length-delimited (wire type 2), holding `payload`."""
+    return _varint_bytes(number << 3 | _LEN) + _varint_bytes(len(payload)) + payload
+
+
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -115,6 +116,27 @@ def test_https_proxy_is_used_and_no_proxy_honoured(
             assert client.list_locations().to_list()
         assert len(proxy.targets) == 1  # bypassed
 
+
+
+def test_the_environment_is_read_when_the_client_is_made_and_netrc_never(
+    clouds: Any, tls_front: TLSFront, cert: Cert, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert.cert))
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password not-the-key\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))  # requests would send this login instead of the signed header
+    with client_for(clouds, base_url=f"{tls_front.url}/v1alpha5") as client, ConnectProxy() as proxy:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)  # set once the client exists: not read
+        assert client.list_locations().to_list()  # authenticated by its signature
+        assert proxy.targets == []
+
+
+def test_many_calls_at_once_keep_their_connections(clouds: Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="urllib3")
+    with client_for(clouds) as client, ThreadPoolExecutor(max_workers=32) as pool:
+        assert all(pool.map(lambda _: client.list_locations().to_list(), range(96)))
+    assert not [r for r in caplog.records if "Connection pool is full" in r.getMessage()]
 
 def test_a_proxy_that_refuses_fails_at_once_naming_it(
     clouds: Any, tls_front: TLSFront, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

@@ -129,6 +129,22 @@ def test_https_proxy_is_used_and_no_proxy_honoured(
         assert len(proxy.targets) == 1  # bypassed
 
 
+
+def test_the_environment_is_read_when_the_client_is_made_and_netrc_never(
+    lambda_clouds: Any, tls_front: TLSFront, cert: Cert, monkeypatch: pytest.MonkeyPatch,
+    make_client: Callable[..., LambdaClient], tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert.cert))
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password not-the-key\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))  # requests would send this login instead of the API key
+    client = make_client(lambda_clouds, base_url=f"{tls_front.url}/api/v1")
+    with ConnectProxy() as proxy:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)  # set once the client exists: not read
+        assert client.list_regions().to_list()  # authenticated by its API key
+        assert proxy.targets == []
+
 def test_a_proxy_that_refuses_fails_at_once_naming_it(
     tls_front: TLSFront, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -2,8 +2,8 @@
 
 A fleet's creates, the VMs it adopts after an ambiguous create, and a fleet destroy's deletions (deletion.py, with a
 follower of its own) register their ids with their provider's `Follower`. Each round is one read of every id
-followed (`read_round`: the provider's `get_states`, else its `get_instances`, else one listing), one
-`poll_interval` (`Paced`) after the last, or after as long as the last round took if that is longer (a follower
+followed (`read_round`: the provider's `get_states`, else its `get_instances`, else one listing). Rounds start one
+`poll_interval` (`Paced`) apart, and the pause after a round is at least as long as the round took (a follower
 never keeps a cloud busy more than half the time). One follower per provider reading at that interval is what keeps
 a cloud's account-wide request limit (Lambda's) by construction.
 
@@ -198,11 +198,12 @@ def poll_interval(provider: Provider) -> float:
 
 def round_delay(interval: float, failed_reads: int, idle_rounds: int, spent: float,
                 idle_backoff: float = IDLE_BACKOFF) -> float:
-    """Seconds until the next round, after `failed_reads` failed reads in a row and `idle_rounds` rounds in a row
-    that settled nothing: the interval, doubled per failed read up to MAX_BACKOFF times, grown 1.5 times per idle
-    round up to `idle_backoff` times, and never shorter than the last round took (`spent`)."""
+    """Seconds from the end of a round that took `spent` seconds to the start of the next, after `failed_reads`
+    failed reads in a row and `idle_rounds` rounds in a row that settled nothing: what is left of the interval
+    (doubled per failed read up to MAX_BACKOFF times, grown 1.5 times per idle round up to `idle_backoff` times)
+    since the round started, and never less than the round took."""
     factor = max(min(2.0 ** failed_reads, MAX_BACKOFF), min(1.5 ** idle_rounds, idle_backoff))
-    return max(interval * factor, spent)
+    return max(interval * factor - spent, spent)
 
 
 @dataclass

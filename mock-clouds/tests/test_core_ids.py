@@ -31,3 +31,12 @@ def test_a_forked_child_draws_other_ids_than_its_parent() -> None:
     os.waitpid(pid, 0)
     parent = [ids.vm_id("nebius") for _ in range(5)]
     assert len(child) == 5 and not set(child) & set(parent)
+
+
+def test_uuids_are_version_4_and_the_other_clouds_ids_keep_their_shapes() -> None:
+    made = [ids.random_uuid() for _ in range(1000)]
+    assert len(set(made)) == len(made) and {u.version for u in made} == {4}
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", ids.vm_id("crusoe"))
+    assert re.fullmatch(r"[0-9A-F]{8}-[0-9A-F]{4}-4[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}",
+                        ids.operation_id("crusoe"))
+    assert re.fullmatch(r"[0-9a-f]{32}", ids.vm_id("lambda")) and len(ids.random_bytes(5)) == 5

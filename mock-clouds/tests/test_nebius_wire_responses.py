@@ -3,7 +3,8 @@ wire.batch_get_response) are byte for byte what betterproto2 encodes for the sam
 
 from __future__ import annotations
 
-from mock_clouds.nebius import wire
+from mock_clouds.core.models import Provider
+from mock_clouds.nebius import render, testkit, wire
 from mock_clouds.nebius._pb.google.protobuf import Any
 from mock_clouds.nebius._pb.google.rpc import Status
 from mock_clouds.nebius._pb.nebius.common import v1 as common
@@ -45,3 +46,23 @@ def test_a_batch_get_response_framed_from_encoded_instances_and_errors_is_the_ba
     decoded = compute.BatchGetResponse.FromString(framed).items
     assert decoded[found.metadata.id].instance == found
     assert decoded["computeinstance-e00missing"].error == missing
+
+
+def test_an_instance_rendered_from_its_create_request_is_the_instance_rendered_from_its_record(
+        nebius, monkeypatch) -> None:
+    created = nebius.create("spec-as-sent")
+    stopped_clock = nebius.world.now()
+    monkeypatch.setattr(nebius.world, "now", lambda: stopped_clock)  # the state shown stays what it is
+    with nebius.world.read() as world:
+        vm = world.vm(Provider.NEBIUS, created.resource_id)
+        assert vm is not None and vm.id in render._SPECS[world]  # kept by the create, as the request encoded it
+        first = render.instance_bytes(world, vm)
+        render._ENCODED.clear()
+        render._SPECS.clear()
+        again = render.instance_bytes(world, vm)  # everything from the record
+        assert first == again == bytes(render.instance(world, vm))
+    assert compute.Instance.FromString(first).spec.resources.platform == testkit.H100[0]
+    spec = testkit.instance_spec()
+    assert wire.sole_message_field(bytes(compute.CreateInstanceRequest(spec=spec)), 2) == bytes(spec)
+    assert wire.sole_message_field(b"\x12\x00\x12\x00", 2) is None  # repeated: protobuf would merge the two
+    assert wire.sole_message_field(b"\x10\x01", 2) is None  # not length delimited

@@ -25,6 +25,16 @@ def _base36(n: int) -> str:
     return "".join(chars)
 
 
+def random_uuid() -> uuid.UUID:
+    """A random (version 4) UUID, drawn like every id here (`uuid.uuid4` reads the system's source each time)."""
+    return uuid.UUID(int=_RANDOM.getrandbits(128), version=4)
+
+
+def random_bytes(n: int) -> bytes:
+    """`n` random bytes, drawn like every id here (for hardware addresses and serial numbers, not for secrets)."""
+    return _RANDOM.randbytes(n)
+
+
 def nebius_id(kind: str, routing: str = "e00") -> str:
     """`computeinstance-e00hf93cfnsgaxygn3`: resource type, routing code, 15 base36 characters."""
     return f"{kind}-{routing}{_base36(15)}"
@@ -32,15 +42,15 @@ def nebius_id(kind: str, routing: str = "e00") -> str:
 
 def vm_id(provider: str) -> str:
     if provider == "crusoe":
-        return str(uuid.uuid4())
+        return str(random_uuid())
     if provider == "lambda":
-        return uuid.uuid4().hex
+        return random_uuid().hex
     return nebius_id("computeinstance")
 
 
 def operation_id(provider: str) -> str:
     if provider == "crusoe":
-        return str(uuid.uuid4()).upper()
+        return str(random_uuid()).upper()
     if provider == "lambda":
-        return uuid.uuid4().hex
+        return random_uuid().hex
     return nebius_id("computeoperation")

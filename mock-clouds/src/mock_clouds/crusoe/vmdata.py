@@ -9,11 +9,11 @@ routes anywhere (mock extension: real addresses are Crusoe's own).
 from __future__ import annotations
 
 import ipaddress
-import secrets
 import uuid
 
 import msgspec
 
+from ..core import ids
 from ..core.models import VM, Provider
 from ..core.world import World
 
@@ -126,23 +126,23 @@ def ib_network_id(location: str) -> str:
 
 def new_nic(world: World, project_id: str, location: str, subnet: str, public_type: str) -> NicRecord:
     return NicRecord(
-        id=str(uuid.uuid4()),
+        id=str(ids.random_uuid()),
         network=default_network_id(project_id),
         subnet=subnet or default_subnet_id(project_id, location),
-        mac_address="02:" + ":".join(f"{b:02x}" for b in secrets.token_bytes(5)),  # locally administered
+        mac_address="02:" + ":".join(f"{b:02x}" for b in ids.random_bytes(5)),  # locally administered
         private_address=_private_address(world, location),
-        public=PublicAddress(id=str(uuid.uuid4()), address=public_address(world), type=public_type),
+        public=PublicAddress(id=str(ids.random_uuid()), address=public_address(world), type=public_type),
     )
 
 
 def new_os_disk(vm_name: str) -> DiskRecord:
     return DiskRecord(
-        id=str(uuid.uuid4()), name=f"{vm_name}-os-disk", serial_number=secrets.token_hex(10)[:19].upper()
+        id=str(ids.random_uuid()), name=f"{vm_name}-os-disk", serial_number=ids.random_bytes(10).hex()[:19].upper()
     )
 
 
 def new_hca(location: str, transport_partition_id: str) -> HcaRecord:
-    guid = ":".join(secrets.token_hex(2) for _ in range(4))
+    guid = ":".join(ids.random_bytes(2).hex() for _ in range(4))
     return HcaRecord(
         guid=guid, ib_network_id=ib_network_id(location), transport_partition_id=transport_partition_id
     )

@@ -172,6 +172,9 @@ def create(call: Call, request: compute.CreateInstanceRequest) -> common.Operati
             spot=validate.is_preemptible(spec),
         )
         _explain_failure(world, vm, op)
+        encoded = wire.sole_message_field(call.raw, 2)  # CreateInstanceRequest.spec as received
+        if encoded is not None:
+            render.remember_spec(world, vm, spec, encoded)
         return op
 
     return _mutate(call, request, act)

@@ -18,7 +18,7 @@ import msgspec
 
 from ..core.models import VM, Operation, OpError, OpKind, Provider, Shape, VMState
 from ..core.world import World
-from . import catalog, errors
+from . import catalog, errors, wire
 from ._pb.google.rpc import Status
 from ._pb.nebius.common import v1 as common
 from ._pb.nebius.compute import v1 as compute
@@ -88,6 +88,14 @@ def instance_bytes(world: World, vm: VM) -> bytes:
         compute.Instance(status=status))
     cache[vm.id] = (key, encoded)
     return encoded
+
+
+def remember_spec(world: World, vm: VM, spec: compute.InstanceSpec, encoded: bytes) -> None:
+    """Keep `spec`, just created from the request, with `encoded`, its encoding as the request carried it, for
+    rendering the VM (speed only: a VM's first rendering need not encode its spec again). The record's spec is
+    the same message (InstanceRecord.spec is this spec in proto-JSON)."""
+    record = InstanceRecord.of(vm)
+    _SPECS.setdefault(world, {})[vm.id] = (record.resource_version, spec, wire.delimited(2, encoded))
 
 
 def warm(world: World) -> int:

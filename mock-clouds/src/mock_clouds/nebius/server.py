@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, SupportsBytes
 import betterproto2
 import grpc
 
+from ..core import ids
 from ..core.models import Provider
 from ..core.world import World
 from . import (
@@ -185,8 +185,8 @@ class Dispatcher:
         return grpc.unary_unary_rpc_method_handler(functools.partial(self.serve, rpc))
 
     def serve(self, rpc: Rpc, raw: bytes, context: grpc.ServicerContext) -> bytes:
-        request_id = str(uuid.uuid4())
-        context.send_initial_metadata((("x-request-id", request_id), ("x-trace-id", uuid.uuid4().hex)))
+        request_id = str(ids.random_uuid())
+        context.send_initial_metadata((("x-request-id", request_id), ("x-trace-id", ids.random_uuid().hex)))
         outcome = self._outcome(rpc, raw, context, request_id)
         if isinstance(outcome, errors.ApiError):
             outcome.abort(context)

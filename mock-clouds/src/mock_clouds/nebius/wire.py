@@ -80,6 +80,19 @@ def _take(data: bytes, pos: int, length: int) -> tuple[bytes, int]:
     return data[pos : pos + length], pos + length
 
 
+def sole_message_field(data: bytes, number: int) -> bytes | None:
+    """The payload of field `number` of a well-formed (`check`ed) encoding when it appears exactly once, length
+    delimited; None when it is absent or repeated (protobuf merges repeats, so no one payload is the field)."""
+    found: list[tuple[int, bytes]] = []
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        payload, pos = _field(data, pos, key & 7)
+        if key >> 3 == number:
+            found.append((key & 7, payload))
+    return found[0][1] if len(found) == 1 and found[0][0] == _LEN else None
+
+
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     result = 0
     for shift in range(0, 70, 7):
@@ -148,9 +161,9 @@ class Encoded:
 
 def list_instances_response(items: list[bytes], next_page_token: str) -> Encoded:
     """A `ListInstancesResponse`: `items` (1) are encoded Instances, then `next_page_token` (2) when set."""
-    parts = [_delimited(1, item) for item in items]
+    parts = [delimited(1, item) for item in items]
     if next_page_token:
-        parts.append(_delimited(2, next_page_token.encode()))
+        parts.append(delimited(2, next_page_token.encode()))
     return Encoded(b"".join(parts))
 
 
@@ -159,12 +172,12 @@ def batch_get_response(results: list[tuple[str, bytes | Status]]) -> Encoded:
     (2), whose oneof is an encoded Instance (`instance`, 1) or a `google.rpc.Status` (`error`, 2)."""
     parts = []
     for key, result in results:
-        value = _delimited(1, result) if isinstance(result, bytes) else _delimited(2, bytes(result))
-        parts.append(_delimited(1, _delimited(1, key.encode()) + _delimited(2, value)))
+        value = delimited(1, result) if isinstance(result, bytes) else delimited(2, bytes(result))
+        parts.append(delimited(1, delimited(1, key.encode()) + delimited(2, value)))
     return Encoded(b"".join(parts))
 
 
-def _delimited(number: int, payload: bytes) -> bytes:
+def delimited(number: int, payload: bytes) -> bytes:
     """Field `number`, length-delimited (wire type 2), holding `payload`."""
     return _varint_bytes(number << 3 | _LEN) + _varint_bytes(len(payload)) + payload
 

@@ -60,8 +60,8 @@ def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.En
         vms, token = paging.page(
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
         )
-        items = [render.instance_bytes(world, vm) for vm in vms]
-    return wire.list_instances_response(items, token)
+        kept = [render.kept_or_unrendered(world, vm) for vm in vms]
+    return wire.list_instances_response([_encoded(k) for k in kept], token)
 
 
 MAX_BATCH = 1000  # validation rule of BatchGetRequest.instance_ids
@@ -70,21 +70,27 @@ MAX_BATCH = 1000  # validation rule of BatchGetRequest.instance_ids
 def batch_get(call: Call, request: compute.BatchGetRequest) -> wire.Encoded:
     """Each requested ID maps to its instance or to the error a Get of it would give (NOT_FOUND, ...);
     a repeated ID appears once. An empty or oversized list is INVALID_ARGUMENT. Sent as a BatchGetResponse
-    on the wire, each instance's encoding reused while it is unchanged (render.instance_bytes)."""
+    on the wire, each instance's encoding reused while it is unchanged, the others encoded once the world's
+    lock is released (render.kept_or_unrendered)."""
     ids = list(dict.fromkeys(request.instance_ids))
     if not ids:
         raise errors.bad_request([("instance_ids", "value is required")])
     if len(request.instance_ids) > MAX_BATCH:
         raise errors.bad_request([("instance_ids", f"value must contain no more than {MAX_BATCH} item(s)")])
-    results: list[tuple[str, bytes | Status]] = []
+    results: list[tuple[str, bytes | render.Unrendered | Status]] = []
     with call.world.read() as world:
         for instance_id in ids:
             try:
                 vm = auth.instance(world, call.owner, instance_id)
-                results.append((instance_id, render.instance_bytes(world, vm)))
+                results.append((instance_id, render.kept_or_unrendered(world, vm)))
             except errors.ApiError as exc:
                 results.append((instance_id, exc.status()))
-    return wire.batch_get_response(results)
+    return wire.batch_get_response([(i, r if isinstance(r, Status) else _encoded(r)) for i, r in results])
+
+
+def _encoded(kept: bytes | render.Unrendered) -> bytes:
+    """An instance's encoding, rendered now (outside the world's lock) unless it was kept."""
+    return kept if isinstance(kept, bytes) else kept.render()
 
 
 def list_by_nvl_instance_group(

@@ -12,6 +12,7 @@ import datetime
 import hashlib
 import ipaddress
 import weakref
+from dataclasses import dataclass
 
 import grpc
 import msgspec
@@ -72,22 +73,44 @@ _SPECS: weakref.WeakKeyDictionary[World, dict[str, tuple[int, compute.InstanceSp
 
 
 def instance_bytes(world: World, vm: VM) -> bytes:
-    """`bytes(instance(world, vm))`. The rendering depends only on the VM record, the state shown and whether
-    an operation is pending, so the encoding is kept per VM under exactly that key. An Instance's encoding is
-    its metadata's, its spec's and its status's, one after the other: the spec part is encoded once."""
+    """`bytes(instance(world, vm))`, under the world's lock (see `kept_or_unrendered`)."""
+    kept = kept_or_unrendered(world, vm)
+    return kept if isinstance(kept, bytes) else kept.render()
+
+
+def kept_or_unrendered(world: World, vm: VM) -> bytes | Unrendered:
+    """The instance's encoding when it is kept, else what renders it (call `render()` after releasing the world's
+    lock: a read of many instances then does not hold up every other call while it encodes them). Called under
+    the lock. The rendering depends only on the VM record, the state shown and whether an operation is pending,
+    so the encoding is kept per VM under exactly that key."""
     pending = world.pending_operation(NEBIUS, vm.id)
-    key = msgspec.json.encode((vm, instance_state(world, vm, pending), pending is not None))
-    cache = _ENCODED.setdefault(world, {})
-    cached = cache.get(vm.id)
+    state = instance_state(world, vm, pending)
+    key = msgspec.json.encode((vm, state, pending is not None))
+    cached = _ENCODED.setdefault(world, {}).get(vm.id)
     if cached is not None and cached[0] == key:
         return cached[1]
-    record = InstanceRecord.of(vm)
-    spec, spec_bytes = _spec(world, vm, record)
-    status = instance_status(world, vm, record, spec)
-    encoded = bytes(compute.Instance(metadata=_metadata(vm, record))) + spec_bytes + bytes(
-        compute.Instance(status=status))
-    cache[vm.id] = (key, encoded)
-    return encoded
+    return Unrendered(world, key)
+
+
+@dataclass(frozen=True)
+class Unrendered:
+    """One instance to encode, as it was under the world's lock: `key` holds the VM record (a copy), the state
+    shown and whether an operation was pending. An Instance's encoding is its metadata's, its spec's and its
+    status's, one after the other: the spec part is encoded once per resource version (`_spec`)."""
+
+    world: World
+    key: bytes
+
+    def render(self) -> bytes:
+        """The encoding, kept for the next read of the same VM in the same state. Needs no lock."""
+        vm, state, reconciling = msgspec.json.decode(self.key, type=tuple[VM, State, bool])
+        record = InstanceRecord.of(vm)
+        spec, spec_bytes = _spec(self.world, vm, record)
+        status = _status(vm, record, spec, state, reconciling)
+        encoded = bytes(compute.Instance(metadata=_metadata(vm, record))) + spec_bytes + bytes(
+            compute.Instance(status=status))
+        _ENCODED.setdefault(self.world, {})[vm.id] = (self.key, encoded)
+        return encoded
 
 
 def remember_spec(world: World, vm: VM, spec: compute.InstanceSpec, encoded: bytes) -> None:
@@ -142,13 +165,17 @@ def instance_status(
     world: World, vm: VM, record: InstanceRecord, spec: compute.InstanceSpec
 ) -> compute.InstanceStatus:
     pending = world.pending_operation(NEBIUS, vm.id)
-    state = instance_state(world, vm, pending)
+    return _status(vm, record, spec, instance_state(world, vm, pending), pending is not None)
+
+
+def _status(vm: VM, record: InstanceRecord, spec: compute.InstanceSpec, state: State,
+            reconciling: bool) -> compute.InstanceStatus:
     return compute.InstanceStatus(
         state=state,
         network_interfaces=[
             _nic_status(vm, i, nic, record.starts, state) for i, nic in enumerate(spec.network_interfaces)
         ],
-        reconciling=pending is not None,
+        reconciling=reconciling,
         reservation_id=vm.reservation_id if vm.holds_capacity else "",
         disk_attachments=_disk_attachments(vm, spec),
     )

@@ -117,7 +117,6 @@ def test_https_proxy_is_used_and_no_proxy_honoured(
         assert len(proxy.targets) == 1  # bypassed
 
 
-
 def test_the_environment_is_read_when_the_client_is_made_and_netrc_never(
     clouds: Any, tls_front: TLSFront, cert: Cert, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -137,6 +136,7 @@ def test_many_calls_at_once_keep_their_connections(clouds: Any, caplog: pytest.L
     with client_for(clouds) as client, ThreadPoolExecutor(max_workers=32) as pool:
         assert all(pool.map(lambda _: client.list_locations().to_list(), range(96)))
     assert not [r for r in caplog.records if "Connection pool is full" in r.getMessage()]
+
 
 def test_a_proxy_that_refuses_fails_at_once_naming_it(
     clouds: Any, tls_front: TLSFront, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

@@ -129,7 +129,6 @@ def test_https_proxy_is_used_and_no_proxy_honoured(
         assert len(proxy.targets) == 1  # bypassed
 
 
-
 def test_the_environment_is_read_when_the_client_is_made_and_netrc_never(
     lambda_clouds: Any, tls_front: TLSFront, cert: Cert, monkeypatch: pytest.MonkeyPatch,
     make_client: Callable[..., LambdaClient], tmp_path: Path,
@@ -144,6 +143,7 @@ def test_the_environment_is_read_when_the_client_is_made_and_netrc_never(
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)  # set once the client exists: not read
         assert client.list_regions().to_list()  # authenticated by its API key
         assert proxy.targets == []
+
 
 def test_a_proxy_that_refuses_fails_at_once_naming_it(
     tls_front: TLSFront, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

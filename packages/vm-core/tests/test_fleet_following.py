@@ -209,7 +209,7 @@ def test_rounds_that_settle_nothing_are_spaced_wider_up_to_a_limit_and_close_aga
     assert idle[0] == 1.0 and idle == sorted(idle) and idle[-1] == IDLE_BACKOFF  # grows while VMs still boot
     assert round_delay(1.0, 0, 0, 0.0) == 1.0  # a round that settled a VM: the next one at the interval again
     assert round_delay(1.0, 5, 0, 0.0) == MAX_BACKOFF  # failed reads back off further
-    assert round_delay(1.0, 0, 0, 0.25) == 0.75  # rounds start an interval apart, however long one took
+    assert round_delay(1.0, 0, 0, 0.25) == 0.75  # the next round starts an interval after this one did
     assert round_delay(1.0, 0, 0, 3.0) == 3.0  # but the pause is never shorter than the last round took
 
 

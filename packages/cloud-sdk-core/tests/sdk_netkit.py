@@ -85,7 +85,7 @@ def _pipe(a: socket.socket, b: socket.socket) -> None:
                 if not data:
                     return
                 other.sendall(data)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: `close()` closed a socket while this thread waited on it
         return
     finally:
         a.close()

@@ -61,7 +61,7 @@ def list_instances(call: Call, request: compute.ListInstancesRequest) -> wire.En
             world.vms(NEBIUS, project.id), _vm_key, request.page_size, request.page_token
         )
         kept = [render.kept_or_unrendered(world, vm) for vm in vms]
-    return wire.list_instances_response([_encoded(k) for k in kept], token)
+    return wire.list_instances_response([render.encoded(k) for k in kept], token)
 
 
 MAX_BATCH = 1000  # validation rule of BatchGetRequest.instance_ids
@@ -85,12 +85,7 @@ def batch_get(call: Call, request: compute.BatchGetRequest) -> wire.Encoded:
                 results.append((instance_id, render.kept_or_unrendered(world, vm)))
             except errors.ApiError as exc:
                 results.append((instance_id, exc.status()))
-    return wire.batch_get_response([(i, r if isinstance(r, Status) else _encoded(r)) for i, r in results])
-
-
-def _encoded(kept: bytes | render.Unrendered) -> bytes:
-    """An instance's encoding, rendered now (outside the world's lock) unless it was kept."""
-    return kept if isinstance(kept, bytes) else kept.render()
+    return wire.batch_get_response([(i, r if isinstance(r, Status) else render.encoded(r)) for i, r in results])
 
 
 def list_by_nvl_instance_group(

@@ -74,7 +74,11 @@ _SPECS: weakref.WeakKeyDictionary[World, dict[str, tuple[int, compute.InstanceSp
 
 def instance_bytes(world: World, vm: VM) -> bytes:
     """`bytes(instance(world, vm))`, under the world's lock (see `kept_or_unrendered`)."""
-    kept = kept_or_unrendered(world, vm)
+    return encoded(kept_or_unrendered(world, vm))
+
+
+def encoded(kept: bytes | Unrendered) -> bytes:
+    """An instance's encoding: the one kept, else rendered now (outside the world's lock, when called there)."""
     return kept if isinstance(kept, bytes) else kept.render()
 
 

@@ -144,7 +144,7 @@ def _wire_type_of(proto_type: str) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ responses
-# Speed only: responses made of instances that are already encoded (render.instance_bytes) are framed here, not
+# Speed only: responses made of instances that are already encoded (render.kept_or_unrendered) are framed here, not
 # by betterproto2 message by message. An embedded message and a bytes field are the same on the wire, so each
 # is byte for byte the response's encoding (mock-clouds/tests/test_nebius_wire_responses.py compares them).
 
